@@ -1,0 +1,53 @@
+#pragma once
+// What memplan knows about a model: its parameter count and, when known, its architecture.
+// Filled by presets (data/model_presets.json), --config (Hugging Face config.json),
+// --safetensors / --gguf headers, --mlp, or bare flags.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace memplan {
+
+// A transformer, decoder (causal LM) or encoder, in the terms the activation model needs.
+struct TransformerArch {
+  std::string model_type;        // "llama", "gpt2", "bert", ... as config.json names it
+  bool causal = true;            // decoder-only causal LM: keeps batch x seq x vocab logits
+  uint64_t layers = 0;
+  uint64_t hidden = 0;
+  uint64_t heads = 0;
+  uint64_t kv_heads = 0;         // grouped-query attention; == heads for multi-head attention
+  uint64_t head_dim = 0;         // usually hidden / heads
+  uint64_t intermediate = 0;     // MLP inner width (per expert for MoE)
+  uint64_t vocab = 0;
+  uint64_t max_positions = 0;    // context length the model was trained for (0 = unknown)
+  bool gated_mlp = false;        // SwiGLU/GeGLU: 3 matrices (gate, up, down) instead of 2
+  std::string activation = "gelu";  // "gelu", "gelu_new", "silu", "relu", ...
+  std::string norm = "layernorm";   // "layernorm" or "rmsnorm"
+  bool tied_embeddings = false;  // lm_head shares the embedding matrix
+  double hidden_dropout = 0.0;   // dropout probability on residual branches (0 = off)
+  double attention_dropout = 0.0;
+  uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
+  uint64_t experts_per_token = 0;
+
+  uint64_t resolved_head_dim() const { return head_dim ? head_dim : (heads ? hidden / heads : 0); }
+  uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }
+};
+
+// The model being planned. `parameters` is always set; the rest is known or zero/empty.
+struct ModelSpec {
+  std::string id;                // preset id, file path, or "custom"
+  std::string name;              // human name
+  std::string source;            // where the parameter count comes from (citation or file)
+  uint64_t parameters = 0;       // total parameters
+  uint64_t active_parameters = 0;  // MoE: parameters used per token (0 = same as total)
+  uint64_t tensors = 0;          // number of parameter tensors (Adam's step counters); 0 = unknown
+  std::optional<TransformerArch> arch;
+  std::vector<uint64_t> mlp_widths;  // --mlp 784,512,256,10
+  bool has_batchnorm = false;    // accumulation does not reproduce a large batch with BatchNorm
+  std::string weight_format;     // format the weights are stored in (from a file), "" = unknown
+  std::vector<std::string> notes;  // what was assumed while reading the model
+};
+
+}  // namespace memplan

@@ -1,0 +1,122 @@
+#include "cli/cli.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include <memplan/error.hpp>
+
+#include "cli/command.hpp"
+#include <memplan/did_you_mean.hpp>
+
+namespace memplan::cli {
+namespace {
+
+constexpr const char* k_version = "memplan 0.1.0";
+
+// CLI11 messages become one line: "memplan: error: <message>".
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const CommandSpec& c : commands()) names.emplace_back(c.name);
+  return names;
+}
+
+}  // namespace
+
+void add_output_options(CLI::App& sub, RawOutputOptions& raw) {
+  sub.add_option("--format", raw.format, "Output format: table, json, markdown or csv");
+  sub.add_option("--units", raw.units, "Size units: gib (binary, default) or gb (decimal)");
+  sub.add_flag("--explain", raw.explain, "Show the arithmetic behind every number");
+  sub.add_flag("-q,--quiet", raw.quiet, "Print only the essential result");
+}
+
+OutputOptions resolve_output_options(const RawOutputOptions& raw, const Io& io) {
+  OutputOptions o;
+  if (raw.format == "table") o.format = Format::table;
+  else if (raw.format == "json") o.format = Format::json;
+  else if (raw.format == "markdown" || raw.format == "md") o.format = Format::markdown;
+  else if (raw.format == "csv") o.format = Format::csv;
+  else
+    throw Error("--format", "\"" + raw.format + "\" is not a format (expected table, json, markdown or csv" +
+                                did_you_mean(raw.format, {"table", "json", "markdown", "csv"}) + ")");
+  o.units = parse_units("--units", raw.units);
+  o.explain = raw.explain;
+  o.quiet = raw.quiet;
+  const char* no_color = std::getenv("NO_COLOR");
+  o.color = io.tty && !(no_color && *no_color);
+  return o;
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+  CLI::App app{"memplan: will this fit? Memory and precision planning for training and inference."};
+  app.name("memplan");
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version", k_version);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()); });
+
+  std::vector<Runner> runners(commands().size());
+  std::vector<CLI::App*> subs;
+  for (size_t i = 0; i < commands().size(); ++i) {
+    const CommandSpec& spec = commands()[i];
+    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+    spec.add(*sub, runners[i]);
+    subs.push_back(sub);
+  }
+
+  // CLI11 wants argv order reversed in a vector.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    if (!args.empty() && args[0].size() && args[0][0] != '-') {
+      const auto names = command_names();
+      bool known = false;
+      for (const auto& n : names) known = known || n == args[0];
+      if (!known) {
+        err << "memplan: error: \"" << args[0] << "\" is not a command (expected one of: ";
+        for (size_t i = 0; i < names.size(); ++i) err << (i ? ", " : "") << names[i];
+        err << did_you_mean(args[0], names) << ")\n";
+        return k_bad_input;
+      }
+    }
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    const CLI::App* target = &app;
+    for (CLI::App* s : subs)
+      if (s->parsed()) target = s;
+    out << target->help();
+    return k_ok;
+  } catch (const CLI::CallForVersion&) {
+    out << k_version << "\n";
+    return k_ok;
+  } catch (const CLI::ParseError& e) {
+    err << "memplan: error: " << one_line(e.what()) << "\n";
+    return k_bad_input;
+  }
+
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (!subs[i]->parsed()) continue;
+    std::ostringstream buffer;
+    Io io{buffer, err, out_is_tty};
+    try {
+      int code = runners[i](io);
+      out << buffer.str();
+      return code;
+    } catch (const Error& e) {
+      err << "memplan: error: " << one_line(e.what()) << "\n";
+      return k_bad_input;
+    } catch (const std::exception& e) {
+      err << "memplan: error: " << one_line(e.what()) << "\n";
+      return k_bad_input;
+    }
+  }
+  out << app.help();
+  return k_ok;
+}
+
+}  // namespace memplan::cli
