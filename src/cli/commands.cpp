@@ -6,7 +6,11 @@ namespace memplan::cli {
 
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> table = {
-      // {"estimate", "...", add_estimate},   (one row per command; keep alphabetical within groups)
+      {"estimate", "Memory breakdown and fit table for a training or inference run", add_estimate},
+      {"fit", "Does it fit on these GPUs? One line per GPU; exit 0 fits, 1 not", add_fit},
+      {"max-batch", "Largest micro-batch that fits, and gradient-accumulation steps", add_max_batch},
+      {"gpus", "GPU presets", add_gpus},
+      {"models", "Model presets", add_models},
   };
   return table;
 }

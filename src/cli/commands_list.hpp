@@ -5,4 +5,10 @@
 
 namespace memplan::cli {
 
+void add_estimate(CLI::App& sub, Runner& run);
+void add_fit(CLI::App& sub, Runner& run);
+void add_max_batch(CLI::App& sub, Runner& run);
+void add_gpus(CLI::App& sub, Runner& run);
+void add_models(CLI::App& sub, Runner& run);
+
 }  // namespace memplan::cli

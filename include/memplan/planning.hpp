@@ -1,0 +1,30 @@
+#pragma once
+// Batch and sequence planning: the largest micro-batch (or sequence) whose estimate fits a
+// memory budget, exact against the model (micro fits, micro + 1 does not), and the
+// gradient-accumulation steps that give back an effective batch.
+
+#include <cstdint>
+
+#include <memplan/estimate.hpp>
+
+namespace memplan {
+
+struct BatchPlan {
+  uint64_t micro_batch = 0;         // 0: not even batch 1 fits
+  uint64_t accumulation_steps = 0;  // ceil(effective / micro); 0 without --effective-batch
+  uint64_t effective_batch = 0;     // micro x steps
+  uint64_t required_bytes = 0;      // at micro_batch (at batch 1 when micro is 0)
+  bool capped = false;              // the search stopped at k_max_search (activations ~ free)
+};
+
+inline constexpr uint64_t k_max_search = 1ull << 30;
+
+// Largest batch with estimate(batch).required_bytes() <= memory. `effective_batch` 0 = none.
+// Throws Error when the activations do not grow with the batch (nothing to solve).
+BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch);
+
+// Largest sequence length at the request's batch; 0 when not even 1 fits.
+// Throws Error when the estimate does not depend on the sequence (no architecture).
+uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped);
+
+}  // namespace memplan

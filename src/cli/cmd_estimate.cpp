@@ -1,0 +1,32 @@
+// memplan estimate: the breakdown and a fit table against the default or named GPUs.
+#include <memory>
+
+#include <memplan/estimate.hpp>
+#include <memplan/fit.hpp>
+
+#include "cli/command.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/render_estimate.hpp"
+
+namespace memplan::cli {
+
+void add_estimate(CLI::App& sub, Runner& run) {
+  struct State {
+    RawPlan plan;
+    RawOutputOptions output;
+  };
+  auto s = std::make_shared<State>();
+  add_plan_options(sub, s->plan);
+  add_output_options(sub, s->output);
+  run = [s](Io& io) {
+    const OutputOptions out = resolve_output_options(s->output, io);
+    const Plan plan = resolve_plan(s->plan);
+    const Estimate e = estimate(plan.request);
+    std::vector<FitRow> fit;
+    for (const GpuSpec& g : plan.targets.gpus) fit.push_back(fit_gpu(g, e));
+    io.out << render_estimate(plan, e, fit, out);
+    return k_ok;
+  };
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,226 @@
+#include "cli/plan_options.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <memplan/did_you_mean.hpp>
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include <memplan/storage_format.hpp>
+
+#include "cli/model_source.hpp"
+
+namespace memplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct PlanFlag {
+  const char* flag;
+  const char* key;
+  const char* help;
+};
+
+// Every shared option: its flag, its key in plan files and JSON "inputs", and its help.
+const PlanFlag k_flags[] = {
+    {"--params", "params", "Parameter count: 7e9, 7B, 6.74b, 125M"},
+    {"--model", "model", "Model preset (see `memplan models`)"},
+    {"--config", "config", "Hugging Face config.json of the model"},
+    {"--safetensors", "safetensors", "A .safetensors file or a model directory (headers only)"},
+    {"--gguf", "gguf", "A .gguf file (header only)"},
+    {"--mlp", "mlp", "Multilayer perceptron widths, e.g. 784,512,256,10"},
+    {"--layers", "layers", "Transformer layers"},
+    {"--hidden", "hidden", "Transformer hidden size"},
+    {"--heads", "heads", "Attention heads"},
+    {"--kv-heads", "kv_heads", "Key/value heads (grouped-query attention)"},
+    {"--intermediate", "intermediate", "MLP inner width"},
+    {"--vocab", "vocab", "Vocabulary size"},
+    {"--tensors", "tensors", "Number of parameter tensors (Adam keeps a 4-byte step per tensor)"},
+    {"--precision", "precision", "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number"},
+    {"--optimizer", "optimizer", "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies"},
+    {"--mode", "mode", "train (default) or infer"},
+    {"--trainable", "trainable", "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)"},
+    {"--quantize", "quantize", "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8"},
+    {"--batch", "batch", "Micro-batch size (default 1)"},
+    {"--seq", "seq", "Sequence length"},
+    {"--activation-bytes-per-row", "activation_bytes_per_row", "Measured activation bytes per batch row"},
+    {"--attention", "attention", "eager (keeps s x s scores) or sdpa (fused)"},
+    {"--checkpointing", "checkpointing", "none, selective or full (recompute: ~30% more compute)"},
+    {"--kv-format", "kv_format", "KV-cache format for inference (default: the activation format)"},
+    {"--overhead", "overhead", "Per-process overhead: CUDA context + workspaces (default 512MiB)"},
+    {"--gpu", "gpu", "GPUs: ids or aliases, comma-separated; all; local or cuda:N"},
+};
+
+std::string json_to_text(const json& v, const std::string& where) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number_float()) {
+    std::ostringstream ss;
+    ss.precision(17);
+    ss << v.get<double>();
+    return ss.str();
+  }
+  if (v.is_array()) {
+    std::string out;
+    for (const json& e : v) out += (out.empty() ? "" : ",") + json_to_text(e, where);
+    return out;
+  }
+  throw Error(where, "must be a string, a number or a list");
+}
+
+std::map<std::string, std::string> read_plan_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("--plan", "cannot read \"" + path + "\"");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  if (text.size() > (1 << 20)) throw Error(path, "is larger than 1 MiB (not a plan file?)");
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) throw Error(path, "is not a JSON object (expected a plan: the \"inputs\" of `--format json`)");
+  if (doc.contains("inputs") && doc["inputs"].is_object()) doc = doc["inputs"];  // a whole JSON output
+  std::map<std::string, std::string> values;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    bool known = false;
+    for (const PlanFlag& f : k_flags) known = known || it.key() == f.key;
+    if (!known) {
+      std::vector<std::string> keys;
+      for (const PlanFlag& f : k_flags) keys.push_back(f.key);
+      // Keys of the echo that are derived rather than given are ignored.
+      if (it.key() == "resolved") continue;
+      throw Error(path, "unknown key \"" + it.key() + "\"" + did_you_mean(it.key(), keys));
+    }
+    if (it.value().is_null()) continue;
+    values[it.key()] = json_to_text(it.value(), path + ": " + it.key());
+  }
+  return values;
+}
+
+const std::string* get(const std::map<std::string, std::string>& v, const char* key) {
+  auto it = v.find(key);
+  return it == v.end() ? nullptr : &it->second;
+}
+
+std::string flag_of(const char* key) {
+  for (const PlanFlag& f : k_flags)
+    if (std::string(f.key) == key) return f.flag;
+  return key;
+}
+
+uint64_t count_value(const std::map<std::string, std::string>& v, const char* key, uint64_t fallback, uint64_t max,
+                     bool positive) {
+  const std::string* s = get(v, key);
+  if (!s) return fallback;
+  const uint64_t n = parse_count(flag_of(key), *s, max);
+  if (positive && n == 0) throw Error(flag_of(key), "\"" + *s + "\" must be at least 1");
+  return n;
+}
+
+std::string choice(const std::map<std::string, std::string>& v, const char* key, const std::string& fallback,
+                   const std::vector<std::string>& allowed) {
+  const std::string* s = get(v, key);
+  if (!s) return fallback;
+  for (const std::string& a : allowed)
+    if (*s == a) return a;
+  std::string list;
+  for (size_t i = 0; i < allowed.size(); ++i) list += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") + allowed[i];
+  throw Error(flag_of(key), "\"" + *s + "\" is not valid (expected " + list + did_you_mean(*s, allowed) + ")");
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& sub, RawPlan& raw) {
+  for (const PlanFlag& f : k_flags) {
+    const std::string key = f.key;
+    sub.add_option_function<std::string>(
+        f.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, f.help);
+  }
+  sub.add_option("--plan", raw.plan_file, "A plan file (JSON, the \"inputs\" of --format json); flags override it");
+  sub.add_option("--presets", raw.presets_file, "GPU/model presets file or directory replacing the built-in ones");
+}
+
+GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
+  GpuTargets t;
+  if (list.empty()) throw Error("--gpu", "empty value (expected GPU ids such as t4,rtx-4090, all, or local)");
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) throw Error("--gpu", "\"" + list + "\" has an empty name");
+    if (name == "all") {
+      t.gpus.insert(t.gpus.end(), presets.gpus.begin(), presets.gpus.end());
+    } else if (name == "local" || name.rfind("cuda:", 0) == 0) {
+      t.asked_local = true;
+      resolve_local_gpu(name, t);
+    } else {
+      t.gpus.push_back(find_gpu(presets, "--gpu", name));
+    }
+  }
+  return t;
+}
+
+Plan resolve_plan(const RawPlan& raw) {
+  Plan plan;
+  std::map<std::string, std::string> v;
+  if (!raw.plan_file.empty()) v = read_plan_file(raw.plan_file);
+  for (const auto& [k, val] : raw.given) v[k] = val;
+
+  std::string presets_path = raw.presets_file;
+  if (presets_path.empty())
+    if (const char* dir = std::getenv("MEMPLAN_DATA_DIR"); dir && *dir) presets_path = dir;
+  plan.presets = presets_path.empty() ? builtin_presets() : load_presets_override(presets_path);
+
+  EstimateRequest& r = plan.request;
+  r.model = resolve_model_source(v, plan.presets);
+  const std::string mode = choice(v, "mode", "train", {"train", "infer", "inference", "training"});
+  r.mode = (mode == "infer" || mode == "inference") ? Mode::infer : Mode::train;
+  std::string precision = get(v, "precision") ? *get(v, "precision") : "";
+  if (precision.empty()) precision = r.model.weight_format.empty() ? "fp32" : r.model.weight_format;
+  r.recipe = parse_recipe("--precision", precision);
+  const std::string optimizer = get(v, "optimizer") ? *get(v, "optimizer") : (r.mode == Mode::infer ? "none" : "adamw");
+  r.optimizer = parse_optimizer("--optimizer", optimizer);
+  if (const std::string* t = get(v, "trainable")) r.trainable = parse_fraction("--trainable", *t);
+  if (const std::string* q = get(v, "quantize")) r.quantize = find_storage_format("--quantize", *q).name;
+  r.batch = count_value(v, "batch", 1, 1ull << 40, true);
+  r.seq = count_value(v, "seq", 0, 1ull << 32, true);
+  r.activation_bytes_per_row = count_value(v, "activation_bytes_per_row", 0, 1ull << 50, true);
+  r.attention = choice(v, "attention", "eager", {"eager", "sdpa"});
+  r.checkpointing = choice(v, "checkpointing", "none", {"none", "selective", "full"});
+  if (const std::string* k = get(v, "kv_format")) r.kv_format = find_storage_format("--kv-format", *k).name;
+  if (const std::string* o = get(v, "overhead")) r.overhead_bytes = parse_size("--overhead", *o);
+  if (r.mode == Mode::infer && r.optimizer.name != "none" && get(v, "optimizer"))
+    r.model.notes.push_back("--mode infer: the optimizer is not used");
+  if (r.mode == Mode::infer && get(v, "trainable"))
+    r.model.notes.push_back("--mode infer: --trainable is not used");
+
+  plan.gpu_given = get(v, "gpu") != nullptr;
+  if (plan.gpu_given) {
+    plan.targets = resolve_gpus(plan.presets, *get(v, "gpu"));
+  } else {
+    for (const std::string& id : plan.presets.default_gpus) plan.targets.gpus.push_back(find_gpu(plan.presets, "--gpu", id));
+  }
+
+  // The inputs, every default resolved, in the shape a plan file takes back.
+  json& in = plan.inputs;
+  for (const PlanFlag& f : k_flags) in[f.key] = nullptr;
+  for (const auto& [k, val] : v) in[k] = val;
+  in["precision"] = r.recipe.name;
+  in["optimizer"] = r.optimizer.name;
+  in["mode"] = r.mode == Mode::infer ? "infer" : "train";
+  in["trainable"] = r.trainable;
+  in["batch"] = r.batch;
+  if (r.seq) in["seq"] = r.seq;
+  if (r.activation_bytes_per_row) in["activation_bytes_per_row"] = r.activation_bytes_per_row;
+  in["attention"] = r.attention;
+  in["checkpointing"] = r.checkpointing;
+  in["overhead"] = std::to_string(r.overhead_bytes);
+  if (!r.quantize.empty()) in["quantize"] = r.quantize;
+  if (get(v, "params")) in["params"] = r.model.parameters;
+  if (get(v, "tensors")) in["tensors"] = r.model.tensors;
+  std::string gpus;
+  for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
+  in["gpu"] = plan.gpu_given ? *get(v, "gpu") : gpus;
+  return plan;
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,52 @@
+#pragma once
+// The options every planning command shares (estimate, fit, max-batch, advise): the model
+// source, the recipe, the run and the GPUs. Values may also come from a plan file
+// (--plan memplan.json, the shape of the JSON output's "inputs"); flags override it.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <memplan/estimate.hpp>
+#include <memplan/gpu.hpp>
+#include <memplan/presets.hpp>
+
+namespace memplan::cli {
+
+// Raw option values by key ("params", "precision", ...), as given on the command line.
+struct RawPlan {
+  std::map<std::string, std::string> given;
+  std::string plan_file;
+  std::string presets_file;
+};
+
+// What the GPU list asks for.
+struct GpuTargets {
+  std::vector<GpuSpec> gpus;
+  bool asked_local = false;          // "local" / "cuda:N" was named
+  std::vector<std::string> device_notes;  // why a real device could not be read
+};
+
+// A resolved plan: the request, the presets it was resolved against and the fit targets.
+struct Plan {
+  EstimateRequest request;
+  Presets presets;
+  GpuTargets targets;
+  nlohmann::json inputs;  // every input, defaults resolved (echoed in JSON output)
+  bool gpu_given = false;
+};
+
+// Adds the shared options to `sub`. `with_gpu_default`: the GPU list defaults to the presets'
+// defaults (estimate) rather than being required (fit, max-batch).
+void add_plan_options(CLI::App& sub, RawPlan& raw);
+
+// Merges the plan file, checks every value and builds the request. Throws Error on bad input.
+Plan resolve_plan(const RawPlan& raw);
+
+// Resolves a --gpu list ("t4,rtx-4090", "all", "local", "cuda:1") against the presets.
+GpuTargets resolve_gpus(const Presets& presets, const std::string& list);
+
+}  // namespace memplan::cli

@@ -1,0 +1,34 @@
+#pragma once
+// Renders an estimate and its fit table in each output format.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <memplan/estimate.hpp>
+#include <memplan/fit.hpp>
+
+#include "cli/command.hpp"
+#include "cli/plan_options.hpp"
+
+namespace memplan::cli {
+
+// The "memplan.estimate/1" document (DESIGN.md section 4).
+nlohmann::json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit);
+
+// One fit row as JSON: {"gpu", "name", "memory_bytes", "required_bytes", "spare_bytes", "verdict", "warnings"}.
+nlohmann::json fit_row_json(const FitRow& row);
+
+// The whole output of `memplan estimate` in the chosen format.
+std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
+                            const OutputOptions& out);
+
+// The fit table alone (table or markdown), with warnings and device notes after it.
+std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<std::string>& device_notes,
+                             const OutputOptions& out);
+
+// "Required 13.5 GiB = total 13.0 GiB + overhead 512.0 MiB" style one-line summary of the model.
+std::string describe_model(const Estimate& e);
+
+}  // namespace memplan::cli

@@ -1,0 +1,188 @@
+#include <memplan/estimate.hpp>
+
+#include <cmath>
+
+#include <memplan/activation_term.hpp>
+#include <memplan/checked.hpp>
+#include <memplan/error.hpp>
+#include <memplan/factored_state.hpp>
+#include <memplan/quantity.hpp>
+
+namespace memplan {
+namespace {
+
+std::string cost_text(ElementCost c) {
+  if (c.den == 1) return std::to_string(c.num) + " B";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.6g B", c.bytes());
+  return buf;
+}
+
+// "7,000,000,000 x 4 B (fp32) = 28,000,000,000 B (26.1 GiB)"
+std::string product_line(const std::string& what, uint64_t n, const TermFormat& f, uint64_t bytes) {
+  return what + " = " + group_thousands(n) + " x " + cost_text(f.cost) + " (" + f.name + ") = " +
+         group_thousands(bytes) + " B (" + format_bytes(bytes, Units::gib) + ")";
+}
+
+uint64_t trainable_count(uint64_t p, double share) {
+  if (share >= 1.0) return p;
+  const long double t = static_cast<long double>(p) * static_cast<long double>(share);
+  return static_cast<uint64_t>(std::llround(t));
+}
+
+Term parameters_term(const EstimateRequest& r, uint64_t trainable) {
+  const uint64_t p = r.model.parameters;
+  Term t{"parameters", "Parameters", 0, r.recipe.weights.name, "1 copy", {}};
+  if (!r.quantize.empty()) {
+    const StorageFormat& q = find_storage_format("--quantize", r.quantize);
+    const TermFormat qf{q.name, q.cost};
+    const uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
+    const uint64_t frozen_bytes = bytes_for(frozen, q.cost, "parameter bytes");
+    t.arithmetic.push_back(product_line("frozen weights", frozen, qf, frozen_bytes) + " [" + q.description + "]");
+    t.bytes = frozen_bytes;
+    t.format = q.name;
+    if (r.mode == Mode::train && trainable) {
+      const uint64_t tb = bytes_for(trainable, r.recipe.weights.cost, "parameter bytes");
+      t.arithmetic.push_back(product_line("trainable weights", trainable, r.recipe.weights, tb));
+      t.bytes = checked_add(t.bytes, tb, "parameter bytes");
+      t.format = q.name + " frozen + " + r.recipe.weights.name;
+    }
+    return t;
+  }
+  t.bytes = bytes_for(p, r.recipe.weights.cost, "parameter bytes");
+  t.arithmetic.push_back(product_line("parameters", p, r.recipe.weights, t.bytes));
+  return t;
+}
+
+Term gradients_term(const EstimateRequest& r, uint64_t trainable) {
+  Term t{"gradients", "Gradients", 0, r.recipe.gradients.name, "1 per trainable parameter", {}};
+  if (r.mode == Mode::infer) {
+    t.format = "-";
+    t.detail = "none (inference)";
+    return t;
+  }
+  t.bytes = bytes_for(trainable, r.recipe.gradients.cost, "gradient bytes");
+  t.arithmetic.push_back(product_line("gradients", trainable, r.recipe.gradients, t.bytes));
+  return t;
+}
+
+Term optimizer_term(const EstimateRequest& r, uint64_t trainable, std::vector<std::string>& assumptions) {
+  const Optimizer& o = r.optimizer;
+  Term t{"optimizer_state", "Optimizer state", 0, "-", "", {}};
+  if (r.mode == Mode::infer) {
+    t.detail = "none (inference)";
+    return t;
+  }
+  std::string format;
+  if (r.recipe.has_master()) {
+    const uint64_t mb = bytes_for(trainable, r.recipe.master.cost, "optimizer state bytes");
+    t.arithmetic.push_back(product_line("master weights", trainable, r.recipe.master, mb));
+    t.bytes = mb;
+    format = r.recipe.master.name + " master";
+  }
+  switch (o.kind) {
+    case StateKind::copies: {
+      if (o.copies) {
+        const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
+        const uint64_t b = bytes_for(n, r.recipe.optimizer_state.cost, "optimizer state bytes");
+        t.arithmetic.push_back(product_line(o.name + " state", trainable, r.recipe.optimizer_state, b / o.copies) +
+                               " x " + std::to_string(o.copies) + " copies = " + group_thousands(b) + " B");
+        t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
+        format += (format.empty() ? "" : " + ") + std::to_string(o.copies) + " x " + r.recipe.optimizer_state.name;
+      }
+      break;
+    }
+    case StateKind::blockwise8bit: {
+      const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
+      const uint64_t b = bytes_for(n, k_blockwise8bit_cost, "optimizer state bytes");
+      t.arithmetic.push_back(o.name + " state = " + group_thousands(trainable) + " x " + std::to_string(o.copies) +
+                             " x (1 B + 4 B absmax / 256) = " + group_thousands(b) + " B");
+      t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
+      format += (format.empty() ? "" : " + ") + std::string("2 x int8 (blockwise)");
+      assumptions.push_back("adamw-8bit: bitsandbytes blockwise quantisation, 256-element blocks; tensors under 4096 elements stay 32-bit (not modelled)");
+      break;
+    }
+    case StateKind::factored: {
+      FactoredState fs = factored_state_elements(r.model);
+      uint64_t elements = trainable == r.model.parameters
+                              ? fs.elements
+                              : trainable_count(fs.elements, static_cast<double>(trainable) / static_cast<double>(r.model.parameters));
+      const uint64_t b = bytes_for(elements, r.recipe.optimizer_state.cost, "optimizer state bytes");
+      t.arithmetic.push_back("adafactor state = " + group_thousands(elements) + " numbers x " +
+                             cost_text(r.recipe.optimizer_state.cost) + " = " + group_thousands(b) + " B");
+      t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
+      format += (format.empty() ? "" : " + ") + std::string("factored ") + r.recipe.optimizer_state.name;
+      assumptions.push_back("adafactor: " + fs.how);
+      break;
+    }
+  }
+  if (o.step_per_tensor) {
+    if (r.model.tensors && trainable == r.model.parameters) {
+      const uint64_t b = checked_mul(r.model.tensors, 4, "optimizer state bytes");
+      t.arithmetic.push_back("step counters = " + group_thousands(r.model.tensors) + " tensors x 4 B (float32) = " +
+                             group_thousands(b) + " B");
+      t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
+    } else if (!r.model.tensors) {
+      assumptions.push_back(o.name + "'s per-tensor step counters (4 B each) not counted: the tensor count is unknown (--tensors N)");
+    } else {
+      assumptions.push_back(o.name + "'s step counters of the trainable tensors not counted: their number is unknown");
+    }
+  }
+  t.format = format.empty() ? "-" : format;
+  t.detail = o.description;
+  return t;
+}
+
+}  // namespace
+
+uint64_t Estimate::bytes(const std::string& key) const {
+  for (const Term& t : terms)
+    if (t.key == key) return t.bytes;
+  return 0;
+}
+
+uint64_t Estimate::total_bytes() const {
+  uint64_t sum = 0;
+  for (const Term& t : terms)
+    if (t.key != "overhead") sum = checked_add(sum, t.bytes, "total bytes");
+  return sum;
+}
+
+uint64_t Estimate::required_bytes() const { return checked_add(total_bytes(), bytes("overhead"), "required bytes"); }
+
+Estimate estimate(const EstimateRequest& r) {
+  if (r.model.parameters == 0) throw Error("--params", "the model has no parameters");
+  if (!(r.trainable > 0.0 && r.trainable <= 1.0)) throw Error("--trainable", "must be in (0, 1]");
+  if (r.batch == 0) throw Error("--batch", "\"0\" is not a batch size (expected at least 1)");
+  Estimate e;
+  e.request = r;
+  e.trainable_parameters = r.mode == Mode::infer ? 0 : trainable_count(r.model.parameters, r.trainable);
+  if (r.mode == Mode::train && e.trainable_parameters == 0)
+    throw Error("--trainable", "leaves no trainable parameter of " + group_thousands(r.model.parameters));
+
+  e.terms.push_back(parameters_term(r, e.trainable_parameters));
+  e.terms.push_back(gradients_term(r, e.trainable_parameters));
+  e.terms.push_back(optimizer_term(r, e.trainable_parameters, e.assumptions));
+  ActivationTerms act = activation_terms(r);
+  e.terms.push_back(act.activations);
+  e.terms.push_back(act.kv_cache);
+  e.layer_ledger = std::move(act.layer_ledger);
+  e.ledger_title = std::move(act.ledger_title);
+  e.assumptions.insert(e.assumptions.end(), act.assumptions.begin(), act.assumptions.end());
+
+  Term overhead{"overhead", "Overhead", r.overhead_bytes, "-", "CUDA context + library workspaces", {}};
+  overhead.arithmetic.push_back("per-process overhead = " + group_thousands(r.overhead_bytes) + " B (" +
+                                format_bytes(r.overhead_bytes, Units::gib) +
+                                (r.overhead_bytes == k_default_overhead_bytes ? ", the default; --overhead to change)" : ", --overhead)"));
+  e.terms.push_back(overhead);
+
+  if (r.mode == Mode::train && r.trainable < 1.0)
+    e.assumptions.push_back("trainable share " + std::to_string(r.trainable) + ": gradients and optimizer state for " +
+                            group_thousands(e.trainable_parameters) + " parameters only; frozen weights still held");
+  if (r.recipe.loss_scaler && r.mode == Mode::train)
+    e.assumptions.push_back("fp16 training needs loss scaling (torch.amp.GradScaler); its state is a few scalars");
+  e.assumptions.push_back("GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
+  return e;
+}
+
+}  // namespace memplan
