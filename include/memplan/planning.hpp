@@ -11,6 +11,7 @@ namespace memplan {
 
 struct BatchPlan {
   uint64_t micro_batch = 0;         // 0: not even batch 1 fits
+  uint64_t max_micro_batch = 0;     // the largest that fits (micro_batch may be lower to balance steps)
   uint64_t accumulation_steps = 0;  // ceil(effective / micro); 0 without --effective-batch
   uint64_t effective_batch = 0;     // micro x steps
   uint64_t required_bytes = 0;      // at micro_batch (at batch 1 when micro is 0)

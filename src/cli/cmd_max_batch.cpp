@@ -59,7 +59,7 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       }
       const BatchPlan p = max_batch(plan.request, memory, effective);
       none_fit = none_fit || p.micro_batch == 0;
-      results.push_back({{"gpu", g.id}, {"micro_batch", p.micro_batch},
+      results.push_back({{"gpu", g.id}, {"micro_batch", p.micro_batch}, {"max_micro_batch", p.max_micro_batch},
                          {"accumulation_steps", effective ? nlohmann::json(p.accumulation_steps) : nlohmann::json(nullptr)},
                          {"effective_batch", effective ? nlohmann::json(p.effective_batch) : nlohmann::json(p.micro_batch)},
                          {"required_bytes", p.required_bytes}, {"memory_bytes", memory}, {"capped", p.capped}});
@@ -69,6 +69,10 @@ void add_max_batch(CLI::App& sub, Runner& run) {
                  format_bytes(p.required_bytes, out.units), format_bytes(memory, out.units)});
     }
     std::vector<std::string> notes;
+    for (const auto& r : results)
+      if (r.contains("max_micro_batch") && r["max_micro_batch"] != r["micro_batch"] && r["micro_batch"] != 0)
+        notes.push_back(r["gpu"].get<std::string>() + ": up to " + r["max_micro_batch"].dump() + " fits; " + r["micro_batch"].dump() +
+                        " x " + r["accumulation_steps"].dump() + " steps comes closest to the effective batch with less memory");
     if (plan.request.model.has_batchnorm)
       notes.push_back("the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a large batch");
     if (effective)

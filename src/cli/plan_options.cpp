@@ -183,7 +183,10 @@ Plan resolve_plan(const RawPlan& raw) {
   if (const std::string* q = get(v, "quantize")) r.quantize = find_storage_format("--quantize", *q).name;
   r.batch = count_value(v, "batch", 1, 1ull << 40, true);
   r.seq = count_value(v, "seq", 0, 1ull << 32, true);
-  r.activation_bytes_per_row = count_value(v, "activation_bytes_per_row", 0, 1ull << 50, true);
+  if (const std::string* a = get(v, "activation_bytes_per_row")) {
+    r.activation_bytes_per_row = parse_size("--activation-bytes-per-row", *a);
+    if (!r.activation_bytes_per_row) throw Error("--activation-bytes-per-row", "\"" + *a + "\" must be at least 1");
+  }
   r.attention = choice(v, "attention", "eager", {"eager", "sdpa"});
   r.checkpointing = choice(v, "checkpointing", "none", {"none", "selective", "full"});
   if (const std::string* k = get(v, "kv_format")) r.kv_format = find_storage_format("--kv-format", *k).name;

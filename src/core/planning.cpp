@@ -41,11 +41,14 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
     throw Error("--batch", "the estimate does not grow with the batch: give --activation-bytes-per-row, --mlp, or an architecture with --seq");
   BatchPlan p;
   p.micro_batch = largest([&](uint64_t b) { return required_at(base, b) <= memory; }, p.capped);
+  p.max_micro_batch = p.micro_batch;
   p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
   if (effective_batch && p.micro_batch) {
-    // A micro-batch above the effective batch buys nothing: cap it there.
-    p.micro_batch = std::min(p.micro_batch, effective_batch);
-    p.accumulation_steps = (effective_batch + p.micro_batch - 1) / p.micro_batch;
+    // Fewest steps the largest micro-batch allows, then the smallest micro-batch that still
+    // needs only that many: the effective batch lands as close above E as possible, on less memory.
+    const uint64_t largest_micro = std::min(p.micro_batch, effective_batch);
+    p.accumulation_steps = (effective_batch + largest_micro - 1) / largest_micro;
+    p.micro_batch = (effective_batch + p.accumulation_steps - 1) / p.accumulation_steps;
     p.effective_batch = p.micro_batch * p.accumulation_steps;
     p.required_bytes = required_at(base, p.micro_batch);
   }

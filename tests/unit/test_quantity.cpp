@@ -46,7 +46,7 @@ TEST_CASE("parse_size accepts binary and decimal units", "[quantity]") {
   CHECK_THROWS_AS(parse_size("--memory", "-1GiB"), Error);
 }
 
-TEST_CASE("parse_fraction takes (0, 1] and percentages", "[quantity]") {
+TEST_CASE("parse_fraction takes shares up to 1 and percentages", "[quantity]") {
   CHECK(parse_fraction("--trainable", "0.002") == Approx(0.002));
   CHECK(parse_fraction("--trainable", "0.2%") == Approx(0.002));
   CHECK(parse_fraction("--trainable", "1") == 1.0);

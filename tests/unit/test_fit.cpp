@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include <memplan/fit.hpp>
+#include <memplan/presets.hpp>
+
+using namespace memplan;
+
+TEST_CASE("verdict: fits, tight under 5% spare, no above memory", "[fit]") {
+  CHECK(verdict_for(100, 100) == Verdict::tight);
+  CHECK(verdict_for(101, 100) == Verdict::no);
+  CHECK(verdict_for(95, 100) == Verdict::fits);   // 5 spare = exactly 5%: not under
+  CHECK(verdict_for(96, 100) == Verdict::tight);  // 4% spare
+  CHECK(verdict_for(0, 100) == Verdict::fits);
+}
+
+TEST_CASE("usable memory is NVML total minus the reserved share", "[fit][gpu]") {
+  const Presets& p = builtin_presets();
+  // H100 SXM: NVML 81559 MiB, CUDA sees ~81090 MiB -> 469 MiB reserved (research/probe_and_gpus.md).
+  const GpuSpec& h100 = find_gpu(p, "--gpu", "h100-80gb");
+  CHECK(h100.memory_total_bytes == 81559ull << 20);
+  CHECK(h100.usable_bytes() == 81090ull << 20);
+  // T4: 15360 MiB total on R510+, 15109 MiB on older drivers that excluded the reserve.
+  CHECK(find_gpu(p, "--gpu", "colab-t4").usable_bytes() == 15109ull << 20);
+  // Apple unified memory: the Metal working set, not the RAM.
+  const GpuSpec& m3 = find_gpu(p, "--gpu", "apple-m3-16gb");
+  CHECK(m3.usable_bytes() == 11840000000ull);
+}
+
+TEST_CASE("a recipe the card cannot run is flagged with what to use instead", "[fit][hardware]") {
+  const Presets& p = builtin_presets();
+  EstimateRequest r;
+  r.model.parameters = 1000;
+  r.recipe = parse_recipe("--precision", "amp-bf16");
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  auto w = hardware_warnings(find_gpu(p, "--gpu", "t4"), r);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "amp-bf16 needs bf16 hardware, which t4 lacks (compute capability 7.5 < 8.0): use amp-fp16 with a GradScaler");
+  CHECK(hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r).empty());
+  r.recipe = parse_recipe("--precision", "fp16");
+  r.quantize = "fp8-e4m3";
+  auto w8 = hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r);
+  REQUIRE(w8.size() == 1);
+  CHECK(w8[0].find("needs fp8 hardware") != std::string::npos);
+  CHECK(hardware_warnings(find_gpu(p, "--gpu", "h100-80gb"), r).empty());
+}
+
+TEST_CASE("fit_gpu: spare and verdict agree", "[fit]") {
+  EstimateRequest r;
+  r.model.parameters = 7000000000;
+  r.recipe = parse_recipe("--precision", "fp16");
+  r.optimizer = parse_optimizer("--optimizer", "none");
+  r.mode = Mode::infer;
+  Estimate e = estimate(r);
+  for (const GpuSpec& g : builtin_presets().gpus) {
+    FitRow row = fit_gpu(g, e);
+    CHECK(row.required_bytes == e.required_bytes());
+    CHECK(static_cast<int64_t>(row.memory_bytes) - static_cast<int64_t>(row.required_bytes) == row.spare_bytes);
+    CHECK((row.verdict == Verdict::no) == (row.spare_bytes < 0));
+  }
+}
