@@ -5,4 +5,8 @@
 
 namespace memplan::cli {
 
+void add_cast(CLI::App& sub, Runner& run);   // memplan cast: exact rounding into each format
+void add_dtype(CLI::App& sub, Runner& run);  // memplan dtype: number-format facts
+void add_scale(CLI::App& sub, Runner& run);  // memplan scale: loss scale for a gradient range
+
 }  // namespace memplan::cli
