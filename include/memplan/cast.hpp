@@ -34,14 +34,14 @@ enum class OverflowMode {
 };
 
 struct CastResult {
-  double input = 0;             // the number that was converted (as fp64)
+  double input = 0;  // the number that was converted (as fp64)
   const NumberFormat* format = nullptr;
-  uint64_t bits = 0;            // the stored pattern, storage_bits wide (tf32: its fp32 container)
-  double value = 0;             // the stored value, exactly (inf, NaN, -0 included)
-  double abs_error = 0;         // |value - input|; NaN where undefined (overflow to inf/NaN, NaN input)
-  double rel_error = 0;         // abs_error / |input| (0 for an exact 0)
+  uint64_t bits = 0;     // the stored pattern, storage_bits wide (tf32: its fp32 container)
+  double value = 0;      // the stored value, exactly (inf, NaN, -0 included)
+  double abs_error = 0;  // |value - input|; NaN where undefined (overflow to inf/NaN, NaN input)
+  double rel_error = 0;  // abs_error / |input| (0 for an exact 0)
   CastOutcome outcome = CastOutcome::exact;
-  bool subnormal = false;       // the stored value is subnormal: fewer significant bits than normal
+  bool subnormal = false;  // the stored value is subnormal: fewer significant bits than normal
 };
 
 // The storage bit pattern of `x` in `format`, rounded to nearest even.

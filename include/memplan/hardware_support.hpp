@@ -24,10 +24,10 @@ struct ComputeCapability {
 ComputeCapability parse_compute_capability(std::string_view subject, std::string_view text);
 
 struct HardwareSupport {
-  bool native = true;          // the card has the arithmetic for it
-  ComputeCapability needs;     // the least compute capability that runs it natively
-  std::string reason;          // one line: why (or why not), "" when native and unremarkable
-  std::string suggestion;      // what to use instead when !native: "amp-fp16 with a GradScaler"
+  bool native = true;       // the card has the arithmetic for it
+  ComputeCapability needs;  // the least compute capability that runs it natively
+  std::string reason;       // one line: why (or why not), "" when native and unremarkable
+  std::string suggestion;   // what to use instead when !native: "amp-fp16 with a GradScaler"
 };
 
 // For a format name (fp32, tf32, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2, int8, int4, nf4, nf4-dq,

@@ -29,19 +29,19 @@ struct ScaleShares {
 
 struct LossScalePlan {
   const NumberFormat* format = nullptr;
-  bool from_values = false;     // true: a list of values; false: a min..max range
-  uint64_t count = 0;           // values considered (non-zero magnitudes, or range samples)
-  uint64_t zeros = 0;           // exact zeros in the values (stay zero at any scale; not counted)
-  double min = 0, max = 0;      // smallest and largest magnitude
-  ScaleShares unscaled;         // at scale 1
-  int scale_log2 = 0;           // the recommended scale is 2^scale_log2
+  bool from_values = false;  // true: a list of values; false: a min..max range
+  uint64_t count = 0;        // values considered (non-zero magnitudes, or range samples)
+  uint64_t zeros = 0;        // exact zeros in the values (stay zero at any scale; not counted)
+  double min = 0, max = 0;   // smallest and largest magnitude
+  ScaleShares unscaled;      // at scale 1
+  int scale_log2 = 0;        // the recommended scale is 2^scale_log2
   double scale = 1;
-  ScaleShares scaled;           // at the recommended scale
-  bool any_lossless = false;    // some power of two keeps every value non-zero and finite
-  int lossless_lo_log2 = 0;     // ... from 2^lo to 2^hi (when any_lossless)
+  ScaleShares scaled;         // at the recommended scale
+  bool any_lossless = false;  // some power of two keeps every value non-zero and finite
+  int lossless_lo_log2 = 0;   // ... from 2^lo to 2^hi (when any_lossless)
   int lossless_hi_log2 = 0;
-  bool needed = false;          // scale 1 loses something that a scale saves
-  std::string explanation;      // plain words: why (or why not), incl. why bf16 needs none
+  bool needed = false;      // scale 1 loses something that a scale saves
+  std::string explanation;  // plain words: why (or why not), incl. why bf16 needs none
 };
 
 // Samples in the range model: magnitudes evenly spaced on a log scale from min to max.

@@ -23,33 +23,33 @@ enum class FormatKind {
 
 // What the all-ones exponent field means in a floating format.
 enum class Specials {
-  ieee,            // exponent all ones: mantissa 0 is inf, anything else NaN (fp16, bf16, fp8-e5m2)
-  nan_only_ones,   // no inf; only S.1111.111 is NaN, other all-ones exponents are numbers (fp8-e4m3fn)
-  none,            // integers and lookup formats
+  ieee,           // exponent all ones: mantissa 0 is inf, anything else NaN (fp16, bf16, fp8-e5m2)
+  nan_only_ones,  // no inf; only S.1111.111 is NaN, other all-ones exponents are numbers (fp8-e4m3fn)
+  none,           // integers and lookup formats
 };
 
 struct NumberFormat {
-  std::string name;             // "fp16"
+  std::string name;  // "fp16"
   FormatKind kind = FormatKind::floating;
   Specials specials = Specials::ieee;
-  int bits = 0;                 // significant bits: 16 for fp16, 19 for tf32, 4 for nf4
-  int storage_bits = 0;         // bits of the container in memory: 32 for tf32, else = bits
-  int exponent_bits = 0;        // 0 for integer and lookup formats
-  int mantissa_bits = 0;        // stored fraction bits (without the implicit 1)
-  int exponent_bias = 0;        // 15 for fp16, 7 for fp8-e4m3
-  double max = 0;               // largest finite value (torch.finfo.max / iinfo.max)
-  double min = 0;               // most negative finite value (finfo.min = -max; iinfo.min)
-  double smallest_normal = 0;   // finfo.smallest_normal (= tiny); 0 where it does not apply
-  double smallest_subnormal = 0;// 2^(1 - bias - mantissa_bits); 0 where it does not apply
-  double eps = 0;               // finfo.eps = 2^-mantissa_bits: the gap after 1.0
-  double resolution = 0;        // finfo.resolution = 10^-precision, precision = floor(-log10(eps))
-  double decimal_digits = 0;    // (mantissa_bits + 1) * log10(2): significant decimal digits
+  int bits = 0;                   // significant bits: 16 for fp16, 19 for tf32, 4 for nf4
+  int storage_bits = 0;           // bits of the container in memory: 32 for tf32, else = bits
+  int exponent_bits = 0;          // 0 for integer and lookup formats
+  int mantissa_bits = 0;          // stored fraction bits (without the implicit 1)
+  int exponent_bias = 0;          // 15 for fp16, 7 for fp8-e4m3
+  double max = 0;                 // largest finite value (torch.finfo.max / iinfo.max)
+  double min = 0;                 // most negative finite value (finfo.min = -max; iinfo.min)
+  double smallest_normal = 0;     // finfo.smallest_normal (= tiny); 0 where it does not apply
+  double smallest_subnormal = 0;  // 2^(1 - bias - mantissa_bits); 0 where it does not apply
+  double eps = 0;                 // finfo.eps = 2^-mantissa_bits: the gap after 1.0
+  double resolution = 0;          // finfo.resolution = 10^-precision, precision = floor(-log10(eps))
+  double decimal_digits = 0;      // (mantissa_bits + 1) * log10(2): significant decimal digits
   bool has_inf = false;
   bool has_nan = false;
-  ElementCost bytes;            // bytes per element from storage_formats(), block constants included
-  std::string torch_name;       // "torch.float16"; "" where torch has no dtype (tf32, nf4)
-  std::string note;             // one line: what the format is for
-  std::vector<double> codes;    // nf4: the 16 code values (bitsandbytes), ascending; else empty
+  ElementCost bytes;          // bytes per element from storage_formats(), block constants included
+  std::string torch_name;     // "torch.float16"; "" where torch has no dtype (tf32, nf4)
+  std::string note;           // one line: what the format is for
+  std::vector<double> codes;  // nf4: the 16 code values (bitsandbytes), ascending; else empty
 };
 
 // The ten formats, in the order `memplan dtype` lists them:

@@ -39,12 +39,16 @@ std::string error_cell(double e) {
   return buf;
 }
 
-nlohmann::json number_or_null(double e) { return std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr); }
+nlohmann::json number_or_null(double e) {
+  return std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr);
+}
 
 int run_cast(Io& io, const CastArgs& args) {
   const OutputOptions opts = resolve_output_options(args.raw, io);
-  if (args.values.empty()) throw Error("cast", "no value given (expected e.g. memplan cast 0.1 --to fp16,bf16)");
-  const NumberFormat* from = args.from_bits.empty() ? nullptr : &find_number_format("--from-bits", args.from_bits);
+  if (args.values.empty())
+    throw Error("cast", "no value given (expected e.g. memplan cast 0.1 --to fp16,bf16)");
+  const NumberFormat* from =
+      args.from_bits.empty() ? nullptr : &find_number_format("--from-bits", args.from_bits);
   const std::string to_text = !args.to.empty() ? args.to : from ? from->name : k_default_targets;
   const std::vector<const NumberFormat*> targets = parse_format_list("--to", to_text);
   const OverflowMode mode = args.saturate ? OverflowMode::saturate : OverflowMode::as_format;
@@ -85,7 +89,8 @@ int run_cast(Io& io, const CastArgs& args) {
   }
 
   Rows table;
-  table.header = {"input", "format", "stored", "bits", "sign exponent mantissa", "abs error", "rel error", "verdict"};
+  table.header = {"input",     "format",    "stored", "bits", "sign exponent mantissa",
+                  "abs error", "rel error", "verdict"};
   table.right = {true, false, true, false, false, true, true, false};
   for (const Row& r : rows) {
     const CastResult& c = r.result;
@@ -96,15 +101,16 @@ int run_cast(Io& io, const CastArgs& args) {
   table.write(io.out, opts.format);
   if (opts.quiet || opts.format != Format::table) return k_ok;
   io.out << "\nRound to nearest, ties to even. Overflow: "
-         << (args.saturate ? "clamped to +-max (--saturate, OCP satfinite)."
-                           : "inf, or NaN for fp8-e4m3 (no inf), as PyTorch's plain cast; --saturate clamps to +-max.")
+         << (args.saturate
+                 ? "clamped to +-max (--saturate, OCP satfinite)."
+                 : "inf, or NaN for fp8-e4m3 (no inf), as PyTorch's plain cast; --saturate clamps to +-max.")
          << "\n";
   if (opts.explain) {
     for (const Row& r : rows) {
       const CastResult& c = r.result;
-      io.out << r.input << " in " << c.format->name << ": input as fp64 " << shortest_decimal(c.input) << ", stored "
-             << shortest_decimal(c.value) << " = " << hex_bits(*c.format, c.bits) << " (" << binary_fields(*c.format, c.bits)
-             << ")\n";
+      io.out << r.input << " in " << c.format->name << ": input as fp64 " << shortest_decimal(c.input)
+             << ", stored " << shortest_decimal(c.value) << " = " << hex_bits(*c.format, c.bits) << " ("
+             << binary_fields(*c.format, c.bits) << ")\n";
     }
   }
   return k_ok;
@@ -114,10 +120,13 @@ int run_cast(Io& io, const CastArgs& args) {
 
 void add_cast(CLI::App& sub, Runner& run) {
   auto args = std::make_shared<CastArgs>();
-  sub.add_option("values", args->values,
-                 "Values: decimal (0.1, 1e-8), hex float (0x1.8p3), inf, nan; with --from-bits, bit patterns (0x3c00)");
-  sub.add_option("--to", args->to, std::string("Formats to convert to, comma-separated (default ") + k_default_targets + ")");
-  sub.add_option("--from-bits", args->from_bits, "Read the values as bit patterns of this format (0x3c00, 0b0_01111_0000000000)");
+  sub.add_option(
+      "values", args->values,
+      "Values: decimal (0.1, 1e-8), hex float (0x1.8p3), inf, nan; with --from-bits, bit patterns (0x3c00)");
+  sub.add_option("--to", args->to,
+                 std::string("Formats to convert to, comma-separated (default ") + k_default_targets + ")");
+  sub.add_option("--from-bits", args->from_bits,
+                 "Read the values as bit patterns of this format (0x3c00, 0b0_01111_0000000000)");
   sub.add_flag("--saturate", args->saturate, "Clamp overflow to +-max instead of inf/NaN (OCP satfinite)");
   add_output_options(sub, args->raw);
   // "-inf" and "-nan" look like short options to CLI11: take them from the extras.

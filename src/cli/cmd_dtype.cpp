@@ -46,7 +46,9 @@ std::string digits_cell(double d) {
   return buf;
 }
 
-nlohmann::json or_null(bool applies, double v) { return applies ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json or_null(bool applies, double v) {
+  return applies ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json format_json(const NumberFormat& f) {
   const bool fl = f.kind == FormatKind::floating;
@@ -77,8 +79,9 @@ nlohmann::json format_json(const NumberFormat& f) {
   if (f.kind == FormatKind::lookup) {
     j["codes"] = f.codes;
     j["block_size"] = k_nf4_block_size;
-    j["block_constant"] = "fp32 absmax per 64 values (4.5 bits a value); double quantisation: 8-bit absmax + "
-                          "fp32 per 256 blocks (4.127 bits)";
+    j["block_constant"] =
+        "fp32 absmax per 64 values (4.5 bits a value); double quantisation: 8-bit absmax + "
+        "fp32 per 256 blocks (4.127 bits)";
   }
   return j;
 }
@@ -86,7 +89,8 @@ nlohmann::json format_json(const NumberFormat& f) {
 // --explain: where each fact comes from.
 std::string derivation(const NumberFormat& f) {
   if (f.kind == FormatKind::integer)
-    return f.name + ": two's complement, -2^" + std::to_string(f.bits - 1) + " .. 2^" + std::to_string(f.bits - 1) + " - 1";
+    return f.name + ": two's complement, -2^" + std::to_string(f.bits - 1) + " .. 2^" +
+           std::to_string(f.bits - 1) + " - 1";
   if (f.kind == FormatKind::lookup) {
     std::string s = f.name + " codes (x block absmax):";
     for (double c : f.codes) s += " " + shortest_decimal(c);
@@ -96,7 +100,8 @@ std::string derivation(const NumberFormat& f) {
   const int ones = (1 << f.exponent_bits) - 1;
   const bool ieee = f.specials == Specials::ieee;
   const int emax = (ieee ? ones - 1 : ones) - bias;
-  const std::string top = ieee ? "(2 - 2^-" + std::to_string(m) + ")" : "(2 - 2^-" + std::to_string(m - 1) + ")";
+  const std::string top =
+      ieee ? "(2 - 2^-" + std::to_string(m) + ")" : "(2 - 2^-" + std::to_string(m - 1) + ")";
   return f.name + ": bias " + std::to_string(bias) + "; max = " + top + " x 2^" + std::to_string(emax) +
          "; smallest normal = 2^" + std::to_string(1 - bias) + "; smallest subnormal = 2^" +
          std::to_string(1 - bias - m) + "; eps = 2^-" + std::to_string(m) +
@@ -124,15 +129,15 @@ int run_dtype(Io& io, const DtypeArgs& args) {
   const bool raw_numbers = opts.format == Format::csv;
   auto num = [&](double v) { return raw_numbers ? shortest_decimal(v) : number(v); };
   Rows rows;
-  rows.header = {"format", "bits", "bytes", "max", "min", "smallest normal", "smallest subnormal", "eps",
-                 "digits", "inf", "nan"};
+  rows.header = {"format", "bits",   "bytes", "max", "min", "smallest normal", "smallest subnormal",
+                 "eps",    "digits", "inf",   "nan"};
   rows.right = {false, false, true, true, true, true, true, true, true, false, false};
   for (const NumberFormat* f : formats) {
     const bool fl = f->kind == FormatKind::floating;
-    rows.cells.push_back({f->name, bits_cell(*f), shortest_decimal(f->bytes.bytes()), num(f->max), num(f->min),
-                          fl ? num(f->smallest_normal) : "-", fl ? num(f->smallest_subnormal) : "-",
-                          fl ? num(f->eps) : "-", digits_cell(f->decimal_digits), f->has_inf ? "yes" : "no",
-                          f->has_nan ? "yes" : "no"});
+    rows.cells.push_back(
+        {f->name, bits_cell(*f), shortest_decimal(f->bytes.bytes()), num(f->max), num(f->min),
+         fl ? num(f->smallest_normal) : "-", fl ? num(f->smallest_subnormal) : "-", fl ? num(f->eps) : "-",
+         digits_cell(f->decimal_digits), f->has_inf ? "yes" : "no", f->has_nan ? "yes" : "no"});
   }
   rows.write(io.out, opts.format);
   if (opts.quiet || opts.format != Format::table) return k_ok;
@@ -141,7 +146,8 @@ int run_dtype(Io& io, const DtypeArgs& args) {
   if (opts.explain) {
     io.out << "\n";
     for (const NumberFormat* f : formats) io.out << derivation(*f) << "\n";
-    io.out << "digits = (mantissa bits + 1) x log10(2); torch.finfo.resolution = 10^-floor(mantissa bits x log10(2))\n";
+    io.out << "digits = (mantissa bits + 1) x log10(2); torch.finfo.resolution = 10^-floor(mantissa bits x "
+              "log10(2))\n";
   }
   return k_ok;
 }
@@ -150,7 +156,8 @@ int run_dtype(Io& io, const DtypeArgs& args) {
 
 void add_dtype(CLI::App& sub, Runner& run) {
   auto args = std::make_shared<DtypeArgs>();
-  sub.add_option("formats", args->names, "Formats to show (default: all): fp64 fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2 int8 int4 nf4");
+  sub.add_option("formats", args->names,
+                 "Formats to show (default: all): fp64 fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2 int8 int4 nf4");
   add_output_options(sub, args->raw);
   run = [args](Io& io) { return run_dtype(io, *args); };
 }

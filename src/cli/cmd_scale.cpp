@@ -35,7 +35,10 @@ std::string g5(double x) {
 }
 
 nlohmann::json shares_json(const ScaleShares& s) {
-  return {{"zero", s.zero}, {"subnormal", s.subnormal}, {"normal", s.normal}, {"overflow", s.overflow},
+  return {{"zero", s.zero},
+          {"subnormal", s.subnormal},
+          {"normal", s.normal},
+          {"overflow", s.overflow},
           {"in_range", s.in_range()}};
 }
 
@@ -64,17 +67,19 @@ int run_scale(Io& io, const ScaleArgs& args) {
   } else {
     if (args.grad_min.empty() || args.grad_max.empty())
       throw Error(args.grad_min.empty() ? "--grad-min" : "--grad-max",
-                  "missing (expected --grad-min and --grad-max, e.g. --grad-min 1e-9 --grad-max 3.5, or --values FILE)");
+                  "missing (expected --grad-min and --grad-max, e.g. --grad-min 1e-9 --grad-max 3.5, or "
+                  "--values FILE)");
     p = plan_loss_scale(f, parse_real("--grad-min", args.grad_min), parse_real("--grad-max", args.grad_max));
   }
 
   if (opts.format == Format::json) {
     nlohmann::json j;
     j["schema"] = "memplan.scale/1";
-    j["inputs"] = {{"to", f.name},
-                   {"grad_min", args.values.empty() ? nlohmann::json(p.min) : nlohmann::json(nullptr)},
-                   {"grad_max", args.values.empty() ? nlohmann::json(p.max) : nlohmann::json(nullptr)},
-                   {"values_file", args.values.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.values)}};
+    j["inputs"] = {
+        {"to", f.name},
+        {"grad_min", args.values.empty() ? nlohmann::json(p.min) : nlohmann::json(nullptr)},
+        {"grad_max", args.values.empty() ? nlohmann::json(p.max) : nlohmann::json(nullptr)},
+        {"values_file", args.values.empty() ? nlohmann::json(nullptr) : nlohmann::json(args.values)}};
     j["model"] = p.from_values ? "values" : "log-uniform";
     j["count"] = p.count;
     j["zeros"] = p.zeros;
@@ -84,8 +89,8 @@ int run_scale(Io& io, const ScaleArgs& args) {
     j["scale"] = p.scale;
     j["scale_log2"] = p.scale_log2;
     j["scaled"] = shares_json(p.scaled);
-    j["lossless_scale_log2"] = p.any_lossless ? nlohmann::json({p.lossless_lo_log2, p.lossless_hi_log2})
-                                              : nlohmann::json(nullptr);
+    j["lossless_scale_log2"] =
+        p.any_lossless ? nlohmann::json({p.lossless_lo_log2, p.lossless_hi_log2}) : nlohmann::json(nullptr);
     j["needed"] = p.needed;
     j["explanation"] = p.explanation;
     io.out << j.dump(2) << "\n";
@@ -96,13 +101,15 @@ int run_scale(Io& io, const ScaleArgs& args) {
     return k_ok;
   }
   io.out << "format:       " << f.name << "\n";
-  io.out << "gradients:    " << (p.from_values ? std::to_string(p.count) + " non-zero values" : std::string("range"))
+  io.out << "gradients:    "
+         << (p.from_values ? std::to_string(p.count) + " non-zero values" : std::string("range"))
          << ", magnitudes " << g5(p.min) << " .. " << g5(p.max)
          << (p.from_values ? (p.zeros ? " (" + std::to_string(p.zeros) + " zeros ignored)" : std::string())
                            : std::string(" (assumed spread evenly on a log scale)"))
          << "\n";
   io.out << "unscaled:     " << shares_line(p.unscaled) << "\n";
-  io.out << "loss scale:   2^" << p.scale_log2 << " = " << g5(p.scale) << (p.needed ? "" : " (none needed)") << "\n";
+  io.out << "loss scale:   2^" << p.scale_log2 << " = " << g5(p.scale) << (p.needed ? "" : " (none needed)")
+         << "\n";
   io.out << "scaled:       " << shares_line(p.scaled) << "\n";
   if (p.any_lossless)
     io.out << "safe scales:  2^" << p.lossless_lo_log2 << " .. 2^" << p.lossless_hi_log2

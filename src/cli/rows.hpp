@@ -48,7 +48,7 @@ struct Rows {
     for (const auto& r : cells) line(r);
   }
 
-private:
+ private:
   static void write_csv_line(std::ostream& out, const std::vector<std::string>& r) {
     for (size_t i = 0; i < r.size(); ++i) {
       const bool quote = r[i].find_first_of(",\"") != std::string::npos;

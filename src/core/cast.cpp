@@ -87,8 +87,8 @@ Encoded encode_floating(const NumberFormat& f, double x, OverflowMode mode) {
   }
   // Subnormal: the field is q itself (q = 2^m carries into the smallest normal). Normal: q in
   // [2^m, 2^(m+1)]; a carry to 2^(m+1) moves into the exponent field by itself.
-  const uint64_t mag = lead < emin ? q
-                                   : (static_cast<uint64_t>(lead + f.exponent_bias) << m) + (q - (uint64_t{1} << m));
+  const uint64_t mag =
+      lead < emin ? q : (static_cast<uint64_t>(lead + f.exponent_bias) << m) + (q - (uint64_t{1} << m));
   if (mag > c.max_finite) {
     if (mode == OverflowMode::saturate) return {sign | c.max_finite, true};
     return {sign | (f.has_inf ? c.inf : c.nan), true};
@@ -120,9 +120,12 @@ Encoded encode_lookup(const NumberFormat& f, double x) {
 
 Encoded encode_detail(const NumberFormat& f, double x, OverflowMode mode) {
   switch (f.kind) {
-    case FormatKind::integer: return encode_integer(f, x);
-    case FormatKind::lookup: return encode_lookup(f, x);
-    case FormatKind::floating: break;
+    case FormatKind::integer:
+      return encode_integer(f, x);
+    case FormatKind::lookup:
+      return encode_lookup(f, x);
+    case FormatKind::floating:
+      break;
   }
   Encoded e = encode_floating(f, x, mode);
   e.bits <<= container_shift(f);
@@ -178,7 +181,8 @@ double decode(const NumberFormat& f, uint64_t bits) {
   } else if (exp == 0) {
     v = std::ldexp(static_cast<double>(man), 1 - f.exponent_bias - m);
   } else {
-    v = std::ldexp(static_cast<double>(man | (uint64_t{1} << m)), static_cast<int>(exp) - f.exponent_bias - m);
+    v = std::ldexp(static_cast<double>(man | (uint64_t{1} << m)),
+                   static_cast<int>(exp) - f.exponent_bias - m);
   }
   return negative ? -v : v;
 }
@@ -220,11 +224,16 @@ CastResult cast(double x, const NumberFormat& format, OverflowMode mode) {
 
 const char* outcome_name(CastOutcome outcome) {
   switch (outcome) {
-    case CastOutcome::exact: return "exact";
-    case CastOutcome::rounded: return "rounded";
-    case CastOutcome::overflow: return "overflow";
-    case CastOutcome::underflow: return "underflow";
-    case CastOutcome::nan: return "nan";
+    case CastOutcome::exact:
+      return "exact";
+    case CastOutcome::rounded:
+      return "rounded";
+    case CastOutcome::overflow:
+      return "overflow";
+    case CastOutcome::underflow:
+      return "underflow";
+    case CastOutcome::nan:
+      return "nan";
   }
   return "?";
 }
@@ -241,10 +250,13 @@ std::string cast_verdict(const CastResult& r) {
     case CastOutcome::underflow:
       return "underflow -> " + out;
     case CastOutcome::overflow:
-      if (std::isnan(r.value)) return "overflow -> nan (" + f.name + " has no inf; --saturate gives " + shortest_decimal(std::copysign(f.max, r.input)) + ")";
+      if (std::isnan(r.value))
+        return "overflow -> nan (" + f.name + " has no inf; --saturate gives " +
+               shortest_decimal(std::copysign(f.max, r.input)) + ")";
       if (std::isinf(r.value)) return "overflow -> " + out + " (max " + shortest_decimal(f.max) + ")";
       return "overflow -> clamped to " + out;
-    case CastOutcome::rounded: break;
+    case CastOutcome::rounded:
+      break;
   }
   const std::string tail = r.subnormal ? " (subnormal: fewer significant bits)" : "";
   // "lost" when the stored value is the input with its trailing digits dropped: 1.0001 -> 1.
@@ -294,19 +306,25 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
     body.remove_prefix(1);
   }
   if (body == "inf" || body == "infinity") return negative ? -HUGE_VAL : HUGE_VAL;
-  if (body == "nan") return negative ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
+  if (body == "nan")
+    return negative ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
   if (body.substr(0, 2) == "0x" && body.find('p') == std::string_view::npos)
-    throw Error(subj, "\"" + t + "\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float needs an exponent, e.g. 0x1.8p3");
+    throw Error(subj, "\"" + t +
+                          "\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float "
+                          "needs an exponent, e.g. 0x1.8p3");
   for (char c : body)
-    if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'x' || c == 'p' || c == '+' || c == '-'))
+    if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'x' || c == 'p' || c == '+' ||
+          c == '-'))
       throw Error(subj, "\"" + t + "\" is not a number" + expected);
   errno = 0;
   char* end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (end != t.c_str() + t.size() || body.empty() || std::isspace(static_cast<unsigned char>(t[0])))
     throw Error(subj, "\"" + t + "\" is not a number" + expected);
-  if (errno == ERANGE && std::isinf(v)) throw Error(subj, "\"" + t + "\" is beyond fp64's range (largest 1.7977e+308)");
-  if (errno == ERANGE && v == 0) throw Error(subj, "\"" + t + "\" is below fp64's smallest subnormal (4.9407e-324)");
+  if (errno == ERANGE && std::isinf(v))
+    throw Error(subj, "\"" + t + "\" is beyond fp64's range (largest 1.7977e+308)");
+  if (errno == ERANGE && v == 0)
+    throw Error(subj, "\"" + t + "\" is below fp64's smallest subnormal (4.9407e-324)");
   return v;
 }
 
@@ -335,11 +353,12 @@ uint64_t parse_bit_pattern(std::string_view subject, std::string_view text, cons
   }
   if (digits == 0) throw Error(subj, "\"" + t + "\" is not a bit pattern" + expected);
   if (wide || bit_length(v) > format.storage_bits)
-    throw Error(subj, "\"" + t + "\" is wider than " + format.name + "'s " + std::to_string(format.storage_bits) + " bits");
+    throw Error(subj, "\"" + t + "\" is wider than " + format.name + "'s " +
+                          std::to_string(format.storage_bits) + " bits");
   const int drop = format.kind == FormatKind::floating ? container_shift(format) : 0;
   if (drop && (v & ((uint64_t{1} << drop) - 1)))
-    throw Error(subj, "\"" + t + "\" sets bits " + format.name + " does not keep (the low " + std::to_string(drop) +
-                          " bits of its fp32 container must be 0)");
+    throw Error(subj, "\"" + t + "\" sets bits " + format.name + " does not keep (the low " +
+                          std::to_string(drop) + " bits of its fp32 container must be 0)");
   return v;
 }
 

@@ -32,14 +32,14 @@ struct Rule {
 
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = {
-      {"fp64", {0, 0}, "plain"},        {"fp32", {0, 0}, "plain"},
-      {"tf32", {8, 0}, "tf32"},         {"fp16", {5, 3}, "fp16"},
-      {"amp-fp16", {5, 3}, "fp16"},     {"mixed-fp16", {5, 3}, "fp16"},
-      {"bf16", {8, 0}, "bf16"},         {"amp-bf16", {8, 0}, "bf16"},
-      {"mixed-bf16", {8, 0}, "bf16"},   {"fp8", {8, 9}, "fp8"},
-      {"fp8-e4m3", {8, 9}, "fp8"},      {"fp8-e5m2", {8, 9}, "fp8"},
-      {"int8", {7, 5}, "int8"},         {"int4", {0, 0}, "weight-only"},
-      {"nf4", {0, 0}, "weight-only"},   {"nf4-dq", {0, 0}, "weight-only"},
+      {"fp64", {0, 0}, "plain"},      {"fp32", {0, 0}, "plain"},
+      {"tf32", {8, 0}, "tf32"},       {"fp16", {5, 3}, "fp16"},
+      {"amp-fp16", {5, 3}, "fp16"},   {"mixed-fp16", {5, 3}, "fp16"},
+      {"bf16", {8, 0}, "bf16"},       {"amp-bf16", {8, 0}, "bf16"},
+      {"mixed-bf16", {8, 0}, "bf16"}, {"fp8", {8, 9}, "fp8"},
+      {"fp8-e4m3", {8, 9}, "fp8"},    {"fp8-e5m2", {8, 9}, "fp8"},
+      {"int8", {7, 5}, "int8"},       {"int4", {0, 0}, "weight-only"},
+      {"nf4", {0, 0}, "weight-only"}, {"nf4-dq", {0, 0}, "weight-only"},
   };
   return table;
 }
@@ -60,22 +60,27 @@ const Rule& find_rule(std::string_view subject, std::string_view name) {
   }
   std::string list;
   for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
-  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a format or precision recipe (expected one of " +
-                                        list + did_you_mean(name, names) + ")");
+  throw Error(std::string(subject), "\"" + std::string(name) +
+                                        "\" is not a format or precision recipe (expected one of " + list +
+                                        did_you_mean(name, names) + ")");
 }
 
 }  // namespace
 
 ComputeCapability parse_compute_capability(std::string_view subject, std::string_view text) {
-  const std::string bad = "\"" + std::string(text) + "\" is not a compute capability (expected e.g. 7.5, 8.0, 8.9, 9.0)";
+  const std::string bad =
+      "\"" + std::string(text) + "\" is not a compute capability (expected e.g. 7.5, 8.0, 8.9, 9.0)";
   std::string t = lower(text);
-  if (t.rfind("sm_", 0) == 0) t = t.substr(3);
-  else if (t.rfind("sm", 0) == 0) t = t.substr(2);
+  if (t.rfind("sm_", 0) == 0)
+    t = t.substr(3);
+  else if (t.rfind("sm", 0) == 0)
+    t = t.substr(2);
   ComputeCapability cc;
   const size_t dot = t.find('.');
   if (dot != std::string::npos) {
     const std::string a = t.substr(0, dot), b = t.substr(dot + 1);
-    if (!all_digits(a) || !all_digits(b) || a.size() > 2 || b.size() != 1) throw Error(std::string(subject), bad);
+    if (!all_digits(a) || !all_digits(b) || a.size() > 2 || b.size() != 1)
+      throw Error(std::string(subject), bad);
     cc.major = std::stoi(a);
     cc.minor = std::stoi(b);
   } else {
@@ -130,8 +135,9 @@ HardwareSupport hardware_support(std::string_view subject, std::string_view name
     }
   } else if (family == "weight-only") {
     if (cc < ampere)
-      s.reason = "weight-only: dequantised per matmul; below 8.0 use an fp16 compute dtype "
-                 "(bnb_4bit_compute_dtype=torch.float16), not bf16";
+      s.reason =
+          "weight-only: dequantised per matmul; below 8.0 use an fp16 compute dtype "
+          "(bnb_4bit_compute_dtype=torch.float16), not bf16";
   }
   return s;
 }

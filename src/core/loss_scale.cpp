@@ -37,8 +37,10 @@ int first_true(int lo, int hi, Pred pred) {
   int a = lo, b = hi + 1;
   while (a < b) {
     const int mid = a + (b - a) / 2;
-    if (pred(mid)) b = mid;
-    else a = mid + 1;
+    if (pred(mid))
+      b = mid;
+    else
+      a = mid + 1;
   }
   return a;
 }
@@ -58,8 +60,9 @@ Thresholds thresholds(const NumberFormat& f, const std::vector<double>& magnitud
       const CastResult r = at(k);
       return r.outcome == CastOutcome::overflow || std::fabs(r.value) >= f.smallest_normal;
     }));
-    t.hi.push_back(first_true(k_search_lo, k_search_hi,
-                              [&](int k) { return at(k).outcome == CastOutcome::overflow; }) - 1);
+    t.hi.push_back(
+        first_true(k_search_lo, k_search_hi, [&](int k) { return at(k).outcome == CastOutcome::overflow; }) -
+        1);
   }
   std::sort(t.lo.begin(), t.lo.end());
   std::sort(t.normal_lo.begin(), t.normal_lo.end());
@@ -73,9 +76,9 @@ size_t count_le(const std::vector<int>& sorted, int k) {
 
 ScaleShares shares_at(const Thresholds& t, int k) {
   const double n = static_cast<double>(t.lo.size());
-  const double kept = static_cast<double>(count_le(t.lo, k));       // lo <= k
+  const double kept = static_cast<double>(count_le(t.lo, k));  // lo <= k
   const double normal = static_cast<double>(count_le(t.normal_lo, k));
-  const double over = static_cast<double>(count_le(t.hi, k - 1));   // hi < k
+  const double over = static_cast<double>(count_le(t.hi, k - 1));  // hi < k
   ScaleShares s;
   s.zero = (n - kept) / n;
   s.overflow = over / n;
@@ -100,8 +103,8 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
   ScaleShares top;
   for (int k = k_lowest_log2; k <= k_highest_log2; ++k) {
     const ScaleShares s = shares_at(t, k);
-    const bool better = s.in_range() > top.in_range() ||
-                        (s.in_range() == top.in_range() && s.normal > top.normal);
+    const bool better =
+        s.in_range() > top.in_range() || (s.in_range() == top.in_range() && s.normal > top.normal);
     const bool same = s.in_range() == top.in_range() && s.normal == top.normal;
     if (best.empty() || better) {
       best = {k};
@@ -113,8 +116,8 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
   p.scale_log2 = std::find(best.begin(), best.end(), 0) != best.end() ? 0 : best[(best.size() - 1) / 2];
   p.scale = std::ldexp(1.0, p.scale_log2);
   p.scaled = shares_at(t, p.scale_log2);
-  p.lossless_lo_log2 = t.lo.back();    // the largest lo
-  p.lossless_hi_log2 = t.hi.front();   // the smallest hi
+  p.lossless_lo_log2 = t.lo.back();   // the largest lo
+  p.lossless_hi_log2 = t.hi.front();  // the smallest hi
   p.any_lossless = p.lossless_lo_log2 <= p.lossless_hi_log2;
   p.needed = p.scaled.in_range() > p.unscaled.in_range();
 
@@ -125,8 +128,8 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
                     "), so gradients of this size need no loss scale; it pays in precision instead (eps " +
                     g5(f.eps) + ").";
   } else if (!p.needed) {
-    p.explanation = "Every gradient is already representable in " + f.name + " (" + range +
-                    "); no loss scale is needed.";
+    p.explanation =
+        "Every gradient is already representable in " + f.name + " (" + range + "); no loss scale is needed.";
     if (p.scale_log2 != 0)
       p.explanation += " A scale of 2^" + std::to_string(p.scale_log2) + " would keep " +
                        pct(p.scaled.normal - p.unscaled.normal) + " more at full precision.";
@@ -138,7 +141,8 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
                     "(torch.cuda.amp.GradScaler does both and halves the scale when it sees inf).";
     if (!p.any_lossless)
       p.explanation += " These gradients span more binades than " + f.name +
-                       " holds: no single scale keeps them all; the best keeps " + pct(p.scaled.in_range()) + ".";
+                       " holds: no single scale keeps them all; the best keeps " + pct(p.scaled.in_range()) +
+                       ".";
   }
   return p;
 }
@@ -147,7 +151,8 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
 
 LossScalePlan plan_loss_scale(const NumberFormat& format, double grad_min, double grad_max) {
   if (format.kind != FormatKind::floating)
-    throw Error("--to", "loss scaling is for floating formats; " + format.name + " is not one (expected fp16, bf16, fp8-e5m2, ...)");
+    throw Error("--to", "loss scaling is for floating formats; " + format.name +
+                            " is not one (expected fp16, bf16, fp8-e5m2, ...)");
   if (!(std::isfinite(grad_min) && grad_min > 0))
     throw Error("--grad-min", "\"" + g5(grad_min) + "\" must be a positive finite magnitude (e.g. 1e-9)");
   if (!(std::isfinite(grad_max) && grad_max > 0))
@@ -165,13 +170,17 @@ LossScalePlan plan_loss_scale(const NumberFormat& format, double grad_min, doubl
 
 LossScalePlan plan_loss_scale(const NumberFormat& format, const std::vector<double>& values) {
   if (format.kind != FormatKind::floating)
-    throw Error("--to", "loss scaling is for floating formats; " + format.name + " is not one (expected fp16, bf16, fp8-e5m2, ...)");
+    throw Error("--to", "loss scaling is for floating formats; " + format.name +
+                            " is not one (expected fp16, bf16, fp8-e5m2, ...)");
   std::vector<double> magnitudes;
   uint64_t zeros = 0;
   for (double v : values) {
-    if (!std::isfinite(v)) throw Error("--values", "gradients must be finite (found " + shortest_decimal(v) + ")");
-    if (v == 0) ++zeros;
-    else magnitudes.push_back(std::fabs(v));
+    if (!std::isfinite(v))
+      throw Error("--values", "gradients must be finite (found " + shortest_decimal(v) + ")");
+    if (v == 0)
+      ++zeros;
+    else
+      magnitudes.push_back(std::fabs(v));
   }
   if (magnitudes.empty()) throw Error("--values", "no non-zero gradient values to scale");
   return plan(format, std::move(magnitudes), true, zeros);

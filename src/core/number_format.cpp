@@ -108,13 +108,15 @@ const std::vector<NumberFormat>& number_formats() {
         floating("fp64", 11, 52, Specials::ieee, "torch.float64", "IEEE binary64: scientific computing"),
         floating("fp32", 8, 23, Specials::ieee, "torch.float32", "IEEE binary32: the default for training"),
         floating("tf32", 8, 10, Specials::ieee, "",
-                 "TensorFloat-32: fp32 range, fp16 precision; a tensor-core matmul mode, stored as fp32",
-                 32),
-        floating("fp16", 5, 10, Specials::ieee, "torch.float16", "IEEE binary16: narrow range, needs loss scaling"),
-        floating("bf16", 8, 7, Specials::ieee, "torch.bfloat16", "bfloat16: fp32's range in 16 bits, 3 digits"),
+                 "TensorFloat-32: fp32 range, fp16 precision; a tensor-core matmul mode, stored as fp32", 32),
+        floating("fp16", 5, 10, Specials::ieee, "torch.float16",
+                 "IEEE binary16: narrow range, needs loss scaling"),
+        floating("bf16", 8, 7, Specials::ieee, "torch.bfloat16",
+                 "bfloat16: fp32's range in 16 bits, 3 digits"),
         floating("fp8-e4m3", 4, 3, Specials::nan_only_ones, "torch.float8_e4m3fn",
                  "OCP FP8 E4M3 (fn: finite, no inf): weights and activations"),
-        floating("fp8-e5m2", 5, 2, Specials::ieee, "torch.float8_e5m2", "OCP FP8 E5M2: gradients (more range)"),
+        floating("fp8-e5m2", 5, 2, Specials::ieee, "torch.float8_e5m2",
+                 "OCP FP8 E5M2: gradients (more range)"),
         integer("int8", 8, "torch.int8", "8-bit integer: quantised weights with a scale per row or block"),
         integer("int4", 4, "", "4-bit integer: quantised weights with a scale per group (GPTQ, AWQ)"),
         nf4(),
@@ -128,12 +130,15 @@ const std::vector<NumberFormat>& number_formats() {
 const NumberFormat& find_number_format(std::string_view subject, std::string_view name) {
   std::string key = lower(name);
   static const std::pair<const char*, const char*> aliases[] = {
-      {"float64", "fp64"},       {"double", "fp64"},         {"float32", "fp32"},
-      {"float", "fp32"},         {"tensorfloat32", "tf32"},  {"float16", "fp16"},
-      {"half", "fp16"},          {"bfloat16", "bf16"},       {"fp8", "fp8-e4m3"},
-      {"e4m3", "fp8-e4m3"},      {"e5m2", "fp8-e5m2"},       {"fp8_e4m3", "fp8-e4m3"},
-      {"fp8_e5m2", "fp8-e5m2"},  {"float8_e4m3fn", "fp8-e4m3"}, {"fp8-e4m3fn", "fp8-e4m3"},
-      {"float8_e5m2", "fp8-e5m2"}, {"e4m3fn", "fp8-e4m3"}};
+      {"float64", "fp64"},        {"double", "fp64"},
+      {"float32", "fp32"},        {"float", "fp32"},
+      {"tensorfloat32", "tf32"},  {"float16", "fp16"},
+      {"half", "fp16"},           {"bfloat16", "bf16"},
+      {"fp8", "fp8-e4m3"},        {"e4m3", "fp8-e4m3"},
+      {"e5m2", "fp8-e5m2"},       {"fp8_e4m3", "fp8-e4m3"},
+      {"fp8_e5m2", "fp8-e5m2"},   {"float8_e4m3fn", "fp8-e4m3"},
+      {"fp8-e4m3fn", "fp8-e4m3"}, {"float8_e5m2", "fp8-e5m2"},
+      {"e4m3fn", "fp8-e4m3"}};
   for (const auto& [from, to] : aliases)
     if (key == from) key = to;
   std::vector<std::string> names;
@@ -156,7 +161,8 @@ std::vector<const NumberFormat*> parse_format_list(std::string_view subject, std
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (item.empty())
-      throw Error(std::string(subject), "\"" + std::string(text) + "\" has an empty format name (expected e.g. fp16,bf16)");
+      throw Error(std::string(subject),
+                  "\"" + std::string(text) + "\" has an empty format name (expected e.g. fp16,bf16)");
     out.push_back(&find_number_format(subject, item));
     if (comma == std::string_view::npos) break;
     start = comma + 1;

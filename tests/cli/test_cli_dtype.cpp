@@ -18,6 +18,7 @@ TEST_CASE("dtype fp16 bf16: golden table", "[cli][dtype]") {
   const auto r = run_cli({"dtype", "fp16", "bf16"});
   CHECK(r.code == 0);
   CHECK(r.err.empty());
+  // clang-format off
   CHECK(r.out ==
       "format  bits    bytes         max          min  smallest normal  smallest subnormal           eps  digits  inf  nan\n"
       "fp16    1+5+10      2       65504       -65504       6.1035e-05          5.9605e-08  9.765625e-04    3.31  yes  yes\n"
@@ -25,8 +26,10 @@ TEST_CASE("dtype fp16 bf16: golden table", "[cli][dtype]") {
       "\n"
       "fp16: IEEE binary16: narrow range, needs loss scaling\n"
       "bf16: bfloat16: fp32's range in 16 bits, 3 digits\n");
+  // clang-format on
 }
 
+// clang-format off
 // Checked by hand: 70000 > fp16's 65519.99 -> inf (0x7c00); bf16: 70000 = 1.0681 * 2^16, step 2^9 = 512,
 // 70000 / 512 = 136.7 -> 137 * 512 = 70144 = 0 10001111 0001001 = 0x4789; fp8-e4m3 has no inf and PyTorch's cast
 // gives NaN (0x7f). 1e-8 < 2^-25 (half fp16's smallest subnormal) -> 0; bf16 1e-8 = 1.3422 * 2^-27 ->
@@ -215,6 +218,7 @@ TEST_CASE("cast 70000 1e-8 1.0001 0.1 --to fp16,bf16,fp8-e4m3: golden JSON", "[c
 }
 )json");
 }
+// clang-format on
 
 TEST_CASE("dtype: every format by default, JSON names and nulls", "[cli][dtype]") {
   const auto all = run_cli({"dtype", "--format", "json"});
@@ -263,7 +267,8 @@ TEST_CASE("cast decodes a bit pattern", "[cli][cast]") {
   CHECK(j["results"][0]["bits_binary"] == "0 01111 0000000000");
   CHECK(j["results"][0]["outcome"] == "exact");
   // fp8-e4m3's largest number and its NaN; into fp16 as well.
-  const auto e4 = run_cli({"cast", "0x7e", "0x7f", "--from-bits", "fp8-e4m3", "--to", "fp8-e4m3,fp16", "--format", "json"});
+  const auto e4 = run_cli(
+      {"cast", "0x7e", "0x7f", "--from-bits", "fp8-e4m3", "--to", "fp8-e4m3,fp16", "--format", "json"});
   const auto k = nlohmann::json::parse(e4.out);
   CHECK(k["results"][0]["value"] == "448");
   CHECK(k["results"][1]["value"] == "448");
@@ -285,7 +290,8 @@ TEST_CASE("cast: table verdicts, negative values, saturation", "[cli][cast]") {
 }
 
 TEST_CASE("scale: fp16 needs 2^14 for 1e-9..3.5, bf16 none", "[cli][scale]") {
-  const auto r = run_cli({"scale", "--grad-min", "1e-9", "--grad-max", "3.5", "--to", "fp16", "--format", "json"});
+  const auto r =
+      run_cli({"scale", "--grad-min", "1e-9", "--grad-max", "3.5", "--to", "fp16", "--format", "json"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "memplan.scale/1");
@@ -321,42 +327,56 @@ TEST_CASE("bad input: one line on stderr, exit 2, nothing on stdout", "[cli][dty
   };
   const Case cases[] = {
       {{"dtype", "fp17"},
-       "dtype: \"fp17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, "
+       "dtype: \"fp17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+       "fp8-e5m2, "
        "int8, int4, nf4; did you mean \"fp16\"?)"},
       {{"dtype", "--format", "json", "bf17"},
-       "dtype: \"bf17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, "
+       "dtype: \"bf17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+       "fp8-e5m2, "
        "int8, int4, nf4; did you mean \"bf16\"?)"},
       {{"cast", "abc"}, "cast: \"abc\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)"},
       {{"cast", "1.2.3"}, "cast: \"1.2.3\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)"},
       {{"cast", "0x3c00"},
-       "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float needs an "
+       "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float needs "
+       "an "
        "exponent, e.g. 0x1.8p3"},
       {{"cast", "1e400"}, "cast: \"1e400\" is beyond fp64's range (largest 1.7977e+308)"},
       {{"cast"}, "cast: no value given (expected e.g. memplan cast 0.1 --to fp16,bf16)"},
       {{"cast", "1", "--to", "fp16,bf61"},
-       "--to: \"bf61\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, "
+       "--to: \"bf61\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+       "fp8-e5m2, "
        "int8, int4, nf4; did you mean \"bf16\"?)"},
-      {{"cast", "0x13c00", "--from-bits", "fp16"}, "--from-bits fp16: \"0x13c00\" is wider than fp16's 16 bits"},
-      {{"cast", "0x100", "--from-bits", "fp8-e5m2"}, "--from-bits fp8-e5m2: \"0x100\" is wider than fp8-e5m2's 8 bits"},
-      {{"cast", "0b11111", "--from-bits", "int4"}, "--from-bits int4: \"0b11111\" is wider than int4's 4 bits"},
+      {{"cast", "0x13c00", "--from-bits", "fp16"},
+       "--from-bits fp16: \"0x13c00\" is wider than fp16's 16 bits"},
+      {{"cast", "0x100", "--from-bits", "fp8-e5m2"},
+       "--from-bits fp8-e5m2: \"0x100\" is wider than fp8-e5m2's 8 bits"},
+      {{"cast", "0b11111", "--from-bits", "int4"},
+       "--from-bits int4: \"0b11111\" is wider than int4's 4 bits"},
       {{"cast", "3c00", "--from-bits", "fp16"},
-       "--from-bits fp16: \"3c00\" is not a bit pattern (expected hex like 0x3c00 or binary like 0b0011110000000000)"},
+       "--from-bits fp16: \"3c00\" is not a bit pattern (expected hex like 0x3c00 or binary like "
+       "0b0011110000000000)"},
       {{"cast", "0x3g00", "--from-bits", "fp16"},
-       "--from-bits fp16: \"0x3g00\" is not a bit pattern (expected hex like 0x3c00 or binary like 0b0011110000000000)"},
+       "--from-bits fp16: \"0x3g00\" is not a bit pattern (expected hex like 0x3c00 or binary like "
+       "0b0011110000000000)"},
       {{"cast", "1", "--from-bits", "fp61"},
-       "--from-bits: \"fp61\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+       "--from-bits: \"fp61\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, "
+       "fp8-e4m3, "
        "fp8-e5m2, int8, int4, nf4; did you mean \"fp64\"?)"},
       {{"cast", "1", "--tp", "fp16"}, "The following argument was not expected: --tp"},
-      {{"cast", "1", "--format", "yaml"}, "--format: \"yaml\" is not a format (expected table, json, markdown or csv)"},
+      {{"cast", "1", "--format", "yaml"},
+       "--format: \"yaml\" is not a format (expected table, json, markdown or csv)"},
       {{"scale", "--grad-min", "1e-9"},
-       "--grad-max: missing (expected --grad-min and --grad-max, e.g. --grad-min 1e-9 --grad-max 3.5, or --values FILE)"},
-      {{"scale", "--grad-min", "3.5", "--grad-max", "1e-9"}, "--grad-min: 3.5 is larger than --grad-max 1e-09"},
+       "--grad-max: missing (expected --grad-min and --grad-max, e.g. --grad-min 1e-9 --grad-max 3.5, or "
+       "--values FILE)"},
+      {{"scale", "--grad-min", "3.5", "--grad-max", "1e-9"},
+       "--grad-min: 3.5 is larger than --grad-max 1e-09"},
       {{"scale", "--grad-min", "0", "--grad-max", "1"},
        "--grad-min: \"0\" must be a positive finite magnitude (e.g. 1e-9)"},
       {{"scale", "--grad-min", "1", "--grad-max", "2", "--to", "int8"},
        "--to: loss scaling is for floating formats; int8 is not one (expected fp16, bf16, fp8-e5m2, ...)"},
       {{"scale", "--grad-min", "1", "--grad-max", "2", "--to", "fp15"},
-       "--to: \"fp15\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, "
+       "--to: \"fp15\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+       "fp8-e5m2, "
        "int8, int4, nf4; did you mean \"fp16\"?)"},
       {{"scale", "--values", "/nonexistent/grads.txt"}, "--values: cannot read \"/nonexistent/grads.txt\""},
   };

@@ -26,9 +26,12 @@ float float_from_bits(uint32_t b) {
 double fp16_by_definition(uint32_t h) {
   const int s = (h >> 15) & 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   double v;
-  if (e == 31) v = m ? NAN : INFINITY;
-  else if (e == 0) v = std::pow(2.0, -14) * (m / 1024.0);
-  else v = std::pow(2.0, e - 15) * (1.0 + m / 1024.0);
+  if (e == 31)
+    v = m ? NAN : INFINITY;
+  else if (e == 0)
+    v = std::pow(2.0, -14) * (m / 1024.0);
+  else
+    v = std::pow(2.0, e - 15) * (1.0 + m / 1024.0);
   return s ? -v : v;
 }
 
@@ -259,7 +262,8 @@ TEST_CASE("parsing values and bit patterns", "[cast]") {
   CHECK(error_of([] { parse_cast_value("cast", "1.2.3"); }) ==
         "cast: \"1.2.3\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)");
   CHECK(error_of([] { parse_cast_value("cast", "0x3c00"); }) ==
-        "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float needs an "
+        "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float "
+        "needs an "
         "exponent, e.g. 0x1.8p3");
   CHECK(error_of([] { parse_cast_value("cast", "1e999"); }) ==
         "cast: \"1e999\" is beyond fp64's range (largest 1.7977e+308)");

@@ -13,7 +13,8 @@ TEST_CASE("bf16 needs Ampere; a T4 gets amp-fp16 with a GradScaler", "[hardware_
   CHECK(t4.suggestion == "amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)");
   CHECK(t4.reason.find("8.0") != std::string::npos);
   CHECK_FALSE(hardware_support("--precision", "amp-bf16", "7.0").native);
-  CHECK(hardware_support("--precision", "mixed-bf16", "7.5").suggestion == "mixed-fp16 with loss scaling (a GradScaler)");
+  CHECK(hardware_support("--precision", "mixed-bf16", "7.5").suggestion ==
+        "mixed-fp16 with loss scaling (a GradScaler)");
   CHECK(hardware_support("--precision", "bf16", "8.0").native);
   CHECK(hardware_support("--precision", "bfloat16", "8.6").native);
   CHECK(hardware_support("--precision", "amp-bf16", "9.0").suggestion.empty());
@@ -21,7 +22,8 @@ TEST_CASE("bf16 needs Ampere; a T4 gets amp-fp16 with a GradScaler", "[hardware_
 
 TEST_CASE("fp8 needs 8.9 or newer", "[hardware_support]") {
   CHECK_FALSE(hardware_support("--quantize", "fp8", "8.0").native);
-  CHECK(hardware_support("--quantize", "fp8", "8.0").suggestion == "bf16 (amp-bf16), or int8 weights for inference");
+  CHECK(hardware_support("--quantize", "fp8", "8.0").suggestion ==
+        "bf16 (amp-bf16), or int8 weights for inference");
   CHECK(hardware_support("--quantize", "fp8-e4m3", "7.5").suggestion ==
         "amp-fp16 with a GradScaler, or int8 weights for inference");
   CHECK_FALSE(hardware_support("--quantize", "fp8-e5m2", "8.6").native);
@@ -53,8 +55,9 @@ TEST_CASE("compute capabilities and errors", "[hardware_support]") {
                     "cc: \"eight\" is not a compute capability (expected e.g. 7.5, 8.0, 8.9, 9.0)");
   CHECK_THROWS_WITH(parse_compute_capability("cc", "8."),
                     "cc: \"8.\" is not a compute capability (expected e.g. 7.5, 8.0, 8.9, 9.0)");
-  CHECK_THROWS_WITH(hardware_support("--precision", "bf61", "8.0"),
-                    "--precision: \"bf61\" is not a format or precision recipe (expected one of fp64, fp32, tf32, "
-                    "fp16, amp-fp16, mixed-fp16, bf16, amp-bf16, mixed-bf16, fp8, fp8-e4m3, fp8-e5m2, int8, int4, "
-                    "nf4, nf4-dq; did you mean \"bf16\"?)");
+  CHECK_THROWS_WITH(
+      hardware_support("--precision", "bf61", "8.0"),
+      "--precision: \"bf61\" is not a format or precision recipe (expected one of fp64, fp32, tf32, "
+      "fp16, amp-fp16, mixed-fp16, bf16, amp-bf16, mixed-bf16, fp8, fp8-e4m3, fp8-e5m2, int8, int4, "
+      "nf4, nf4-dq; did you mean \"bf16\"?)");
 }

@@ -64,9 +64,12 @@ TEST_CASE("gradient files and bad input", "[loss_scale]") {
   CHECK(v[1] == -2.5);
   CHECK_THROWS_WITH(parse_gradient_values("g.txt", "1\nabc\n"),
                     "g.txt:2: \"abc\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)");
-  CHECK_THROWS_WITH(parse_gradient_values("g.txt", "1\ninf\n"), "g.txt:2: \"inf\" is not a finite gradient value");
-  CHECK_THROWS_WITH(parse_gradient_values("g.txt", "# nothing\n"), "g.txt: no values (expected one number a line)");
-  CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), 3.5, 1e-9), "--grad-min: 3.5 is larger than --grad-max 1e-09");
+  CHECK_THROWS_WITH(parse_gradient_values("g.txt", "1\ninf\n"),
+                    "g.txt:2: \"inf\" is not a finite gradient value");
+  CHECK_THROWS_WITH(parse_gradient_values("g.txt", "# nothing\n"),
+                    "g.txt: no values (expected one number a line)");
+  CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), 3.5, 1e-9),
+                    "--grad-min: 3.5 is larger than --grad-max 1e-09");
   CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), -1.0, 1.0),
                     "--grad-min: \"-1\" must be a positive finite magnitude (e.g. 1e-9)");
   CHECK_THROWS_AS(plan_loss_scale(fmt("int8"), 1e-3, 1.0), Error);

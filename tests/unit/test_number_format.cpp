@@ -33,15 +33,15 @@ TEST_CASE("float facts match torch.finfo to the last digit", "[number_format]") 
       {"fp32", 32, 8, 23, 3.4028234663852886e+38, 1.1754943508222875e-38, 1.401298464324817e-45,
        1.1920928955078125e-07, 1e-06, true},
       {"fp16", 16, 5, 10, 65504.0, 6.103515625e-05, 5.9604644775390625e-08, 0.0009765625, 0.001, true},
-      {"bf16", 16, 8, 7, 3.3895313892515355e+38, 1.1754943508222875e-38, 9.183549615799121e-41, 0.0078125, 0.01,
-       true},
+      {"bf16", 16, 8, 7, 3.3895313892515355e+38, 1.1754943508222875e-38, 9.183549615799121e-41, 0.0078125,
+       0.01, true},
       // torch.finfo(torch.float8_e4m3fn): max 448, tiny 0.015625, eps 0.125, resolution 1; no inf.
       {"fp8-e4m3", 8, 4, 3, 448.0, 0.015625, 0.001953125, 0.125, 1.0, false},
       // torch.finfo(torch.float8_e5m2): max 57344, tiny 6.1035e-05, eps 0.25, resolution 1.
       {"fp8-e5m2", 8, 5, 2, 57344.0, 6.103515625e-05, 1.52587890625e-05, 0.25, 1.0, true},
       // TF32: fp32's exponent, fp16's mantissa: (2 - 2^-10) * 2^127, 2^-126, 2^-136, 2^-10.
-      {"tf32", 19, 8, 10, 3.4011621342146535e+38, 1.1754943508222875e-38, 1.1479437019748901e-41, 0.0009765625,
-       0.001, true},
+      {"tf32", 19, 8, 10, 3.4011621342146535e+38, 1.1754943508222875e-38, 1.1479437019748901e-41,
+       0.0009765625, 0.001, true},
   };
   for (const Want& w : want) {
     INFO(w.name);
@@ -97,7 +97,8 @@ TEST_CASE("bytes come from the storage-format table", "[number_format]") {
 }
 
 TEST_CASE("the table lists the ten formats in the documented order", "[number_format]") {
-  const char* names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8-e4m3", "fp8-e5m2", "int8", "int4", "nf4"};
+  const char* names[] = {"fp64",     "fp32",     "tf32", "fp16", "bf16",
+                         "fp8-e4m3", "fp8-e5m2", "int8", "int4", "nf4"};
   REQUIRE(number_formats().size() == 10);
   for (size_t i = 0; i < 10; ++i) CHECK(number_formats()[i].name == names[i]);
 }
@@ -108,7 +109,8 @@ TEST_CASE("aliases and errors", "[number_format]") {
   CHECK(find_number_format("t", "float8_e4m3fn").name == "fp8-e4m3");
   CHECK(find_number_format("t", "e5m2").name == "fp8-e5m2");
   CHECK(error_of("fp17") ==
-        "--to: \"fp17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, fp8-e5m2, "
+        "--to: \"fp17\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
+        "fp8-e5m2, "
         "int8, int4, nf4; did you mean \"fp16\"?)");
   const auto list = parse_format_list("--to", "fp16,bf16, fp8-e4m3");
   REQUIRE(list.size() == 3);
