@@ -108,7 +108,10 @@ int run_scale(Io& io, const ScaleArgs& args) {
                            : std::string(" (assumed spread evenly on a log scale)"))
          << "\n";
   io.out << "unscaled:     " << shares_line(p.unscaled) << "\n";
-  io.out << "loss scale:   2^" << p.scale_log2 << " = " << g5(p.scale) << (p.needed ? "" : " (none needed)")
+  io.out << "loss scale:   2^" << p.scale_log2 << " = " << g5(p.scale)
+         << (p.needed                    ? ""
+             : p.unscaled.in_range() < 1 ? " (no scale helps)"
+                                         : " (none needed)")
          << "\n";
   io.out << "scaled:       " << shares_line(p.scaled) << "\n";
   if (p.any_lossless)

@@ -123,16 +123,22 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
 
   const std::string zero_at = g5(f.smallest_subnormal / 2);
   const std::string range = "normal range " + g5(f.smallest_normal) + " to " + g5(f.max);
-  if (!p.needed && f.exponent_bits >= 8) {
+  const std::string too_wide =
+      "These gradients span more binades than " + f.name + " holds: no single scale keeps them all";
+  if (p.unscaled.in_range() == 1 && f.exponent_bits >= 8) {
     p.explanation = f.name + " keeps fp32's 8 exponent bits (" + range +
                     "), so gradients of this size need no loss scale; it pays in precision instead (eps " +
                     g5(f.eps) + ").";
-  } else if (!p.needed) {
+  } else if (p.unscaled.in_range() == 1) {
     p.explanation =
         "Every gradient is already representable in " + f.name + " (" + range + "); no loss scale is needed.";
     if (p.scale_log2 != 0)
       p.explanation += " A scale of 2^" + std::to_string(p.scale_log2) + " would keep " +
                        pct(p.scaled.normal - p.unscaled.normal) + " more at full precision.";
+  } else if (!p.needed) {
+    p.explanation = too_wide + " (" + range +
+                    "), and no power of two keeps more than scale 1 does: " + pct(1 - p.scaled.in_range()) +
+                    " are lost at any scale.";
   } else {
     p.explanation = f.name + " has " + std::to_string(f.exponent_bits) + " exponent bits (" + range +
                     "): magnitudes at or below " + zero_at +
@@ -140,9 +146,7 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
                     "(only the exponent moves); divide it out in fp32 before the optimizer step "
                     "(torch.cuda.amp.GradScaler does both and halves the scale when it sees inf).";
     if (!p.any_lossless)
-      p.explanation += " These gradients span more binades than " + f.name +
-                       " holds: no single scale keeps them all; the best keeps " + pct(p.scaled.in_range()) +
-                       ".";
+      p.explanation += " " + too_wide + "; the best keeps " + pct(p.scaled.in_range()) + ".";
   }
   return p;
 }

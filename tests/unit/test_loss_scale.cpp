@@ -43,6 +43,18 @@ TEST_CASE("bf16 needs no loss scale and says why", "[loss_scale]") {
   CHECK(p.explanation.find("8 exponent bits") != std::string::npos);
 }
 
+TEST_CASE("a range wider than the format: no scale helps", "[loss_scale]") {
+  // fp8-e5m2 keeps 2^-17 < |g| < 61440 (about 33 binades); 1e-12..1e6 spans ln(1e18) = 41.447 (59.8 binades).
+  // Unscaled: flushed ln(2^-17 / 1e-12) / 41.447 = 15.847 / 41.447 = 0.3823; overflow ln(1e6 / 61440)
+  // / 41.447 = 0.0673. Any shift of the window loses as much at one end as it saves at the other.
+  const LossScalePlan p = plan_loss_scale(fmt("fp8-e5m2"), 1e-12, 1e6);
+  CHECK(p.unscaled.zero == Approx(0.3823).margin(k_tol));
+  CHECK(p.unscaled.overflow == Approx(0.0673).margin(k_tol));
+  CHECK_FALSE(p.any_lossless);
+  CHECK_FALSE(p.needed);
+  CHECK(p.explanation.find("no power of two keeps more than scale 1") != std::string::npos);
+}
+
 TEST_CASE("values: the best scale when no scale keeps everything", "[loss_scale]") {
   // |70000| overflows fp16 and 1e-9 flushes; no power of two keeps both (ratio 7e13 > fp16's span).
   const LossScalePlan p = plan_loss_scale(fmt("fp16"), std::vector<double>{1e-9, 0.0, 2.0, -70000.0});
