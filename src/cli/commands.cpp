@@ -11,6 +11,9 @@ const std::vector<CommandSpec>& commands() {
       {"max-batch", "Largest micro-batch that fits, and gradient-accumulation steps", add_max_batch},
       {"gpus", "GPU presets", add_gpus},
       {"models", "Model presets", add_models},
+      {"dtype", "Number formats: bits, range, precision (as torch.finfo reports them)", add_dtype},
+      {"cast", "What each format stores for a value: exact rounding, bits, error", add_cast},
+      {"scale", "The loss scale that keeps gradients in range of fp16 (bf16 needs none)", add_scale},
   };
   return table;
 }

@@ -10,5 +10,8 @@ void add_fit(CLI::App& sub, Runner& run);
 void add_max_batch(CLI::App& sub, Runner& run);
 void add_gpus(CLI::App& sub, Runner& run);
 void add_models(CLI::App& sub, Runner& run);
+void add_cast(CLI::App& sub, Runner& run);   // memplan cast: exact rounding into each format
+void add_dtype(CLI::App& sub, Runner& run);  // memplan dtype: number-format facts
+void add_scale(CLI::App& sub, Runner& run);  // memplan scale: loss scale for a gradient range
 
 }  // namespace memplan::cli
