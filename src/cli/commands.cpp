@@ -7,6 +7,7 @@ namespace memplan::cli {
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> table = {
       // {"estimate", "...", add_estimate},   (one row per command; keep alphabetical within groups)
+      {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)", add_probe},
   };
   return table;
 }

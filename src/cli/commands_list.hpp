@@ -5,4 +5,6 @@
 
 namespace memplan::cli {
 
+void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
+
 }  // namespace memplan::cli
