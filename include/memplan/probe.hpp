@@ -15,12 +15,12 @@ namespace memplan {
 
 // One device a CUDA program could use: a whole GPU, or a MIG instance when the GPU is in MIG mode.
 struct ProbedDevice {
-  unsigned index = 0;       // CUDA ordinal after CUDA_VISIBLE_DEVICES: what cuda:N (and PyTorch) mean
-  unsigned nvml_index = 0;  // NVML / nvidia-smi index of the physical GPU (of the parent under MIG)
-  std::string name;         // "NVIDIA H100 80GB HBM3"; a MIG instance's profile name under MIG
-  std::string uuid;         // "GPU-..." or, for a MIG instance, "MIG-..."
-  std::string parent_uuid;  // MIG only: the physical GPU's UUID
-  bool mig = false;         // a MIG instance: the memory numbers are the instance's, not the board's
+  unsigned index = 0;           // CUDA ordinal after CUDA_VISIBLE_DEVICES: what cuda:N (and PyTorch) mean
+  unsigned nvml_index = 0;      // NVML / nvidia-smi index of the physical GPU (of the parent under MIG)
+  std::string name;             // "NVIDIA H100 80GB HBM3"; a MIG instance's profile name under MIG
+  std::string uuid;             // "GPU-..." or, for a MIG instance, "MIG-..."
+  std::string parent_uuid;      // MIG only: the physical GPU's UUID
+  bool mig = false;             // a MIG instance: the memory numbers are the instance's, not the board's
   uint64_t total_bytes = 0;     // NVML total (the whole framebuffer on R510+ drivers)
   uint64_t reserved_bytes = 0;  // driver/firmware-reserved part of total (0 when unknown)
   bool reserved_known = false;  // read through nvmlDeviceGetMemoryInfo_v2 (else v1: used includes reserved)
@@ -28,9 +28,9 @@ struct ProbedDevice {
   uint64_t free_bytes = 0;      // free now
   int cc_major = -1;            // compute capability, -1 when NVML did not say
   int cc_minor = -1;
-  bool bf16 = false;            // bf16 in hardware (compute capability >= 8.0)
-  bool fp8 = false;             // fp8 in hardware (compute capability >= 8.9)
-  std::string error;            // non-empty: this device is visible but its memory could not be read
+  bool bf16 = false;  // bf16 in hardware (compute capability >= 8.0)
+  bool fp8 = false;   // fp8 in hardware (compute capability >= 8.9)
+  std::string error;  // non-empty: this device is visible but its memory could not be read
 };
 
 // What the probe found. `error` is empty exactly when at least one device was read.

@@ -18,7 +18,9 @@ std::string cc_text(const ProbedDevice& d) {
   return d.cc_major < 0 ? std::string() : std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
 }
 
-nlohmann::ordered_json null_or(const std::string& s) { return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s); }
+nlohmann::ordered_json null_or(const std::string& s) {
+  return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+}
 
 nlohmann::ordered_json to_json(const ProbeReport& report, const ProbeOptions& options) {
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -29,10 +31,12 @@ nlohmann::ordered_json to_json(const ProbeReport& report, const ProbeOptions& op
         {"nvml_index", d.nvml_index},
         {"name", d.name},
         {"uuid", null_or(d.uuid)},
-        {"memory_total_bytes", read ? nlohmann::ordered_json(d.total_bytes) : nlohmann::ordered_json(nullptr)},
+        {"memory_total_bytes",
+         read ? nlohmann::ordered_json(d.total_bytes) : nlohmann::ordered_json(nullptr)},
         {"memory_used_bytes", read ? nlohmann::ordered_json(d.used_bytes) : nlohmann::ordered_json(nullptr)},
         {"memory_free_bytes", read ? nlohmann::ordered_json(d.free_bytes) : nlohmann::ordered_json(nullptr)},
-        {"memory_reserved_bytes", read && d.reserved_known ? nlohmann::ordered_json(d.reserved_bytes) : nlohmann::ordered_json(nullptr)},
+        {"memory_reserved_bytes", read && d.reserved_known ? nlohmann::ordered_json(d.reserved_bytes)
+                                                           : nlohmann::ordered_json(nullptr)},
         {"compute_capability", null_or(cc_text(d))},
         {"bf16", d.bf16},
         {"fp8", d.fp8},
@@ -43,12 +47,17 @@ nlohmann::ordered_json to_json(const ProbeReport& report, const ProbeOptions& op
   }
   nlohmann::ordered_json inputs = {
       {"library", null_or(options.library)},
-      {"cuda_visible_devices", options.cuda_visible_devices ? nlohmann::ordered_json(*options.cuda_visible_devices) : nullptr},
-      {"cuda_device_order", options.cuda_device_order ? nlohmann::ordered_json(*options.cuda_device_order) : nullptr},
+      {"cuda_visible_devices",
+       options.cuda_visible_devices ? nlohmann::ordered_json(*options.cuda_visible_devices) : nullptr},
+      {"cuda_device_order",
+       options.cuda_device_order ? nlohmann::ordered_json(*options.cuda_device_order) : nullptr},
   };
-  return {{"schema", "memplan.probe/1"},   {"inputs", inputs},
-          {"library", null_or(report.library)}, {"driver_version", null_or(report.driver_version)},
-          {"devices", devices},            {"notes", report.notes},
+  return {{"schema", "memplan.probe/1"},
+          {"inputs", inputs},
+          {"library", null_or(report.library)},
+          {"driver_version", null_or(report.driver_version)},
+          {"devices", devices},
+          {"notes", report.notes},
           {"error", null_or(report.error)}};
 }
 
@@ -58,11 +67,11 @@ std::vector<std::vector<std::string>> rows(const ProbeReport& report, Format for
   std::vector<std::vector<std::string>> out;
   for (const ProbedDevice& d : report.devices) {
     const bool read = d.error.empty();
-    out.push_back({format == Format::csv ? std::to_string(d.index) : "cuda:" + std::to_string(d.index), d.name,
-                   read ? bytes(d.total_bytes) : "?",
+    out.push_back({format == Format::csv ? std::to_string(d.index) : "cuda:" + std::to_string(d.index),
+                   d.name, read ? bytes(d.total_bytes) : "?",
                    read && d.reserved_known ? bytes(d.reserved_bytes) : "?", read ? bytes(d.used_bytes) : "?",
-                   read ? bytes(d.free_bytes) : "?", cc_text(d).empty() ? "?" : cc_text(d), d.bf16 ? "yes" : "no",
-                   d.fp8 ? "yes" : "no", d.mig ? "yes" : "no", d.uuid});
+                   read ? bytes(d.free_bytes) : "?", cc_text(d).empty() ? "?" : cc_text(d),
+                   d.bf16 ? "yes" : "no", d.fp8 ? "yes" : "no", d.mig ? "yes" : "no", d.uuid});
   }
   return out;
 }
@@ -76,7 +85,7 @@ std::string csv_field(const std::string& s) {
 
 void print_table(std::ostream& out, const ProbeReport& report, const OutputOptions& o) {
   const std::vector<std::string> header = {"device", "name", "total", "reserved", "used", "free",
-                                           "cc", "bf16", "fp8", "mig", "uuid"};
+                                           "cc",     "bf16", "fp8",   "mig",      "uuid"};
   const auto body = rows(report, o.format, o.units);
   if (o.format == Format::csv) {
     out << "index,name,memory_total_bytes,memory_reserved_bytes,memory_used_bytes,memory_free_bytes,"

@@ -22,7 +22,8 @@ LocalDevice choose_local_device(const ProbeReport& report, std::string_view spec
     bool ok = !digits.empty() && digits.size() <= 4;
     for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
     if (!ok)
-      throw Error("--gpu", "\"" + std::string(spec) + "\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
+      throw Error("--gpu", "\"" + std::string(spec) +
+                               "\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
     ordinal = std::stoul(std::string(digits));
   }
   const std::string name = "cuda:" + std::to_string(ordinal);
@@ -34,8 +35,10 @@ LocalDevice choose_local_device(const ProbeReport& report, std::string_view spec
   }
   if (ordinal >= report.devices.size()) {
     std::string list;
-    for (const ProbedDevice& d : report.devices) list += (list.empty() ? "" : ", ") + ("cuda:" + std::to_string(d.index));
-    out.reason = name + ": no such device (" + std::to_string(report.devices.size()) + " visible: " + list + ")";
+    for (const ProbedDevice& d : report.devices)
+      list += (list.empty() ? "" : ", ") + ("cuda:" + std::to_string(d.index));
+    out.reason =
+        name + ": no such device (" + std::to_string(report.devices.size()) + " visible: " + list + ")";
     return out;
   }
   const ProbedDevice& d = report.devices[ordinal];

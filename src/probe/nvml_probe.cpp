@@ -73,7 +73,7 @@ struct NvmlApi {
 
 // A dlopen'ed library, closed when it goes out of scope.
 class SharedLibrary {
-public:
+ public:
   explicit SharedLibrary(void* handle) : m_handle(handle) {}
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;
@@ -88,7 +88,7 @@ public:
     return address != nullptr;
   }
 
-private:
+ private:
   void* m_handle;
 };
 
@@ -118,11 +118,14 @@ std::string nvml_error(const NvmlApi& api, NvmlReturn rc) {
 std::string init_failure(const NvmlApi& api, NvmlReturn rc) {
   const std::string detail = " (nvmlInit_v2: " + nvml_error(api, rc) + ")";
   switch (rc) {
-    case k_driver_not_loaded: return "NVIDIA driver not loaded" + detail;
+    case k_driver_not_loaded:
+      return "NVIDIA driver not loaded" + detail;
     case k_lib_rm_version_mismatch:
       return "NVIDIA driver and library versions differ; reboot or reload the nvidia module" + detail;
-    case k_no_permission: return "no permission to use the NVIDIA driver" + detail;
-    default: return "NVML could not start" + detail;
+    case k_no_permission:
+      return "no permission to use the NVIDIA driver" + detail;
+    default:
+      return "NVML could not start" + detail;
   }
 }
 
@@ -236,7 +239,8 @@ void apply_visibility(const ProbeOptions& options, std::vector<PhysicalGpu>& gpu
       }
     const std::vector<size_t> picked = select_visible(visible, uuids);
     if (!picked.empty()) chosen.push_back(all[picked.front()]);
-    if (picked.size() > 1) report.notes.push_back("CUDA shows only the first MIG instance in CUDA_VISIBLE_DEVICES");
+    if (picked.size() > 1)
+      report.notes.push_back("CUDA shows only the first MIG instance in CUDA_VISIBLE_DEVICES");
   } else {
     std::vector<std::string> uuids;
     for (const PhysicalGpu& g : gpus) uuids.push_back(g.whole.uuid);
@@ -270,8 +274,8 @@ void apply_visibility(const ProbeOptions& options, std::vector<PhysicalGpu>& gpu
   }
   for (const ProbedDevice& d : report.devices)
     if (d.error.empty()) return;
-  report.error = "no device could be read: cuda:0 " + report.devices.front().name + ": " +
-                 report.devices.front().error;
+  report.error =
+      "no device could be read: cuda:0 " + report.devices.front().name + ": " + report.devices.front().error;
 }
 
 // The whole probe, on the calling thread.
@@ -390,12 +394,15 @@ ProbeReport run_probe(const ProbeOptions& options) {
     gpus.push_back(std::move(gpu));
   }
   if (gpus.empty()) {
-    report.error = "no GPU could be opened (" + std::to_string(count) + " found; " + report.notes.front() + ")";
+    report.error =
+        "no GPU could be opened (" + std::to_string(count) + " found; " + report.notes.front() + ")";
     return report;
   }
   if (used_v1)
-    report.notes.push_back(api.memory_v2 ? "nvmlDeviceGetMemoryInfo_v2 failed; reserved memory unknown (used includes it)"
-                                         : "driver without nvmlDeviceGetMemoryInfo_v2; reserved memory unknown (used includes it)");
+    report.notes.push_back(
+        api.memory_v2
+            ? "nvmlDeviceGetMemoryInfo_v2 failed; reserved memory unknown (used includes it)"
+            : "driver without nvmlDeviceGetMemoryInfo_v2; reserved memory unknown (used includes it)");
   apply_visibility(options, gpus, report);
   return report;
 }

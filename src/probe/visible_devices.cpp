@@ -11,7 +11,8 @@ std::vector<std::string_view> split_commas(std::string_view s) {
   size_t start = 0;
   while (true) {
     size_t comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    parts.push_back(
+        s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.hpp"
 #include "../unit/probe_test_support.hpp"
+#include "cli_harness.hpp"
 
 using memplan::test::EnvVar;
 using memplan::test::k_h100;
@@ -45,7 +45,7 @@ TEST_CASE("memplan probe --format json lists the devices", "[cli][probe]") {
   CHECK(h["index"] == 0);
   CHECK(h["name"] == "NVIDIA H100 80GB HBM3");
   CHECK(h["uuid"] == "GPU-11111111-aaaa");
-  CHECK(h["memory_total_bytes"] == 85520809984ull);  // 81559 MiB
+  CHECK(h["memory_total_bytes"] == 85520809984ull);   // 81559 MiB
   CHECK(h["memory_reserved_bytes"] == 491782144ull);  // 469 MiB
   CHECK(h["memory_used_bytes"] == 0);
   CHECK(h["memory_free_bytes"] == 85029027840ull);  // 81090 MiB
@@ -92,7 +92,8 @@ TEST_CASE("memplan probe: no GPU readable is exit 3 with one reason", "[cli][pro
     auto r = run_cli({"probe"});
     CHECK(r.code == 3);
     CHECK(r.out.empty());
-    CHECK(r.err == "memplan: probe: NVIDIA driver not loaded (nvmlInit_v2: Driver Not Loaded, NVML code 9)\n");
+    CHECK(r.err ==
+          "memplan: probe: NVIDIA driver not loaded (nvmlInit_v2: Driver Not Loaded, NVML code 9)\n");
     r = run_cli({"probe", "--format", "json"});
     CHECK(r.code == 3);
     const auto j = nlohmann::json::parse(r.out);
@@ -118,7 +119,8 @@ TEST_CASE("memplan probe shows an unreadable device with its reason", "[cli][pro
   FakeMachine m(k_h100 + ",mem_rc=15;" + k_t4);
   const auto r = run_cli({"probe"});
   CHECK(r.code == 0);
-  CHECK(r.out.find("note: cuda:0: memory could not be read (GPU is lost, NVML code 15)\n") != std::string::npos);
+  CHECK(r.out.find("note: cuda:0: memory could not be read (GPU is lost, NVML code 15)\n") !=
+        std::string::npos);
   const auto j = nlohmann::json::parse(run_cli({"probe", "--format", "json"}).out);
   CHECK(j["devices"][0]["memory_total_bytes"].is_null());
   CHECK(j["devices"][0]["error"] == "memory could not be read (GPU is lost, NVML code 15)");

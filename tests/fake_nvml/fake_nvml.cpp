@@ -55,28 +55,46 @@ void copy(char* dst, const std::string& src, size_t cap) {
 }
 
 void set_device_key(FakeDevice& d, const std::string& key, const std::string& value) {
-  if (key == "name") copy(d.name, value, sizeof d.name);
-  else if (key == "uuid") copy(d.uuid, value, sizeof d.uuid);
-  else if (key == "total") d.total = std::strtoull(value.c_str(), nullptr, 10);
-  else if (key == "reserved") d.reserved = std::strtoull(value.c_str(), nullptr, 10);
-  else if (key == "used") d.used = std::strtoull(value.c_str(), nullptr, 10);
+  if (key == "name")
+    copy(d.name, value, sizeof d.name);
+  else if (key == "uuid")
+    copy(d.uuid, value, sizeof d.uuid);
+  else if (key == "total")
+    d.total = std::strtoull(value.c_str(), nullptr, 10);
+  else if (key == "reserved")
+    d.reserved = std::strtoull(value.c_str(), nullptr, 10);
+  else if (key == "used")
+    d.used = std::strtoull(value.c_str(), nullptr, 10);
   else if (key == "cc") {
     d.cc_major = static_cast<int>(number(value));
     size_t dot = value.find('.');
     d.cc_minor = dot == std::string::npos ? 0 : static_cast<int>(number(value.substr(dot + 1)));
-  } else if (key == "handle_rc") d.handle_rc = static_cast<int>(number(value));
-  else if (key == "name_rc") d.name_rc = static_cast<int>(number(value));
-  else if (key == "name_fill") d.name_fill = static_cast<int>(number(value));
-  else if (key == "mem_rc") d.mem_rc = static_cast<int>(number(value));
-  else if (key == "mem_v2_rc") d.mem_v2_rc = static_cast<int>(number(value));
-  else if (key == "cc_rc") d.cc_rc = static_cast<int>(number(value));
-  else if (key == "uuid_rc") d.uuid_rc = static_cast<int>(number(value));
-  else if (key == "mig") d.mig = static_cast<int>(number(value));
-  else if (key == "mig_rc") d.mig_rc = static_cast<int>(number(value));
-  else if (key == "mig_slots") d.mig_slots = static_cast<int>(number(value));
-  else if (key == "mig_list_rc") d.mig_list_rc = static_cast<int>(number(value));
-  else if (key == "parent") d.parent = static_cast<int>(number(value));
-  else if (key == "slot") d.slot = static_cast<int>(number(value));
+  } else if (key == "handle_rc")
+    d.handle_rc = static_cast<int>(number(value));
+  else if (key == "name_rc")
+    d.name_rc = static_cast<int>(number(value));
+  else if (key == "name_fill")
+    d.name_fill = static_cast<int>(number(value));
+  else if (key == "mem_rc")
+    d.mem_rc = static_cast<int>(number(value));
+  else if (key == "mem_v2_rc")
+    d.mem_v2_rc = static_cast<int>(number(value));
+  else if (key == "cc_rc")
+    d.cc_rc = static_cast<int>(number(value));
+  else if (key == "uuid_rc")
+    d.uuid_rc = static_cast<int>(number(value));
+  else if (key == "mig")
+    d.mig = static_cast<int>(number(value));
+  else if (key == "mig_rc")
+    d.mig_rc = static_cast<int>(number(value));
+  else if (key == "mig_slots")
+    d.mig_slots = static_cast<int>(number(value));
+  else if (key == "mig_list_rc")
+    d.mig_list_rc = static_cast<int>(number(value));
+  else if (key == "parent")
+    d.parent = static_cast<int>(number(value));
+  else if (key == "slot")
+    d.slot = static_cast<int>(number(value));
 }
 
 void load_scenario() {
@@ -119,11 +137,16 @@ void load_scenario() {
     const size_t eq = entry.find('=');
     if (eq == std::string::npos) continue;
     const std::string key = entry.substr(0, eq), value = entry.substr(eq + 1);
-    if (key == "init") g_init_rc = static_cast<int>(number(value));
-    else if (key == "init_sleep_ms") g_init_sleep_ms = static_cast<int>(number(value));
-    else if (key == "count") g_count = number(value);
-    else if (key == "count_rc") g_count_rc = static_cast<int>(number(value));
-    else if (key == "driver") copy(g_driver, value, sizeof g_driver);
+    if (key == "init")
+      g_init_rc = static_cast<int>(number(value));
+    else if (key == "init_sleep_ms")
+      g_init_sleep_ms = static_cast<int>(number(value));
+    else if (key == "count")
+      g_count = number(value);
+    else if (key == "count_rc")
+      g_count_rc = static_cast<int>(number(value));
+    else if (key == "driver")
+      copy(g_driver, value, sizeof g_driver);
   }
 }
 
@@ -174,16 +197,26 @@ FAKE_EXPORT int nvmlShutdown() {
 
 FAKE_EXPORT const char* nvmlErrorString(int rc) {
   switch (rc) {
-    case 0: return "Success";
-    case 3: return "Not Supported";
-    case 4: return "Insufficient Permissions";
-    case 6: return "Not Found";
-    case 9: return "Driver Not Loaded";
-    case 13: return "Function Not Found";
-    case 15: return "GPU is lost";
-    case 18: return "RM has detected an NVML/RM version mismatch.";
-    case 25: return "Argument version mismatch";
-    default: return "Unknown Error";
+    case 0:
+      return "Success";
+    case 3:
+      return "Not Supported";
+    case 4:
+      return "Insufficient Permissions";
+    case 6:
+      return "Not Found";
+    case 9:
+      return "Driver Not Loaded";
+    case 13:
+      return "Function Not Found";
+    case 15:
+      return "GPU is lost";
+    case 18:
+      return "RM has detected an NVML/RM version mismatch.";
+    case 25:
+      return "Argument version mismatch";
+    default:
+      return "Unknown Error";
   }
 }
 

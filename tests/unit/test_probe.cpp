@@ -129,16 +129,19 @@ TEST_CASE("probe works with an old driver that lacks the optional symbols", "[pr
   CHECK(h.total_bytes == 85520809984ull);
   CHECK_FALSE(h.reserved_known);
   CHECK(r.driver_version.empty());
-  CHECK(r.notes == std::vector<std::string>{
-                       "driver without nvmlDeviceGetMemoryInfo_v2; reserved memory unknown (used includes it)"});
+  CHECK(r.notes ==
+        std::vector<std::string>{
+            "driver without nvmlDeviceGetMemoryInfo_v2; reserved memory unknown (used includes it)"});
 }
 
 TEST_CASE("probe turns every failure into one reason", "[probe]") {
   CHECK(probe_with(k_h100, MEMPLAN_FAKE_NVML_BROKEN).error ==
-        std::string(MEMPLAN_FAKE_NVML_BROKEN) + " has no nvmlDeviceGetCount_v2 (NVIDIA driver too old, or not NVML)");
-  CHECK(probe_with(k_h100, "/nonexistent/libnvidia-ml.so.1").error.rfind(
-            "cannot load the NVML library /nonexistent/libnvidia-ml.so.1: ", 0) == 0);
-  CHECK(probe_with("init=9").error == "NVIDIA driver not loaded (nvmlInit_v2: Driver Not Loaded, NVML code 9)");
+        std::string(MEMPLAN_FAKE_NVML_BROKEN) +
+            " has no nvmlDeviceGetCount_v2 (NVIDIA driver too old, or not NVML)");
+  CHECK(probe_with(k_h100, "/nonexistent/libnvidia-ml.so.1")
+            .error.rfind("cannot load the NVML library /nonexistent/libnvidia-ml.so.1: ", 0) == 0);
+  CHECK(probe_with("init=9").error ==
+        "NVIDIA driver not loaded (nvmlInit_v2: Driver Not Loaded, NVML code 9)");
   CHECK(probe_with("init=18").error ==
         "NVIDIA driver and library versions differ; reboot or reload the nvidia module "
         "(nvmlInit_v2: RM has detected an NVML/RM version mismatch., NVML code 18)");
@@ -169,8 +172,9 @@ TEST_CASE("probe skips a GPU it may not open and reports one it cannot read", "[
   CHECK(r.devices[1].error.empty());
 
   r = probe_with(k_h100 + ",mem_rc=3");
-  CHECK(r.error == "no device could be read: cuda:0 NVIDIA H100 80GB HBM3: memory not reported by NVML "
-                   "(integrated or unified-memory GPU?)");
+  CHECK(r.error ==
+        "no device could be read: cuda:0 NVIDIA H100 80GB HBM3: memory not reported by NVML "
+        "(integrated or unified-memory GPU?)");
 }
 
 TEST_CASE("probe reports MIG instances, not the parent", "[probe]") {
@@ -178,10 +182,12 @@ TEST_CASE("probe reports MIG instances, not the parent", "[probe]") {
   // shows them); slots 1 and 2 are empty. The parent's own memory call is refused, as in containers.
   const std::string a100 =
       "gpu:name=NVIDIA A100-SXM4-80GB,uuid=GPU-a100,total=85899345920,cc=8.0,mem_rc=4,mig=1,mig_slots=7";
-  const std::string mig0 = "mig:parent=0,slot=0,name=NVIDIA A100-SXM4-80GB MIG 2g.20gb,uuid=MIG-aaaa,"
-                           "total=20937965568,used=13631488";
-  const std::string mig3 = "mig:parent=0,slot=3,name=NVIDIA A100-SXM4-80GB MIG 2g.20gb,uuid=MIG-bbbb,"
-                           "total=20937965568";
+  const std::string mig0 =
+      "mig:parent=0,slot=0,name=NVIDIA A100-SXM4-80GB MIG 2g.20gb,uuid=MIG-aaaa,"
+      "total=20937965568,used=13631488";
+  const std::string mig3 =
+      "mig:parent=0,slot=3,name=NVIDIA A100-SXM4-80GB MIG 2g.20gb,uuid=MIG-bbbb,"
+      "total=20937965568";
   ProbeReport r = probe_with(a100 + ";" + k_t4 + ";" + mig0 + ";" + mig3);
   REQUIRE(r.error.empty());
   REQUIRE(r.devices.size() == 3);
@@ -190,7 +196,7 @@ TEST_CASE("probe reports MIG instances, not the parent", "[probe]") {
   CHECK(r.devices[0].parent_uuid == "GPU-a100");
   CHECK(r.devices[0].total_bytes == 20937965568ull);  // 19968 MiB
   CHECK(r.devices[0].used_bytes == 13631488ull);      // 13 MiB
-  CHECK(r.devices[0].cc_major == 8);  // from the parent
+  CHECK(r.devices[0].cc_major == 8);                  // from the parent
   CHECK(r.devices[0].bf16);
   CHECK_FALSE(r.devices[0].fp8);
   CHECK(r.devices[1].uuid == "MIG-bbbb");
@@ -217,7 +223,8 @@ TEST_CASE("probe applies CUDA_VISIBLE_DEVICES like CUDA", "[probe]") {
   CHECK(names(swapped) == std::vector<std::string>{"Tesla T4", "NVIDIA H100 80GB HBM3"});
   CHECK(swapped.devices[1].index == 1);
   CHECK(swapped.devices[1].nvml_index == 0);
-  CHECK(names(probe_with(two, MEMPLAN_FAKE_NVML, std::string("GPU-2222"))) == std::vector<std::string>{"Tesla T4"});
+  CHECK(names(probe_with(two, MEMPLAN_FAKE_NVML, std::string("GPU-2222"))) ==
+        std::vector<std::string>{"Tesla T4"});
   CHECK(probe_with(two, MEMPLAN_FAKE_NVML, std::string("")).error ==
         "CUDA_VISIBLE_DEVICES=\"\" leaves no device visible (NVML found 2)");
   CHECK(probe_with(two, MEMPLAN_FAKE_NVML, std::string("0,0")).devices.empty());
@@ -304,10 +311,13 @@ TEST_CASE("choose_local_device resolves local and cuda:N", "[probe]") {
     choose_local_device(r, "cuda:x");
     FAIL("no error");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()) == "--gpu: \"cuda:x\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
+    CHECK(std::string(e.what()) ==
+          "--gpu: \"cuda:x\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
   }
   ProbeReport none;
-  none.error = "no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file: No such file or directory";
+  none.error =
+      "no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file: No such file or directory";
   CHECK(choose_local_device(none, "local").reason ==
-        "cuda:0: no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file: No such file or directory");
+        "cuda:0: no NVIDIA driver: libnvidia-ml.so.1: cannot open shared object file: No such file or "
+        "directory");
 }
