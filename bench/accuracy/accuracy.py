@@ -198,30 +198,36 @@ def run_memplan(binary, cfg, case):
     return out
 
 
-def cuda_used_outside_torch(torch, dev_index):
-    """Device memory in use as nvidia-smi sees it (MiB -> bytes), or None."""
-    if not shutil.which("nvidia-smi"):
+def nvidia_smi_used(requested):
+    """Device memory in use on the GPU `requested` names ("cuda", "cuda:N", "auto"), as nvidia-smi
+    sees it, in bytes; None without nvidia-smi. Called before this process touches CUDA. cuda:N is
+    mapped through a numeric CUDA_VISIBLE_DEVICES to nvidia-smi's index."""
+    if not shutil.which("nvidia-smi") or requested == "cpu":
         return None
+    n = int(requested.split(":")[1]) if requested.startswith("cuda:") else 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        parts = [p.strip() for p in visible.split(",")]
+        if n >= len(parts):
+            return None
+        n = parts[n]  # an ordinal or a UUID: nvidia-smi -i takes both
     try:
-        p = subprocess.run(["nvidia-smi", "-i", str(dev_index), "--query-gpu=memory.used",
+        p = subprocess.run(["nvidia-smi", "-i", str(n), "--query-gpu=memory.used",
                             "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
         return int(p.stdout.strip().splitlines()[0]) * MIB
     except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
         return None
 
 
-def measure_context(torch, device):
-    """CUDA context + cuBLAS workspace bytes, measured around the first CUDA use; None on CPU."""
-    if device.type != "cuda":
+def measure_context(torch, device, before):
+    """CUDA context + cuBLAS workspace bytes: in use after the first CUDA work, minus `before`
+    (nvidia-smi, taken before CUDA started) and minus torch's own reserved bytes; None on CPU."""
+    if device.type != "cuda" or before is None:
         return None
-    idx = device.index or 0
-    before = cuda_used_outside_torch(torch, idx)  # before this process touches the GPU
     a = torch.randn(256, 256, device=device)
     (a @ a).sum().item()  # starts cuBLAS
     del a
     free, total = torch.cuda.mem_get_info(device)
-    if before is None:
-        return None
     return max(0, (total - free) - before - torch.cuda.memory_reserved(device))
 
 
@@ -324,6 +330,7 @@ def main():
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args()
 
+    before = nvidia_smi_used(args.device)  # before torch starts CUDA
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -342,7 +349,7 @@ def main():
 
     env = {"torch": torch.__version__, "device": str(device), "memplan": memplan,
            "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None}
-    env["context_bytes"] = measure_context(torch, device)
+    env["context_bytes"] = measure_context(torch, device, before)
     print(f"# torch {env['torch']} on {env['device']} {env['gpu'] or ''}; memplan: {memplan or 'not found'}")
     if env["context_bytes"] is not None:
         print(f"# CUDA context + cuBLAS: {env['context_bytes'] / MIB:.0f} MiB (memplan's default --overhead is 512 MiB)")

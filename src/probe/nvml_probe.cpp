@@ -259,7 +259,7 @@ void apply_visibility(const ProbeOptions& options, std::vector<PhysicalGpu>& gpu
     const bool pci_order = options.cuda_device_order && *options.cuda_device_order == "PCI_BUS_ID";
     bool mixed = false;
     for (const PhysicalGpu& g : gpus) mixed = mixed || g.whole.name != gpus.front().whole.name;
-    if (mixed && !pci_order)
+    if (mixed && !pci_order && visible.kind != VisibleDevices::Kind::gpu_uuids)  // UUIDs fix the order
       report.notes.push_back(
           "the GPUs differ and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA puts the fastest first, so its "
           "numbering may differ from this one (NVML order)");

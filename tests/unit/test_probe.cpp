@@ -232,6 +232,8 @@ TEST_CASE("probe applies CUDA_VISIBLE_DEVICES like CUDA", "[probe]") {
   const ProbeReport unordered = probe_with(two, MEMPLAN_FAKE_NVML, std::nullopt, std::nullopt);
   REQUIRE(unordered.notes.size() == 1);
   CHECK(unordered.notes[0].find("CUDA_DEVICE_ORDER") != std::string::npos);
+  // UUIDs name the devices whatever the order.
+  CHECK(probe_with(two, MEMPLAN_FAKE_NVML, std::string("GPU-2222,GPU-1111"), std::nullopt).notes.empty());
 }
 
 TEST_CASE("probe is bounded: device count, strings, time", "[probe]") {
