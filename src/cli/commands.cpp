@@ -14,6 +14,8 @@ const std::vector<CommandSpec>& commands() {
       {"dtype", "Number formats: bits, range, precision (as torch.finfo reports them)", add_dtype},
       {"cast", "What each format stores for a value: exact rounding, bits, error", add_cast},
       {"scale", "The loss scale that keeps gradients in range of fp16 (bf16 needs none)", add_scale},
+      // {"estimate", "...", add_estimate},   (one row per command; keep alphabetical within groups)
+      {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)", add_probe},
   };
   return table;
 }

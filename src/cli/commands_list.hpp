@@ -13,5 +13,6 @@ void add_models(CLI::App& sub, Runner& run);
 void add_cast(CLI::App& sub, Runner& run);   // memplan cast: exact rounding into each format
 void add_dtype(CLI::App& sub, Runner& run);  // memplan dtype: number-format facts
 void add_scale(CLI::App& sub, Runner& run);  // memplan scale: loss scale for a gradient range
+void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
 
 }  // namespace memplan::cli
