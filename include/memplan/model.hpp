@@ -30,6 +30,14 @@ struct TransformerArch {
   double attention_dropout = 0.0;
   uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
   uint64_t experts_per_token = 0;
+  // Block layout details the activation model and the reference parameter counter use.
+  bool norm_first = true;          // pre-LN (GPT-2, LLaMA); false = post-LN (BERT, torch encoder default)
+  bool parallel_attention = false; // attention and MLP read the same layer input (GPT-NeoX, Falcon, GPT-J)
+  bool fused_qkv = false;          // one q/k/v projection (GPT-2 c_attn, torch MHA in_proj)
+  bool ffn_dropout = false;        // dropout between the MLP's matrices (torch nn.TransformerEncoderLayer)
+  bool final_norm = true;          // a norm after the last layer (ln_f / model.norm)
+  bool bias = false;               // Linear layers have biases (GPT-2, BERT) - parameter counting only
+  std::string position_embedding = "rotary";  // "learned" (a max_positions x hidden table), "rotary", "alibi", "none"
 
   uint64_t resolved_head_dim() const { return head_dim ? head_dim : (heads ? hidden / heads : 0); }
   uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }
