@@ -25,11 +25,6 @@ struct TransformerArch {
   bool gated_mlp = false;        // SwiGLU/GeGLU: 3 matrices (gate, up, down) instead of 2
   std::string activation = "gelu";  // "gelu", "gelu_new", "silu", "relu", ...
   std::string norm = "layernorm";   // "layernorm" or "rmsnorm"
-  bool tied_embeddings = false;  // lm_head shares the embedding matrix
-  double hidden_dropout = 0.0;   // dropout probability on residual branches (0 = off)
-  double attention_dropout = 0.0;
-  uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
-  uint64_t experts_per_token = 0;
   // Block layout details the activation model and the reference parameter counter use.
   bool norm_first = true;          // pre-LN (GPT-2, LLaMA); false = post-LN (BERT, torch encoder default)
   bool parallel_attention = false; // attention and MLP read the same layer input (GPT-NeoX, Falcon, GPT-J)
@@ -38,6 +33,11 @@ struct TransformerArch {
   bool final_norm = true;          // a norm after the last layer (ln_f / model.norm)
   bool bias = false;               // Linear layers have biases (GPT-2, BERT) - parameter counting only
   std::string position_embedding = "rotary";  // "learned" (a max_positions x hidden table), "rotary", "alibi", "none"
+  bool tied_embeddings = false;  // lm_head shares the embedding matrix
+  double hidden_dropout = 0.0;   // dropout probability on residual branches (0 = off)
+  double attention_dropout = 0.0;
+  uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
+  uint64_t experts_per_token = 0;
 
   uint64_t resolved_head_dim() const { return head_dim ? head_dim : (heads ? hidden / heads : 0); }
   uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }

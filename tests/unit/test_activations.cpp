@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/activations.hpp>
+#include <memplan/arch_layout.hpp>
 #include <memplan/error.hpp>
 #include <memplan/kv_cache.hpp>
 
@@ -265,4 +266,21 @@ TEST_CASE("KV cache working buffer: largest transient of the prefill", "[kv_cach
   CHECK(kv.working_buffer_per_sample == 262144 + 2 * 128 * 64 * 2);
   o.batch = 3;
   CHECK(inference_memory(a, o).working_buffer_bytes == 3 * kv.working_buffer_per_sample);
+}
+
+TEST_CASE("layout defaults by model family", "[activations]") {
+  TransformerArch a;
+  a.model_type = "bert";
+  CHECK(apply_layout_defaults(a));
+  CHECK_FALSE(a.norm_first);  // BERT is post-LN with an embedding LayerNorm and no final norm
+  CHECK_FALSE(a.final_norm);
+  CHECK(a.position_embedding == "learned");
+  a.model_type = "gpt_neox";
+  CHECK(apply_layout_defaults(a));
+  CHECK(a.parallel_attention);
+  CHECK(a.fused_qkv);
+  TransformerArch unknown;
+  unknown.model_type = "no-such-family";
+  CHECK_FALSE(apply_layout_defaults(unknown));
+  CHECK(unknown.norm_first);
 }
