@@ -35,16 +35,16 @@ enum class Runtime { cuda, cpu_torch113 };
 
 // What to compute activations for.
 struct ActivationOptions {
-  uint64_t batch = 1;            // micro-batch (samples)
-  uint64_t seq = 0;              // tokens per sample (transformers); ignored by MLPs
+  uint64_t batch = 1;  // micro-batch (samples)
+  uint64_t seq = 0;    // tokens per sample (transformers); ignored by MLPs
   Attention attention = Attention::sdpa;
   Checkpointing checkpointing = Checkpointing::none;
-  ElementCost act_cost{4, 1};    // bytes per element of what the recipe's matmuls produce
+  ElementCost act_cost{4, 1};       // bytes per element of what the recipe's matmuls produce
   std::string act_format = "fp32";  // its name, for the ledger ("bf16")
-  bool autocast = false;         // amp recipe: weights and residual stream fp32, matmul outputs
-                                 // half; each Linear keeps a half copy of its input
-  bool fp32_logits = false;      // the model upcasts logits to fp32 before the loss (HF causal LMs)
-  bool dropout = false;          // training with the architecture's dropout probabilities (> 0)
+  bool autocast = false;            // amp recipe: weights and residual stream fp32, matmul outputs
+                                    // half; each Linear keeps a half copy of its input
+  bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
+  bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
 };
 

@@ -29,8 +29,8 @@ std::vector<SavedTensor> to_rows(const Entries& entries, uint64_t batch) {
   for (const Entry& e : entries) {
     std::string shape = std::to_string(batch);
     for (uint64_t d : e.dims) shape += " x " + std::to_string(d);
-    rows.push_back(SavedTensor{e.name, shape, e.fmt.name, checked_mul(batch, e.per_sample, "activation bytes"),
-                               e.role});
+    rows.push_back(
+        SavedTensor{e.name, shape, e.fmt.name, checked_mul(batch, e.per_sample, "activation bytes"), e.role});
   }
   return rows;
 }
@@ -51,7 +51,8 @@ Attention parse_attention(std::string_view subject, std::string_view text) {
   std::string key = lower(text);
   if (key == "eager" || key == "math") return Attention::eager;
   if (key == "sdpa" || key == "flash" || key == "fused") return Attention::sdpa;
-  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not an attention implementation (expected eager or sdpa" +
+  throw Error(std::string(subject), "\"" + std::string(text) +
+                                        "\" is not an attention implementation (expected eager or sdpa" +
                                         did_you_mean(text, {"eager", "sdpa", "flash"}) + ")");
 }
 
@@ -60,7 +61,8 @@ Checkpointing parse_checkpointing(std::string_view subject, std::string_view tex
   if (key == "none" || key == "off") return Checkpointing::none;
   if (key == "selective") return Checkpointing::selective;
   if (key == "full") return Checkpointing::full;
-  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not a checkpointing mode (expected none, selective or full" +
+  throw Error(std::string(subject), "\"" + std::string(text) +
+                                        "\" is not a checkpointing mode (expected none, selective or full" +
                                         did_you_mean(text, {"none", "selective", "full"}) + ")");
 }
 
@@ -68,18 +70,24 @@ const char* to_string(Attention a) { return a == Attention::eager ? "eager" : "s
 
 const char* to_string(Checkpointing c) {
   switch (c) {
-    case Checkpointing::none: return "none";
-    case Checkpointing::selective: return "selective";
-    case Checkpointing::full: return "full";
+    case Checkpointing::none:
+      return "none";
+    case Checkpointing::selective:
+      return "selective";
+    case Checkpointing::full:
+      return "full";
   }
   return "none";
 }
 
 const char* to_string(Role r) {
   switch (r) {
-    case Role::saved: return "saved";
-    case Role::held: return "held";
-    case Role::recomputed: return "recomputed";
+    case Role::saved:
+      return "saved";
+    case Role::held:
+      return "held";
+    case Role::recomputed:
+      return "recomputed";
   }
   return "saved";
 }

@@ -21,15 +21,18 @@ using detail::Entries;
 using detail::Fmt;
 
 ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const ActivationOptions& opts) {
-  if (widths.size() < 2) throw Error("--mlp", "needs at least two widths (input and output), e.g. 784,512,10");
+  if (widths.size() < 2)
+    throw Error("--mlp", "needs at least two widths (input and output), e.g. 784,512,10");
   for (uint64_t w : widths)
     if (w == 0) throw Error("--mlp", "a layer width is 0 (expected positive widths, e.g. 784,512,10)");
 
   const Fmt act{opts.act_format, opts.act_cost};
   Entries entries;
-  if (opts.autocast) detail::add_entry(entries, "input cast to " + act.name + " (first Linear input)", {widths[0]}, act);
+  if (opts.autocast)
+    detail::add_entry(entries, "input cast to " + act.name + " (first Linear input)", {widths[0]}, act);
   for (size_t i = 1; i + 1 < widths.size(); ++i)
-    detail::add_entry(entries, "ReLU " + std::to_string(i) + " output (Linear " + std::to_string(i + 1) + " input)",
+    detail::add_entry(entries,
+                      "ReLU " + std::to_string(i) + " output (Linear " + std::to_string(i + 1) + " input)",
                       {widths[i]}, act);
 
   ActivationLedger ledger;
@@ -47,8 +50,9 @@ ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const Acti
                            " copy of every weight matrix but the first layer's for backward: "
                            "batch independent (fixed_bytes)");
   }
-  ledger.notes.push_back("each Linear keeps its input and each ReLU its output (the same storage); "
-                         "the batch itself and the loss's tensors are not counted");
+  ledger.notes.push_back(
+      "each Linear keeps its input and each ReLU its output (the same storage); "
+      "the batch itself and the loss's tensors are not counted");
   if (opts.checkpointing != Checkpointing::none)
     ledger.notes.push_back("checkpointing is not modelled for MLPs: every activation is kept");
   return ledger;

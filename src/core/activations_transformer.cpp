@@ -38,15 +38,20 @@ struct Shape {
 };
 
 class LayerModel {
-public:
+ public:
   LayerModel(const TransformerArch& arch, const ActivationOptions& opts) : m_arch(arch), m_opts(opts) {
     m_act = Fmt{opts.act_format, opts.act_cost};
     m_res = opts.autocast ? detail::fp32_fmt() : m_act;
     uint64_t hd = arch.resolved_head_dim();
     uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
     if (arch.experts > 0) ff = checked_mul(ff, std::max<uint64_t>(1, arch.experts_per_token), "intermediate");
-    m_shape = Shape{opts.seq, arch.hidden, arch.heads, checked_mul(arch.heads, hd, "q width"),
-                    checked_mul(arch.resolved_kv_heads(), hd, "kv width"), ff, arch.vocab};
+    m_shape = Shape{opts.seq,
+                    arch.hidden,
+                    arch.heads,
+                    checked_mul(arch.heads, hd, "q width"),
+                    checked_mul(arch.resolved_kv_heads(), hd, "kv width"),
+                    ff,
+                    arch.vocab};
     m_eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
     m_drop_hidden = opts.dropout && arch.hidden_dropout > 0.0;
     m_drop_attn = opts.dropout && arch.attention_dropout > 0.0;
@@ -71,9 +76,11 @@ public:
       if (input_grad) {
         bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
         if (count_input || !already_fp32)
-          add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h}, detail::fp32_fmt());
+          add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h},
+                    detail::fp32_fmt());
         if (m_opts.runtime == Runtime::cpu_torch113)
-          add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h}, detail::fp32_fmt());
+          add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h},
+                    detail::fp32_fmt());
         add_entry(e, name + " rsqrt", {d.s, 1}, detail::fp32_fmt());
       }
       add_entry(e, name + " normalised (weight-multiply input)", {d.s, d.h}, m_res);
@@ -91,9 +98,10 @@ public:
       return;
     }
     for (uint64_t i = 0; i < calls; ++i)
-      add_entry(e, name + " cast to " + m_act.name + (calls > 1 ? " (" + std::to_string(i + 1) + " of " +
-                                                                      std::to_string(calls) + ")"
-                                                                : std::string()),
+      add_entry(e,
+                name + " cast to " + m_act.name +
+                    (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
+                               : std::string()),
                 {m_shape.s, m_shape.h}, m_act);
   }
 
@@ -200,11 +208,14 @@ public:
   uint64_t autocast_weight_elements() const {
     const Shape& d = m_shape;
     uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
-    uint64_t qkv = checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
-    uint64_t per_layer = checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
+    uint64_t qkv =
+        checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
+    uint64_t per_layer =
+        checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
     uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
     if (m_arch.vocab == 0 && !m_arch.norm_first) total -= qkv;  // its input needs no gradient
-    if (m_arch.causal && d.vocab > 0) total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
+    if (m_arch.causal && d.vocab > 0)
+      total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
     return total;
   }
 
@@ -218,7 +229,7 @@ public:
     return attn / (3.0 * (2.0 * dense + attn));
   }
 
-private:
+ private:
   const TransformerArch& m_arch;
   const ActivationOptions& m_opts;
   Fmt m_act, m_res;
@@ -227,12 +238,15 @@ private:
 };
 
 void validate(const TransformerArch& arch, const ActivationOptions& opts) {
-  if (arch.layers == 0) throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
+  if (arch.layers == 0)
+    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
   if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
   if (arch.heads == 0) throw Error("architecture", "the number of attention heads is 0 (give --heads)");
-  if (arch.resolved_head_dim() == 0) throw Error("architecture", "the head dimension is 0 (hidden smaller than heads?)");
+  if (arch.resolved_head_dim() == 0)
+    throw Error("architecture", "the head dimension is 0 (hidden smaller than heads?)");
   if (opts.seq == 0) throw Error("--seq", "the sequence length is 0 (expected tokens per sample, e.g. 2048)");
-  if (opts.act_cost.num == 0 || opts.act_cost.den == 0) throw Error("activations", "the activation format has no size");
+  if (opts.act_cost.num == 0 || opts.act_cost.den == 0)
+    throw Error("activations", "the activation format has no size");
 }
 
 }  // namespace
@@ -260,27 +274,30 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     kept.insert(kept.end(), typical.begin(), typical.end());
     typical = std::move(kept);
     ledger.recompute_fraction = 1.0 / 3.0;
-    ledger.notes.push_back("full checkpointing keeps one input per layer and recomputes the layer in backward: "
-                           "one extra forward pass per step, about 30% more compute (33% with backward = 2x forward); "
-                           "one layer's activations are rebuilt at a time (recompute_bytes)");
+    ledger.notes.push_back(
+        "full checkpointing keeps one input per layer and recomputes the layer in backward: "
+        "one extra forward pass per step, about 30% more compute (33% with backward = 2x forward); "
+        "one layer's activations are rebuilt at a time (recompute_bytes)");
   } else if (opts.checkpointing == Checkpointing::selective) {
     ledger.recompute_fraction = model.eager() ? model.selective_fraction() : 0.0;
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f%%", ledger.recompute_fraction * 100.0);
-    ledger.notes.push_back(model.eager() ? "selective checkpointing recomputes the attention core (scores, softmax, "
-                                           "attention dropout) in backward: about " + std::string(pct) +
-                                               " more compute"
-                                         : "selective checkpointing changes nothing with fused attention (sdpa keeps no "
-                                           "s x s matrix)");
+    ledger.notes.push_back(
+        model.eager() ? "selective checkpointing recomputes the attention core (scores, softmax, "
+                        "attention dropout) in backward: about " +
+                            std::string(pct) + " more compute"
+                      : "selective checkpointing changes nothing with fused attention (sdpa keeps no "
+                        "s x s matrix)");
   }
 
   uint64_t outside_saved = detail::per_sample_bytes(outside, Role::saved);
   uint64_t outside_held = detail::per_sample_bytes(outside, Role::held);
-  uint64_t saved = checked_add(checked_mul(arch.layers - 1, layer_ps, "activation bytes"), first_ps, "activation bytes");
+  uint64_t saved =
+      checked_add(checked_mul(arch.layers - 1, layer_ps, "activation bytes"), first_ps, "activation bytes");
   saved = checked_add(saved, outside_saved, "activation bytes");
   ledger.saved_bytes_per_sample = saved;
-  ledger.bytes_per_sample = checked_add(checked_add(saved, outside_held, "activation bytes"), recompute_ps,
-                                        "activation bytes");
+  ledger.bytes_per_sample =
+      checked_add(checked_add(saved, outside_held, "activation bytes"), recompute_ps, "activation bytes");
   ledger.total_bytes = checked_mul(opts.batch, ledger.bytes_per_sample, "activation bytes");
   ledger.layer_bytes = checked_mul(opts.batch, layer_ps, "activation bytes");
   ledger.first_layer_bytes = checked_mul(opts.batch, first_ps, "activation bytes");
@@ -288,24 +305,27 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   ledger.per_layer = detail::to_rows(typical, opts.batch);
   ledger.outside_layers = detail::to_rows(outside, opts.batch);
   if (opts.autocast)
-    ledger.fixed_bytes = bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
+    ledger.fixed_bytes =
+        bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
 
   // Modelling choices, stated.
   auto& n = ledger.notes;
-  n.push_back("counts what autograd keeps for backward, each storage once, in the format the recipe produces; "
-              "parameters and the model's input are not activations");
+  n.push_back(
+      "counts what autograd keeps for backward, each storage once, in the format the recipe produces; "
+      "parameters and the model's input are not activations");
   if (model.eager())
-    n.push_back(opts.attention == Attention::sdpa
-                    ? "torch 1.13 on CPU has only the math path of sdpa: the same tensors as eager attention"
-                    : "eager attention keeps q, k, v (batched-matmul copies; grouped k/v repeated to all heads), the "
-                      "softmax probabilities (heads x s x s) and the attention output");
+    n.push_back(
+        opts.attention == Attention::sdpa
+            ? "torch 1.13 on CPU has only the math path of sdpa: the same tensors as eager attention"
+            : "eager attention keeps q, k, v (batched-matmul copies; grouped k/v repeated to all heads), the "
+              "softmax probabilities (heads x s x s) and the attention output");
   else
     n.push_back("fused attention (sdpa) keeps q, k, v, its output and the log-sum-exp; no s x s matrix");
   if (opts.autocast) {
     n.push_back("autocast: residual stream and norms stay fp32, matmul outputs are " + opts.act_format +
                 "; each Linear keeps a " + opts.act_format + " copy of its input");
-    n.push_back("autocast keeps a " + opts.act_format + " copy of each weight matrix for backward: " +
-                "batch independent, in fixed_bytes");
+    n.push_back("autocast keeps a " + opts.act_format +
+                " copy of each weight matrix for backward: " + "batch independent, in fixed_bytes");
   }
   if (opts.dropout && (arch.hidden_dropout > 0.0 || arch.attention_dropout > 0.0))
     n.push_back(opts.runtime == Runtime::cuda ? "dropout keeps a 1-byte mask per element (CUDA fused dropout)"
@@ -313,10 +333,12 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   if (arch.vocab == 0)
     n.push_back("no vocabulary: the stack is fed hidden states (no embeddings, no LM head)");
   if (arch.causal && arch.vocab > 0)
-    n.push_back("the loss keeps log-softmax of batch x seq x vocab; the logits it reads are alive too (held)");
+    n.push_back(
+        "the loss keeps log-softmax of batch x seq x vocab; the logits it reads are alive too (held)");
   if (arch.intermediate == 0) n.push_back("intermediate size unknown: 4 x hidden assumed");
   if (arch.experts > 0)
-    n.push_back("mixture of experts: MLP activations counted for " + std::to_string(std::max<uint64_t>(1, arch.experts_per_token)) +
+    n.push_back("mixture of experts: MLP activations counted for " +
+                std::to_string(std::max<uint64_t>(1, arch.experts_per_token)) +
                 " experts per token; router logits not counted");
   return ledger;
 }

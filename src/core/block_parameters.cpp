@@ -26,7 +26,8 @@ struct Counter {
 BlockParameters count_block_parameters(const TransformerArch& a) {
   if (a.layers == 0 || a.hidden == 0 || a.heads == 0)
     throw Error("architecture", "layers, hidden size and heads are needed to count parameters");
-  const uint64_t h = a.hidden, qd = a.heads * a.resolved_head_dim(), kvd = a.resolved_kv_heads() * a.resolved_head_dim();
+  const uint64_t h = a.hidden, qd = a.heads * a.resolved_head_dim(),
+                 kvd = a.resolved_kv_heads() * a.resolved_head_dim();
   const uint64_t ff = a.intermediate ? a.intermediate : 4 * h;
   const bool rms = a.norm == "rmsnorm";
   Counter layer;

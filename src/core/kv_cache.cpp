@@ -26,15 +26,18 @@ uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
 }  // namespace
 
 KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts) {
-  if (arch.layers == 0) throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
+  if (arch.layers == 0)
+    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
   if (arch.heads == 0 || arch.resolved_head_dim() == 0)
     throw Error("architecture", "the number of attention heads is 0 (give --heads)");
   if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
-  if (opts.seq == 0) throw Error("--seq", "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
+  if (opts.seq == 0)
+    throw Error("--seq", "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
 
   const uint64_t kvh = arch.resolved_kv_heads(), hd = arch.resolved_head_dim(), s = opts.seq;
   KvCache kv;
-  uint64_t elements = checked_mul(mul3(2, arch.layers, kvh), checked_mul(hd, s, "kv elements"), "kv elements");
+  uint64_t elements =
+      checked_mul(mul3(2, arch.layers, kvh), checked_mul(hd, s, "kv elements"), "kv elements");
   kv.bytes_per_sample = bytes_for(elements, opts.kv_cost, "KV cache bytes");
   kv.bytes = checked_mul(opts.batch, kv.bytes_per_sample, "KV cache bytes");
 
@@ -45,14 +48,16 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   };
   std::vector<Candidate> candidates;
   if (opts.attention == Attention::eager)
-    candidates.push_back({"attention scores and probabilities (eager)",
-                          bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")});
+    candidates.push_back(
+        {"attention scores and probabilities (eager)",
+         bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")});
   candidates.push_back({"MLP intermediate",
                         bytes_for(mul3(arch.gated_mlp ? 3 : 2, s, ff), opts.act_cost, "MLP intermediate")});
   if (arch.vocab > 0) {
     uint64_t positions = opts.all_logits ? s : 1;
     uint64_t logits = bytes_for(checked_mul(positions, arch.vocab, "logits"), opts.act_cost, "logits");
-    if (opts.fp32_logits) logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
+    if (opts.fp32_logits)
+      logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
     candidates.push_back({"logits", logits});
   }
   auto largest = std::max_element(candidates.begin(), candidates.end(),

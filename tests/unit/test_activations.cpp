@@ -135,13 +135,13 @@ TEST_CASE("checkpointing: full keeps one input per layer, selective drops the s 
   ActivationOptions o = fp32_opts(1, 16, Attention::eager);
   o.checkpointing = Checkpointing::full;
   ActivationLedger f = transformer_activations(tiny_gpt(), o);
-  CHECK(f.layer_bytes == 16 * 64 * 4);          // the layer's input, fp32
-  CHECK(f.recompute_bytes == 16 * 4368);        // one layer rebuilt in backward
+  CHECK(f.layer_bytes == 16 * 64 * 4);    // the layer's input, fp32
+  CHECK(f.recompute_bytes == 16 * 4368);  // one layer rebuilt in backward
   CHECK(f.bytes_per_sample == 16 * (2 * 256 + 4368 + 520 + 400 + 400));
   CHECK(f.recompute_fraction == Approx(1.0 / 3.0));
   o.checkpointing = Checkpointing::selective;
   ActivationLedger s = transformer_activations(tiny_gpt(), o);
-  CHECK(s.layer_bytes == 16 * (4368 - 256));    // softmax 64 floats per token recomputed
+  CHECK(s.layer_bytes == 16 * (4368 - 256));  // softmax 64 floats per token recomputed
   CHECK(s.recompute_bytes == 16 * 256);
   // Attention matmuls 4 x s x qd = 4096 flops/token over 3 x (2 x 49152 + 4096).
   CHECK(s.recompute_fraction == Approx(4096.0 / (3.0 * (2.0 * 49152 + 4096))));
@@ -214,7 +214,8 @@ TEST_CASE("activation errors name the input", "[activations]") {
   CHECK(parse_attention("--attention", "flash") == Attention::sdpa);
   CHECK(parse_checkpointing("--checkpointing", "Full") == Checkpointing::full);
   CHECK_THROWS_WITH(parse_attention("--attention", "eagr"),
-                    "--attention: \"eagr\" is not an attention implementation (expected eager or sdpa; did you mean \"eager\"?)");
+                    "--attention: \"eagr\" is not an attention implementation (expected eager or sdpa; did "
+                    "you mean \"eager\"?)");
   CHECK_THROWS_WITH(parse_checkpointing("--checkpointing", "ful"), Catch::Contains("did you mean \"full\""));
   // Absurd sizes overflow into an Error, never wrap.
   TransformerArch huge = tiny_gpt();

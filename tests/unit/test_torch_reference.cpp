@@ -107,7 +107,8 @@ uint64_t measured_activation(const json& c, const json& m) {
   // the stacks' stand-in loss (out.float().pow(2).mean()) and the MLP's loss are not.
   uint64_t v = m.at("activation_bytes");
   const json& a = c.at("arch");
-  if (a.value("vocab", uint64_t{0}) > 0 && a.value("causal", true)) v += m.at("loss_activation_bytes").get<uint64_t>();
+  if (a.value("vocab", uint64_t{0}) > 0 && a.value("causal", true))
+    v += m.at("loss_activation_bytes").get<uint64_t>();
   return v;
 }
 
@@ -171,8 +172,8 @@ TEST_CASE("reference: activation bytes within 5% per case, weight copies exact",
   for (const json& c : reference().at("cases")) {
     for (const json& m : c.at("activations")) {
       uint64_t batch = m.at("batch_size");
-      INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>() << " B=" << batch
-                                         << " T=" << m.at("seq_len"));
+      INFO(c.at("id").get<std::string>()
+           << " " << m.at("precision").get<std::string>() << " B=" << batch << " T=" << m.at("seq_len"));
       Prediction p = predict(c, m);
       uint64_t measured = measured_activation(c, m);
       double err = std::fabs(rel_error(p.activation, measured));
@@ -187,8 +188,8 @@ TEST_CASE("reference: batch > 1 is reproduced to the byte", "[torch_reference]")
   for (const json& c : reference().at("cases"))
     for (const json& m : c.at("activations")) {
       if (m.at("batch_size") == 1) continue;
-      INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>() << " B="
-                                         << m.at("batch_size") << " T=" << m.at("seq_len"));
+      INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>()
+                                         << " B=" << m.at("batch_size") << " T=" << m.at("seq_len"));
       CHECK(predict(c, m).activation == measured_activation(c, m));
     }
 }
@@ -243,8 +244,9 @@ TEST_CASE("reference: accuracy table for docs/accuracy.md", "[.accuracy]") {
         const json& one = *b1.at(key);
         uint64_t batch = m->at("batch_size");
         uint64_t meas = measured_activation(c, *m) / batch, pred = predict(c, *m).activation / batch;
-        std::printf("| %s | %s | %llu | %llu | %llu | %+.2f%% | %+.2f%% |\n", c.at("id").get<std::string>().c_str(),
-                    key.c_str(), static_cast<unsigned long long>(batch), static_cast<unsigned long long>(meas),
+        std::printf("| %s | %s | %llu | %llu | %llu | %+.2f%% | %+.2f%% |\n",
+                    c.at("id").get<std::string>().c_str(), key.c_str(),
+                    static_cast<unsigned long long>(batch), static_cast<unsigned long long>(meas),
                     static_cast<unsigned long long>(pred), 100.0 * rel_error(pred, meas),
                     100.0 * rel_error(predict(c, one).activation, measured_activation(c, one)));
       }
