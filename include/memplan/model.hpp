@@ -25,6 +25,14 @@ struct TransformerArch {
   bool gated_mlp = false;        // SwiGLU/GeGLU: 3 matrices (gate, up, down) instead of 2
   std::string activation = "gelu";  // "gelu", "gelu_new", "silu", "relu", ...
   std::string norm = "layernorm";   // "layernorm" or "rmsnorm"
+  // Block layout details the activation model and the reference parameter counter use.
+  bool norm_first = true;          // pre-LN (GPT-2, LLaMA); false = post-LN (BERT, torch encoder default)
+  bool parallel_attention = false; // attention and MLP read the same layer input (GPT-NeoX, Falcon, GPT-J)
+  bool fused_qkv = false;          // one q/k/v projection (GPT-2 c_attn, torch MHA in_proj)
+  bool ffn_dropout = false;        // dropout between the MLP's matrices (torch nn.TransformerEncoderLayer)
+  bool final_norm = true;          // a norm after the last layer (ln_f / model.norm)
+  bool bias = false;               // Linear layers have biases (GPT-2, BERT) - parameter counting only
+  std::string position_embedding = "rotary";  // "learned" (a max_positions x hidden table), "rotary", "alibi", "none"
   bool tied_embeddings = false;  // lm_head shares the embedding matrix
   double hidden_dropout = 0.0;   // dropout probability on residual branches (0 = off)
   double attention_dropout = 0.0;

@@ -1,0 +1,98 @@
+#pragma once
+// Activation memory: the tensors autograd keeps for backward (what
+// torch.autograd.graph.saved_tensors_hooks sees), each storage once, computed from the
+// architecture. Every batch-dependent byte is a whole number of bytes per sample, so
+// total_bytes(batch) == batch x bytes_per_sample exactly; the only batch-independent term
+// (autocast's half-precision weight copies) is kept apart in fixed_bytes.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <memplan/model.hpp>
+#include <memplan/storage_format.hpp>
+
+namespace memplan {
+
+// How attention is computed. eager: matmul + softmax, keeps the s x s probabilities per head;
+// sdpa: fused scaled_dot_product_attention (flash / memory-efficient), keeps q, k, v, the
+// output and its log-sum-exp only.
+enum class Attention { eager, sdpa };
+
+// Activation checkpointing. selective: recompute the attention core (scores, softmax,
+// attention dropout) in backward; full: keep one input per layer, recompute the layer.
+enum class Checkpointing { none, selective, full };
+
+// Which PyTorch the ledger describes; a few saved tensors differ between builds.
+//   cuda:          torch >= 2 on a GPU: dropout keeps a 1-byte bool mask; autocast runs softmax
+//                  in fp32; fused sdpa keeps no s x s matrix.
+//   cpu_torch113:  Debian's torch 1.13 on CPU, as measured in tests/data/torch_cpu_reference.json:
+//                  dropout keeps a mask in the dtype of its input; autocast runs softmax in the
+//                  half format; mean() saves its input (RMSNorm keeps x^2); sdpa is the math path
+//                  (same tensors as eager).
+enum class Runtime { cuda, cpu_torch113 };
+
+// What to compute activations for.
+struct ActivationOptions {
+  uint64_t batch = 1;  // micro-batch (samples)
+  uint64_t seq = 0;    // tokens per sample (transformers); ignored by MLPs
+  Attention attention = Attention::sdpa;
+  Checkpointing checkpointing = Checkpointing::none;
+  ElementCost act_cost{4, 1};       // bytes per element of what the recipe's matmuls produce
+  std::string act_format = "fp32";  // its name, for the ledger ("bf16")
+  bool autocast = false;            // amp recipe: weights and residual stream fp32, matmul outputs
+                                    // half; each Linear keeps a half copy of its input
+  bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
+  bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
+  Runtime runtime = Runtime::cuda;
+};
+
+// What a ledger entry is.
+enum class Role {
+  saved,       // kept by autograd for backward, in every layer
+  held,        // not saved by autograd but alive at the peak (the logits the loss reads)
+  recomputed,  // rebuilt during backward, one layer at a time (checkpointing)
+};
+
+// One tensor of the ledger. bytes are for the whole requested batch.
+struct SavedTensor {
+  std::string name;    // "softmax probabilities"
+  std::string shape;   // "8 x 12 x 2048 x 2048"
+  std::string format;  // "bf16", "fp32", "bool"
+  uint64_t bytes = 0;
+  Role role = Role::saved;
+};
+
+// The activation memory of one model at one batch.
+struct ActivationLedger {
+  std::vector<SavedTensor> per_layer;       // one typical layer (layer 1 onward)
+  uint64_t layer_bytes = 0;                 // saved bytes of one typical layer (role saved)
+  uint64_t first_layer_bytes = 0;           // saved bytes of layer 0 (differs when fed hidden states)
+  uint64_t layers = 0;                      // 0 for an MLP (everything is in outside_layers)
+  uint64_t recompute_bytes = 0;             // one layer rebuilt in backward (checkpointing), else 0
+  std::vector<SavedTensor> outside_layers;  // embeddings, final norm, logits, loss (MLP: all)
+  uint64_t bytes_per_sample = 0;            // everything batch-dependent, for one sample
+  uint64_t saved_bytes_per_sample = 0;      // the part autograd saves (role saved), for one sample
+  uint64_t total_bytes = 0;                 // batch x bytes_per_sample, exactly
+  uint64_t fixed_bytes = 0;                 // batch-independent: autocast's half weight copies
+  double recompute_fraction = 0.0;          // extra compute per step from checkpointing (0.33 = +33%)
+  std::vector<std::string> notes;           // modelling choices, recompute cost
+};
+
+// Activations of a transformer (decoder or encoder) at opts.batch x opts.seq; Error when the
+// architecture lacks what the model needs (layers, hidden, heads) or seq is 0.
+ActivationLedger transformer_activations(const TransformerArch& arch, const ActivationOptions& opts);
+
+// Activations of an MLP of these widths (784,512,256,10: ReLU between layers), per batch row.
+ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const ActivationOptions& opts);
+
+// "eager" / "sdpa" (also "flash"), else Error naming `subject` with did-you-mean.
+Attention parse_attention(std::string_view subject, std::string_view text);
+// "none" / "selective" / "full", else Error naming `subject`.
+Checkpointing parse_checkpointing(std::string_view subject, std::string_view text);
+const char* to_string(Attention a);
+const char* to_string(Checkpointing c);
+const char* to_string(Role r);
+
+}  // namespace memplan
