@@ -28,6 +28,7 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
 // One model-parallel slice: what a kind of rank holds before data-parallel sharding.
 struct Slice {
   std::string kind;
+  uint64_t stage = 0;  // pipeline stage index
   uint64_t count = 0;
   uint64_t params = 0;
   uint64_t activations = 0;
@@ -37,6 +38,7 @@ struct Terms {
   RankLoad load;
   uint64_t weight_elems = 0, grad_elems = 0, state_elems = 0, trainable = 0;
   uint64_t gathered = 0, unsharded_copy = 0;
+  uint64_t stage = 0;
 };
 
 Terms rank_terms(const ShardingRequest& r, const ParallelLayout& l, uint64_t group, const Slice& s) {
@@ -93,6 +95,7 @@ Terms rank_terms(const ShardingRequest& r, const ParallelLayout& l, uint64_t gro
     }
   }
 
+  t.stage = s.stage;
   t.load.kind = s.kind;
   t.load.count = s.count;
   t.load.model_parameters = s.params;
@@ -112,7 +115,7 @@ std::vector<Slice> slices(const ShardingRequest& r, const ParallelLayout& l, std
   std::vector<Slice> out;
   const uint64_t per_stage = l.tp * l.dp;
   if (l.tp == 1 && l.pp == 1) {
-    out.push_back({"all ranks", l.gpus, r.parameters, r.activation_bytes});
+    out.push_back({"all ranks", 0, l.gpus, r.parameters, r.activation_bytes});
     return out;
   }
   const TransformerArch& a = *r.arch;
@@ -124,7 +127,7 @@ std::vector<Slice> slices(const ShardingRequest& r, const ParallelLayout& l, std
                     " (multiple of " + g(r.step.vocab_multiple) + " x tp); embedding on the first stage, " +
                     "output layer on the last; per tp rank " + g(total) + " parameters over all stages");
   auto stage = [&](uint64_t k, std::string kind, uint64_t count) {
-    return Slice{std::move(kind), count, params[k], megatron_stage_activation_bytes(a, r.step, l, k)};
+    return Slice{std::move(kind), k, count, params[k], megatron_stage_activation_bytes(a, r.step, l, k)};
   };
   if (l.pp == 1) {
     out.push_back(stage(0, "all ranks", l.gpus));
@@ -213,9 +216,10 @@ ShardingResult estimate_sharded(const ShardingRequest& r) {
   ex.push_back("  gradients: " + g(t.grad_elems) + " x " + cost(r.bytes.gradient) + " B" +
                (r.bytes.master_gradient.num ? " + " + g(t.state_elems) + " x " + cost(r.bytes.master_gradient) + " B"
                                             : std::string()) +
-               " = " + g(t.load.gpu.gradients) + " B on the GPU");
+               " = " + g(t.load.gpu.gradients) + " B on the GPU" + (t.load.gpu.gradients == 0 && t.grad_elems ? " (offloaded)" : ""));
   ex.push_back("  optimizer state: " + g(t.state_elems) + " x (" + cost(r.bytes.master_weight) + " + " +
-               cost(r.bytes.optimizer_state) + ") B = " + g(t.load.gpu.optimizer_state) + " B on the GPU");
+               cost(r.bytes.optimizer_state) + ") B = " + g(t.load.gpu.optimizer_state) + " B on the GPU" +
+               (l.offload != Offload::none ? " (offloaded)" : ""));
   if (t.gathered)
     ex.push_back("  gathered buffers: " + g(t.gathered) + " B (largest layer " + g(r.largest_layer_parameters) +
                  " parameters and its gradient in " + cost(r.bytes.gathered) + " B, x (1 + " +
@@ -228,8 +232,11 @@ ShardingResult estimate_sharded(const ShardingRequest& r) {
     ex.push_back("  activations (Korthikanti et al. 2022, Table 2; " + std::string(l.sequence_parallel ? "sequence parallel, " : "") +
                  "recompute " + recompute_name(l.recompute) + "): per layer and micro-batch " + g(la.total) +
                  " B (tp-replicated " + g(la.replicated) + ", split " + g(la.split) + ", s x s scores " +
-                 g(la.scores) + "); 1F1B in-flight micro-batches x layers per stage" +
-                 (l.virtual_stages > 1 ? " (interleaved: 1 + (pp-1)/(pp v))" : "") + " = " +
+                 g(la.scores) + "); x " + g(r.arch->layers / (l.pp * l.virtual_stages)) + " layers per chunk x " +
+                 g(pipeline_in_flight(l.pp, t.stage, l.virtual_stages, l.micro_batches)) +
+                 " chunk micro-batches in flight (1F1B" +
+                 (l.virtual_stages > 1 ? ", interleaved: L(1 + (p-1)/(pv)) on stage 0" : "") +
+                 "), + embedding dropout mask (first stage) and output layer 4sbh/t (1 + v/h) (last stage) = " +
                  g(t.load.gpu.activations) + " B");
   } else {
     ex.push_back("  activations: " + g(t.load.gpu.activations) + " B per GPU (data parallel: unchanged by sharding)");
