@@ -215,3 +215,17 @@ TEST_CASE("search_layout: the smallest GPU count, then the lowest ZeRO stage", "
   r.activation_bytes = 50000000000ull;
   CHECK_FALSE(search_layout(r, s, 40000000000ull).found);
 }
+
+TEST_CASE("absurd sizes overflow cleanly; trainable parts shard like the paper", "[sharding][zero]") {
+  ShardingRequest r = paper_request(2000000000000000000ull, 1, ShardingStrategy::zero0);  // 2e18 x 16 B > 2^64
+  CHECK_THROWS_AS(estimate_sharded(r), OverflowError);
+  // LoRA-like: 0.2% of 7e9 trainable = 14e6; ZeRO-2 on 8 ranks: 2 B x 7e9 weights whole,
+  // (2 + 4 + 8) B x 14e6 / 8 = 24.5e6 B of gradient and optimizer shards.
+  r = paper_request(7000000000ull, 8, ShardingStrategy::zero2);
+  r.trainable = 14000000ull;
+  const auto res = estimate_sharded(r);
+  CHECK(res.gpu.parameters == 14000000000ull);
+  CHECK(res.gpu.gradients + res.gpu.optimizer_state == 24500000ull);
+  r.trainable = r.parameters + 1;
+  CHECK(error_of(r) == "--trainable: more trainable parameters than parameters");
+}
