@@ -44,8 +44,8 @@ enum class Recompute { none, selective, full };
 enum class GradFormat {
   half,          // half-precision gradients only: 2+2+12 = 16 B (ZeRO paper, DeepSpeed docs)
   fp32,          // fp32 gradient buffer: 2+4+12 = 18 B (Megatron bf16 main_grad, DeepSpeed ZeRO-3 estimator)
-  half_and_fp32  // half gradients + fp32 copy for the step: 2+2+4+12 = 20 B (DeepSpeed >= 0.14.1
-                 // ZeRO-2 estimator, Megatron fp16)
+  half_and_fp32  // half gradients + fp32 copy for the step: 2+2+4+12 = 20 B (DeepSpeed ZeRO-2
+                 // estimator since PR #5099, Megatron fp16)
 };
 
 // Bytes per parameter of each model-state term, as an engine keeps them.

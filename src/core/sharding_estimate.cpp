@@ -164,9 +164,22 @@ void explain_bytes(const ShardingRequest& r, const ParallelLayout& l, uint64_t g
     else if (b.weight == ElementCost{4, 1} && b.gradient == ElementCost{4, 1} && b.master_weight.num == 0)
       row = "fp32 param, fp32 grads: 8 + 8/d";
     if (row && b.optimizer_state == ElementCost{8, 1})
-      ex.push_back(std::string("Megatron-LM distributed optimizer (docs/source/distrib_optimizer.md, "
-                               "Megatron-Core 0.x): ") + row + " bytes per parameter, d = " + g(group));
+      ex.push_back(std::string("Megatron-LM distributed optimizer (docs/source/distrib_optimizer.md, Megatron "
+                               "Core developer guide): ") + row + " bytes per parameter, d = " + g(group));
   }
+  // Where this split is the one DeepSpeed's own estimator assumes, say so.
+  const bool half_w = b.weight == ElementCost{2, 1} && b.master_weight == ElementCost{4, 1} &&
+                      b.optimizer_state == ElementCost{8, 1};
+  const bool fp32_grads = b.gradient == ElementCost{4, 1} && b.master_gradient.num == 0;
+  const bool half_and_copy = b.gradient == ElementCost{2, 1} && b.master_gradient == ElementCost{4, 1};
+  if (half_w && l.sharding == ShardingStrategy::zero3 && fp32_grads)
+    ex.push_back("same split as DeepSpeed estimate_zero3_model_states_mem_needs (stage3.py, PR #965 to "
+                 "current): 4L + 18P/N, + prefetched layers");
+  if (half_w && l.sharding == ShardingStrategy::zero2 && half_and_copy)
+    ex.push_back("same split as DeepSpeed estimate_zero2_model_states_mem_needs, current formula "
+                 "(stage_1_and_2.py since PR #5099, April 2024): 2P + 18P/N");
+  if (half_w && l.sharding == ShardingStrategy::zero1 && half_and_copy)
+    ex.push_back("same split as DeepSpeed's documented ZeRO-2 estimate (memory.rst, PR #965): 4P + 16P/N");
 }
 
 }  // namespace

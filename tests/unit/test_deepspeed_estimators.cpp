@@ -38,7 +38,7 @@ TEST_CASE("ZeRO-2 documented table for t5-3b on 8 GPUs (memory.rst, live model)"
         std::vector<std::string>{"  127.48GB |   5.31GB | cpu_offload=1", "  127.48GB |  15.93GB | cpu_offload=0"});
 }
 
-TEST_CASE("ZeRO-2 current formula (PR #5099, DeepSpeed 0.14.1+): 2P + 18P/N", "[deepspeed]") {
+TEST_CASE("ZeRO-2 current formula (PR #5099, April 2024): 2P + 18P/N", "[deepspeed]") {
   // 2 x 2,851,000,000 + int(18 x 2,851,000,000 / 8) = 5,702,000,000 + 6,414,750,000
   const auto row = deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, false, DeepSpeedFormula::current);
   CHECK(row.gpu_bytes == 12116750000ull);

@@ -164,6 +164,15 @@ TEST_CASE("GPT-3 175B on tp 8 x pp 8 x dp 16 with the distributed optimizer", "[
   CHECK(res.gpu.total == 19053439488ull + 10292822016ull);
   CHECK(res.ranks[1].count == 8 * 16 * 6);
   CHECK(res.host_bytes_per_node == 0);
+  // Explain lines name each formula's source.
+  auto mentions = [&](const std::string& word) {
+    for (const auto& line : res.explain)
+      if (line.find(word) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(mentions("Megatron-LM distributed optimizer"));
+  CHECK(mentions("6 + 12/d"));
+  CHECK(mentions("Korthikanti et al. 2022"));
 }
 
 TEST_CASE("Megatron layout errors", "[megatron][errors]") {
