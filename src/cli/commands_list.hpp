@@ -5,4 +5,7 @@
 
 namespace memplan::cli {
 
+void add_ladder(CLI::App& sub, Runner& run);
+void add_sweep(CLI::App& sub, Runner& run);
+
 }  // namespace memplan::cli
