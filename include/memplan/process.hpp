@@ -70,6 +70,10 @@ public:
   static void request();
 };
 
+// Throws the Error the runner would give when `program` (argv[0]) cannot be run: not found in
+// PATH, or not an executable file. Lets a ladder fail as bad input before anything runs.
+void check_runnable(const std::string& program);
+
 // "{batch}" replaced by `batch` in every argument: {"train.py", "--bs={batch}"} -> "--bs=64".
 std::vector<std::string> substitute_batch(const std::vector<std::string>& argv, uint64_t batch);
 

@@ -143,10 +143,9 @@ int run_ladder_command(CLI::App& sub, const LadderOptions& opt, Io& io) {
   ladder.refine = opt.refine;
   ladder.step = parse_count("--step", opt.step);
   const TrialSettings trial = resolve_run_options(opt.run, io, k_example);
-  if (!mentions_batch(trial.command) && !o.quiet)
-    io.err << "memplan: note: the command has no {batch}; it gets the batch size only as $MEMPLAN_BATCH\n";
+  check_runnable(substitute_batch(trial.command, 1)[0]);
 
-  PrintingObserver observer(io.err, o.quiet);
+  PrintingObserver observer(io.err, o.quiet, !mentions_batch(trial.command));
   std::unique_ptr<ProcessRunner> runner = make_system_runner();
   LadderResult r;
   {

@@ -197,10 +197,9 @@ int run_sweep_command(CLI::App& sub, const SweepOptions& opt, Io& io) {
   s.within = parse_fraction("--within", opt.within);
   if (s.within >= 1) throw Error("--within", "\"" + opt.within + "\" must be below 1 (100%)");
   const TrialSettings trial = resolve_run_options(opt.run, io, k_example);
-  if (!mentions_batch(trial.command) && !o.quiet)
-    io.err << "memplan: note: the command has no {batch}; it gets the batch size only as $MEMPLAN_BATCH\n";
+  check_runnable(substitute_batch(trial.command, 1)[0]);
 
-  PrintingObserver observer(io.err, o.quiet);
+  PrintingObserver observer(io.err, o.quiet, !mentions_batch(trial.command));
   std::unique_ptr<ProcessRunner> runner = make_system_runner();
   SweepResult r;
   {

@@ -94,6 +94,9 @@ std::string describe_end(const Trial& t) {
 }
 
 void PrintingObserver::started(uint64_t batch, const std::vector<std::string>& argv) {
+  if (m_note && !m_quiet)
+    m_err << "memplan: note: the command has no {batch}; it gets the batch size only as $MEMPLAN_BATCH\n";
+  m_note = false;
   if (!m_quiet) m_err << "memplan: batch " << batch << ": running " << shell_join(argv) << "\n" << std::flush;
 }
 

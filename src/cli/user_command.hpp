@@ -52,11 +52,13 @@ std::string shell_join(const std::vector<std::string>& argv);
 // "exit 1", "killed by signal 9", "stopped at the timeout".
 std::string describe_end(const Trial& trial);
 
-// Prints on `err` while trials run: "memplan: batch 64: running ...", each output line as
-// "[batch 64] line" (unless quiet), and one line per finished trial.
+// Prints on `err` while trials run (unless quiet): "memplan: batch 64: running ...", each output
+// line as "[batch 64] line", and one line per finished trial; first a note when the command has
+// no {batch} (it then gets the batch only as $MEMPLAN_BATCH).
 class PrintingObserver : public TrialObserver {
 public:
-  PrintingObserver(std::ostream& err, bool quiet) : m_err(err), m_quiet(quiet) {}
+  PrintingObserver(std::ostream& err, bool quiet, bool note_no_batch)
+      : m_err(err), m_quiet(quiet), m_note(note_no_batch) {}
   void started(uint64_t batch, const std::vector<std::string>& argv) override;
   void line(uint64_t batch, Stream stream, std::string_view text) override;
   void finished(const Trial& trial) override;
@@ -64,6 +66,7 @@ public:
 private:
   std::ostream& m_err;
   bool m_quiet;
+  bool m_note;
 };
 
 // The failure that stopped a ladder or sweep (exit 4): what happened and the stderr tail, on `err`.

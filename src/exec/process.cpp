@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -306,6 +308,33 @@ bool InterruptScope::requested() { return g_interrupts > 0; }
 
 void InterruptScope::request() {
   if (g_scope_active) on_interrupt(SIGINT);
+}
+
+void check_runnable(const std::string& program) {
+  if (program.empty()) throw Error("command", "nothing to run (expected -- COMMAND ARGS...)");
+  auto runnable = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  auto refuse = [&](int e) { throw Error(program, std::string("cannot run it: ") + std::strerror(e)); };
+  if (program.find('/') != std::string::npos) {
+    struct stat st;
+    if (stat(program.c_str(), &st) != 0) refuse(errno);
+    if (!S_ISREG(st.st_mode)) refuse(EACCES);
+    if (access(program.c_str(), X_OK) != 0) refuse(errno);
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t from = 0;
+  while (from <= dirs.size()) {
+    size_t colon = dirs.find(':', from);
+    if (colon == std::string::npos) colon = dirs.size();
+    const std::string dir = colon == from ? "." : dirs.substr(from, colon - from);
+    if (runnable(dir + "/" + program)) return;
+    from = colon + 1;
+  }
+  refuse(ENOENT);
 }
 
 std::vector<std::string> substitute_batch(const std::vector<std::string>& argv, uint64_t batch) {

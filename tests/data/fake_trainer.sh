@@ -1,11 +1,12 @@
 #!/bin/sh
 # A stand-in training command for ladder/sweep tests. Usage:
 #   fake_trainer.sh BATCH [--oom-above N] [--crash-at N] [--sleep SECONDS] [--ignore-signals]
-#                         [--quiet-rate] [--noise]
+#                         [--quiet-rate] [--interrupt-parent]
 # Prints "<rate> rows/s" with rate = 1000*BATCH/(BATCH+64) (a saturating curve, one decimal),
 # fails with a PyTorch-style CUDA OOM traceback when BATCH > N (--oom-above), fails with a
 # different error at exactly BATCH == N (--crash-at), sleeps before finishing (--sleep), and
-# ignores SIGINT/SIGTERM while doing so (--ignore-signals).
+# ignores SIGINT/SIGTERM while doing so (--ignore-signals), prints no rate (--quiet-rate), and
+# sends SIGINT to its parent as if the user pressed Ctrl-C (--interrupt-parent).
 batch=$1
 shift
 oom_above=0
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
     --sleep) sleep_for=$2; shift 2 ;;
     --ignore-signals) trap '' INT TERM; shift ;;
     --quiet-rate) rate=no; shift ;;
+    --interrupt-parent) kill -INT "$PPID"; shift ;;
     *) echo "fake_trainer.sh: unknown option $1" >&2; exit 64 ;;
   esac
 done
