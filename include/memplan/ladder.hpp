@@ -27,9 +27,9 @@ enum class LadderEnd {
 };
 
 struct LadderResult {
-  std::vector<Trial> tries;             // in the order run
-  std::optional<uint64_t> largest_ok;   // the largest batch that ran
-  std::optional<uint64_t> smallest_oom; // the smallest batch that ran out of memory
+  std::vector<Trial> tries;              // in the order run
+  std::optional<uint64_t> largest_ok;    // the largest batch that ran
+  std::optional<uint64_t> smallest_oom;  // the smallest batch that ran out of memory
   LadderEnd end = LadderEnd::none_fit;
 };
 

@@ -22,26 +22,26 @@ using LineSink = std::function<void(Stream stream, std::string_view line)>;
 
 // One run of one command: argv as given (no shell), never through a shell.
 struct ProcessRequest {
-  std::vector<std::string> argv;                                // argv[0] is looked up in PATH
+  std::vector<std::string> argv;                               // argv[0] is looked up in PATH
   std::vector<std::pair<std::string, std::string>> extra_env;  // added to memplan's environment
-  std::chrono::milliseconds timeout{0};                         // 0: no limit
+  std::chrono::milliseconds timeout{0};                        // 0: no limit
   std::chrono::milliseconds kill_grace{3000};  // after SIGTERM (timeout) or SIGINT (Ctrl-C), then SIGKILL
   size_t tail_lines = 20;                      // how many of the last stderr lines to keep
 };
 
 // What happened to it.
 struct ProcessResult {
-  int exit_code = 0;          // the exit status, or 128 + signal when a signal ended it (shell habit)
-  int signal = 0;             // the signal that ended it, 0 when it exited
-  bool timed_out = false;     // stopped by memplan because ProcessRequest::timeout passed
-  bool interrupted = false;   // stopped (or never started) because the user pressed Ctrl-C
-  double seconds = 0;         // wall time from start to exit
+  int exit_code = 0;         // the exit status, or 128 + signal when a signal ended it (shell habit)
+  int signal = 0;            // the signal that ended it, 0 when it exited
+  bool timed_out = false;    // stopped by memplan because ProcessRequest::timeout passed
+  bool interrupted = false;  // stopped (or never started) because the user pressed Ctrl-C
+  double seconds = 0;        // wall time from start to exit
   std::vector<std::string> stderr_tail;  // the last ProcessRequest::tail_lines lines of stderr
 };
 
 // Runs commands. The real one forks; tests substitute a fake.
 class ProcessRunner {
-public:
+ public:
   virtual ~ProcessRunner() = default;
   // Runs `request` to completion, streaming its output to `sink` (may be empty). Throws
   // memplan::Error when the command cannot be started at all (not found, not executable).
@@ -58,7 +58,7 @@ std::unique_ptr<ProcessRunner> make_system_runner();
 // runner turns into stopping the child; a second Ctrl-C kills the child at once. Runs started
 // after an interrupt do not start (interrupted = true). Restores the previous handlers on exit.
 class InterruptScope {
-public:
+ public:
   InterruptScope();
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;

@@ -17,7 +17,7 @@ namespace memplan {
 
 // Reads a throughput from one line of the command's output.
 class ThroughputParser {
-public:
+ public:
   // No pattern: the last number followed by rows/s, samples/s (taken as rows per second), it/s
   // (times rows per step) or s/it (rows per step divided by it), as tqdm and most loops print.
   // A pattern: an ECMAScript regex; its first capture group (or the whole match) is rows per
@@ -27,7 +27,7 @@ public:
   // Rows per second in `line`, or nullopt: ("812.5 rows/s", 64) -> 812.5; ("3.00it/s", 64) -> 192.
   std::optional<double> parse(std::string_view line, double rows_per_step) const;
 
-private:
+ private:
   bool m_custom;
   std::regex m_regex;
 };
@@ -37,9 +37,9 @@ private:
 uint64_t rows_per_step(const std::string& expression, uint64_t batch);
 
 struct SweepSettings {
-  std::vector<uint64_t> batches;          // tried in increasing order
-  unsigned repeat = 1;                    // measured runs per batch; the median is the throughput
-  unsigned warmup = 1;                    // runs per batch before those, discarded
+  std::vector<uint64_t> batches;  // tried in increasing order
+  unsigned repeat = 1;            // measured runs per batch; the median is the throughput
+  unsigned warmup = 1;            // runs per batch before those, discarded
   std::optional<std::string> throughput_pattern;
   std::string rows_per_step = "{batch}";  // see rows_per_step()
   uint64_t steps_per_run = 1;             // for wall-time throughput: rows per run = rows_per_step * steps
@@ -57,7 +57,7 @@ struct SweepPoint {
   std::optional<double> throughput;  // rows per second, the median of the measured runs
   std::vector<double> runs;          // each measured run's rows per second
   ThroughputSource source = ThroughputSource::none;
-  double seconds = 0;                // wall time of all its runs, warm-up included
+  double seconds = 0;  // wall time of all its runs, warm-up included
 };
 
 enum class SweepEnd { done, oom, failed, interrupted };
@@ -67,7 +67,7 @@ struct SweepResult {
   std::optional<size_t> bend;      // index into points
   std::optional<double> best;      // the highest throughput
   SweepEnd end = SweepEnd::done;
-  std::optional<Trial> failure;    // the trial that failed, when end == failed
+  std::optional<Trial> failure;  // the trial that failed, when end == failed
 };
 
 // The index of the smallest batch whose throughput is at least (1 - within) * best; nullopt

@@ -21,7 +21,7 @@ const char* outcome_name(TrialOutcome outcome);
 
 // Recognises an out-of-memory failure by a line of the command's output.
 class OomMatcher {
-public:
+ public:
   // The built-in patterns plus `extra`, ECMAScript regular expressions searched anywhere in a line
   // ("MemoryError", "RESOURCE_EXHAUSTED"); throws Error("--oom-pattern", ...) for a bad one.
   explicit OomMatcher(const std::vector<std::string>& extra = {});
@@ -32,15 +32,15 @@ public:
   // "CUDA out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED" (plain text).
   static const std::vector<std::string>& builtin();
 
-private:
+ private:
   std::vector<std::regex> m_extra;
 };
 
 // How every trial of one ladder or sweep is run.
 struct TrialSettings {
-  std::vector<std::string> command;           // argv; "{batch}" is replaced by the batch size
-  std::chrono::milliseconds timeout{0};       // per trial; 0: none
-  std::chrono::milliseconds kill_grace{3000}; // SIGTERM/SIGINT -> SIGKILL
+  std::vector<std::string> command;            // argv; "{batch}" is replaced by the batch size
+  std::chrono::milliseconds timeout{0};        // per trial; 0: none
+  std::chrono::milliseconds kill_grace{3000};  // SIGTERM/SIGINT -> SIGKILL
   bool timeout_is_ok = false;  // a trial still running at the timeout without an OOM has "survived"
   OomMatcher oom;
 };
@@ -48,7 +48,7 @@ struct TrialSettings {
 struct Trial {
   uint64_t batch = 0;
   TrialOutcome outcome = TrialOutcome::ok;
-  int exit_code = 0;      // 128 + signal when a signal ended it
+  int exit_code = 0;  // 128 + signal when a signal ended it
   int signal = 0;
   double seconds = 0;
   bool timed_out = false;
@@ -60,12 +60,14 @@ struct Trial {
 
 // Watches trials as they happen; the CLI prints from here, the core never prints.
 class TrialObserver {
-public:
+ public:
   virtual ~TrialObserver() = default;
   // Before the command starts, with the argv it will run.
   virtual void started(uint64_t batch, const std::vector<std::string>& argv) { (void)batch, (void)argv; }
   // Every line the command prints, as it prints it.
-  virtual void line(uint64_t batch, Stream stream, std::string_view text) { (void)batch, (void)stream, (void)text; }
+  virtual void line(uint64_t batch, Stream stream, std::string_view text) {
+    (void)batch, (void)stream, (void)text;
+  }
   // After it ended.
   virtual void finished(const Trial& trial) { (void)trial; }
 };

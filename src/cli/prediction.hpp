@@ -13,7 +13,7 @@
 namespace memplan::cli {
 
 struct Prediction {
-  uint64_t max_batch = 0;                        // largest micro-batch that fits (0: not even 1)
+  uint64_t max_batch = 0;                            // largest micro-batch that fits (0: not even 1)
   std::function<uint64_t(uint64_t batch)> bytes_at;  // required bytes (with overhead) at a batch
 };
 

@@ -4,7 +4,8 @@
 
 namespace memplan::cli {
 
-std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>& plan_args, std::string& why) {
+std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>& plan_args,
+                                                 std::string& why) {
   (void)plan_args;
   why = "needs the estimator";
   return std::nullopt;

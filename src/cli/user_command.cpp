@@ -13,9 +13,11 @@ void add_run_options(CLI::App& sub, RawRunOptions& raw) {
   sub.add_option("--oom-pattern", raw.oom_patterns,
                  "Also count output matching this regular expression as out of memory (repeatable)");
   sub.add_option("--timeout", raw.timeout, "Stop a try after this many seconds (30, 1.5, 2m)");
-  sub.add_flag("--timeout-is-ok", raw.timeout_is_ok,
-               "A try still running at --timeout without an OOM counts as fitting (for commands that train on)");
-  sub.add_option("--grace", raw.grace, "Seconds between asking the command to stop and killing it (default 3)");
+  sub.add_flag(
+      "--timeout-is-ok", raw.timeout_is_ok,
+      "A try still running at --timeout without an OOM counts as fitting (for commands that train on)");
+  sub.add_option("--grace", raw.grace,
+                 "Seconds between asking the command to stop and killing it (default 3)");
   sub.allow_extras();  // the estimate flags (--model gpt2 --seq 1024 --gpu local ...), see plan_args
 }
 
@@ -33,10 +35,12 @@ std::chrono::milliseconds parse_seconds(std::string_view subject, std::string_vi
   try {
     seconds = parse_real(subject, number) * scale;
   } catch (const Error&) {
-    throw Error(std::string(subject), "\"" + std::string(text) + "\" is not a duration (expected seconds, e.g. 30, 1.5, 2m)");
+    throw Error(std::string(subject),
+                "\"" + std::string(text) + "\" is not a duration (expected seconds, e.g. 30, 1.5, 2m)");
   }
   if (!(seconds > 0) || seconds > 1e7)
-    throw Error(std::string(subject), "\"" + std::string(text) + "\" must be more than 0 seconds and at most 1e7");
+    throw Error(std::string(subject),
+                "\"" + std::string(text) + "\" must be more than 0 seconds and at most 1e7");
   return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
 }
 
@@ -70,8 +74,9 @@ std::string shell_join(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {
     if (!out.empty()) out += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                         "0123456789-_=./:,+@%{}") == std::string::npos;
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./:,+@%{}") == std::string::npos;
     if (plain) {
       out += a;
       continue;
@@ -122,10 +127,12 @@ void report_failure(std::ostream& err, const Trial& t, const TrialSettings& sett
   err << "memplan: batch " << t.batch << ": ";
   if (t.outcome == TrialOutcome::timed_out) {
     err << "still running after the " << std::chrono::duration<double>(settings.timeout).count()
-        << " s timeout, so it was stopped (with --timeout-is-ok a try that outlives the timeout counts as fitting)\n";
+        << " s timeout, so it was stopped (with --timeout-is-ok a try that outlives the timeout counts as "
+           "fitting)\n";
   } else {
     err << "the command failed (" << describe_end(t) << ") and it was not out of memory";
-    if (t.signal == SIGKILL) err << " (SIGKILL can be the kernel's out-of-memory killer: host memory, not the GPU)";
+    if (t.signal == SIGKILL)
+      err << " (SIGKILL can be the kernel's out-of-memory killer: host memory, not the GPU)";
     err << "\n";
   }
   if (!t.stderr_tail.empty()) {

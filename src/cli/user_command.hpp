@@ -23,9 +23,9 @@ constexpr int k_interrupted = 130;
 
 struct RawRunOptions {
   std::vector<std::string> oom_patterns;
-  std::string timeout;       // seconds; empty: none
+  std::string timeout;  // seconds; empty: none
   bool timeout_is_ok = false;
-  std::string grace = "3";   // seconds between SIGTERM/SIGINT and SIGKILL
+  std::string grace = "3";  // seconds between SIGTERM/SIGINT and SIGKILL
 };
 
 // Adds --oom-pattern, --timeout, --timeout-is-ok, --grace, and lets unknown options through as
@@ -56,14 +56,14 @@ std::string describe_end(const Trial& trial);
 // line as "[batch 64] line", and one line per finished trial; first a note when the command has
 // no {batch} (it then gets the batch only as $MEMPLAN_BATCH).
 class PrintingObserver : public TrialObserver {
-public:
+ public:
   PrintingObserver(std::ostream& err, bool quiet, bool note_no_batch)
       : m_err(err), m_quiet(quiet), m_note(note_no_batch) {}
   void started(uint64_t batch, const std::vector<std::string>& argv) override;
   void line(uint64_t batch, Stream stream, std::string_view text) override;
   void finished(const Trial& trial) override;
 
-private:
+ private:
   std::ostream& m_err;
   bool m_quiet;
   bool m_note;

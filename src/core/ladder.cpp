@@ -16,7 +16,7 @@ std::vector<uint64_t> halving_sequence(uint64_t start, uint64_t min) {
 
 std::optional<uint64_t> refine_midpoint(uint64_t ok, uint64_t oom, uint64_t step) {
   if (step == 0 || oom <= ok + 1) return std::nullopt;
-  const uint64_t first = (ok / step + 1) * step;  // smallest multiple of step above ok
+  const uint64_t first = (ok / step + 1) * step;    // smallest multiple of step above ok
   const uint64_t last = ((oom - 1) / step) * step;  // largest multiple of step below oom
   if (first < ok || first > last) return std::nullopt;
   return first + ((last - first) / step / 2) * step;

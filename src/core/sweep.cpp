@@ -25,9 +25,11 @@ std::optional<double> to_number(const std::string& text) {
 
 }  // namespace
 
-ThroughputParser::ThroughputParser(const std::optional<std::string>& pattern) : m_custom(pattern.has_value()) {
+ThroughputParser::ThroughputParser(const std::optional<std::string>& pattern)
+    : m_custom(pattern.has_value()) {
   const std::string text = pattern ? *pattern : k_default_pattern;
-  if (pattern && pattern->empty()) throw Error("--throughput-pattern", "is empty (expected a regular expression)");
+  if (pattern && pattern->empty())
+    throw Error("--throughput-pattern", "is empty (expected a regular expression)");
   try {
     m_regex = std::regex(text, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
@@ -37,8 +39,8 @@ ThroughputParser::ThroughputParser(const std::optional<std::string>& pattern) : 
 
 std::optional<double> ThroughputParser::parse(std::string_view line, double rows_per_step) const {
   std::optional<double> found;
-  for (auto it = std::cregex_iterator(line.data(), line.data() + line.size(), m_regex); it != std::cregex_iterator();
-       ++it) {
+  for (auto it = std::cregex_iterator(line.data(), line.data() + line.size(), m_regex);
+       it != std::cregex_iterator(); ++it) {
     const std::cmatch& m = *it;
     if (m_custom) {
       const auto v = to_number(m.size() > 1 && m[1].matched ? m[1].str() : m[0].str());
@@ -48,10 +50,12 @@ std::optional<double> ThroughputParser::parse(std::string_view line, double rows
     const auto v = to_number(m[1].str());
     if (!v) continue;
     const std::string unit = m[2].str();
-    if (unit == "it/s") found = *v * rows_per_step;
+    if (unit == "it/s")
+      found = *v * rows_per_step;
     else if (unit == "s/it") {
       if (*v > 0) found = rows_per_step / *v;
-    } else found = *v;
+    } else
+      found = *v;
   }
   return found;
 }
@@ -67,7 +71,8 @@ uint64_t rows_per_step(const std::string& expression, uint64_t batch) {
     while (!factor.empty() && factor.front() == ' ') factor.erase(factor.begin());
     while (!factor.empty() && factor.back() == ' ') factor.pop_back();
     if (factor.empty())
-      throw Error("--rows-per-step", "\"" + expression + "\" is not a count (expected e.g. {batch}, 2048 or {batch}*1024)");
+      throw Error("--rows-per-step",
+                  "\"" + expression + "\" is not a count (expected e.g. {batch}, 2048 or {batch}*1024)");
     const uint64_t value = factor == "{batch}" ? batch : parse_count("--rows-per-step", factor);
     product = checked_mul(product, value);
     any = true;
@@ -79,9 +84,12 @@ uint64_t rows_per_step(const std::string& expression, uint64_t batch) {
 
 const char* source_name(ThroughputSource source) {
   switch (source) {
-    case ThroughputSource::printed: return "printed";
-    case ThroughputSource::wall_time: return "wall_time";
-    case ThroughputSource::none: return "none";
+    case ThroughputSource::printed:
+      return "printed";
+    case ThroughputSource::wall_time:
+      return "wall_time";
+    case ThroughputSource::none:
+      return "none";
   }
   return "?";
 }
@@ -139,7 +147,8 @@ SweepResult run_sweep(ProcessRunner& runner, const TrialSettings& trial, const S
       });
       point.seconds += t.seconds;
       switch (t.outcome) {
-        case TrialOutcome::ok: break;
+        case TrialOutcome::ok:
+          break;
         case TrialOutcome::oom:
           point.oom = true;
           result.end = SweepEnd::oom;

@@ -6,11 +6,16 @@ namespace memplan {
 
 const char* outcome_name(TrialOutcome outcome) {
   switch (outcome) {
-    case TrialOutcome::ok: return "ok";
-    case TrialOutcome::oom: return "oom";
-    case TrialOutcome::failed: return "failed";
-    case TrialOutcome::timed_out: return "timeout";
-    case TrialOutcome::interrupted: return "interrupted";
+    case TrialOutcome::ok:
+      return "ok";
+    case TrialOutcome::oom:
+      return "oom";
+    case TrialOutcome::failed:
+      return "failed";
+    case TrialOutcome::timed_out:
+      return "timeout";
+    case TrialOutcome::interrupted:
+      return "interrupted";
   }
   return "?";
 }
@@ -69,12 +74,16 @@ Trial run_trial(ProcessRunner& runner, const TrialSettings& settings, uint64_t b
   trial.seconds = r.seconds;
   trial.timed_out = r.timed_out;
   trial.stderr_tail = r.stderr_tail;
-  if (r.interrupted) trial.outcome = TrialOutcome::interrupted;
-  else if (r.timed_out) trial.outcome = saw_oom ? TrialOutcome::oom  // e.g. the other ranks hang after one OOMs
-                                       : settings.timeout_is_ok ? TrialOutcome::ok
-                                                                : TrialOutcome::timed_out;
-  else if (r.exit_code == 0) trial.outcome = TrialOutcome::ok;
-  else trial.outcome = saw_oom ? TrialOutcome::oom : TrialOutcome::failed;
+  if (r.interrupted)
+    trial.outcome = TrialOutcome::interrupted;
+  else if (r.timed_out)
+    trial.outcome = saw_oom                  ? TrialOutcome::oom  // e.g. the other ranks hang after one OOMs
+                    : settings.timeout_is_ok ? TrialOutcome::ok
+                                             : TrialOutcome::timed_out;
+  else if (r.exit_code == 0)
+    trial.outcome = TrialOutcome::ok;
+  else
+    trial.outcome = saw_oom ? TrialOutcome::oom : TrialOutcome::failed;
   if (trial.outcome != TrialOutcome::oom) trial.oom_line.clear();
   if (observer) observer->finished(trial);
   return trial;

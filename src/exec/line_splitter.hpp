@@ -10,7 +10,7 @@
 namespace memplan {
 
 class LineSplitter {
-public:
+ public:
   static constexpr size_t k_max_line = 64 * 1024;
 
   explicit LineSplitter(Stream stream) : m_stream(stream) {}
@@ -45,7 +45,7 @@ public:
     m_after_cr = false;
   }
 
-private:
+ private:
   Stream m_stream;
   std::string m_line;
   bool m_after_cr = false;

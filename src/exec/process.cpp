@@ -19,6 +19,7 @@
 
 #include <memplan/error.hpp>
 
+#include "exec/interrupt_state.hpp"
 #include "exec/line_splitter.hpp"
 
 extern char** environ;
@@ -27,23 +28,6 @@ namespace memplan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Interrupt state shared with the signal handler: a count and a self-pipe that wakes poll().
-volatile sig_atomic_t g_interrupts = 0;
-int g_wake[2] = {-1, -1};
-bool g_scope_active = false;
-struct sigaction g_old_int, g_old_term;
-
-extern "C" void on_interrupt(int) {
-  const int saved = errno;
-  if (g_interrupts < 1000) g_interrupts = g_interrupts + 1;
-  if (g_wake[1] >= 0) {
-    const char c = 1;
-    const ssize_t r = write(g_wake[1], &c, 1);
-    (void)r;
-  }
-  errno = saved;
-}
 
 // Closes a descriptor once.
 struct Fd {
@@ -63,7 +47,8 @@ struct Pipe {
   Fd read_end, write_end;
   Pipe() {
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) throw Error("memplan", std::string("cannot create a pipe: ") + std::strerror(errno));
+    if (pipe2(p, O_CLOEXEC) != 0)
+      throw Error("memplan", std::string("cannot create a pipe: ") + std::strerror(errno));
     read_end.fd = p[0];
     write_end.fd = p[1];
   }
@@ -98,14 +83,15 @@ int millis_until(Clock::time_point now, Clock::time_point then) {
 }
 
 class SystemRunner final : public ProcessRunner {
-public:
+ public:
   ProcessResult run(const ProcessRequest& request, const LineSink& sink) override;
 };
 
 ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& sink) {
   ProcessResult result;
-  if (request.argv.empty() || request.argv[0].empty()) throw Error("command", "nothing to run (expected -- COMMAND ARGS...)");
-  if (g_interrupts > 0) {
+  if (request.argv.empty() || request.argv[0].empty())
+    throw Error("command", "nothing to run (expected -- COMMAND ARGS...)");
+  if (interrupt_count() > 0) {
     result.interrupted = true;
     return result;
   }
@@ -155,7 +141,8 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
   while (got < 0 && errno == EINTR);
   if (got == static_cast<ssize_t>(sizeof exec_errno)) {
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     throw Error(request.argv[0], std::string("cannot run it: ") + std::strerror(exec_errno));
   }
 
@@ -180,7 +167,7 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
   bool exited = false;
   Clock::time_point exit_time = start;
   Clock::time_point drain_until = start;
-  sig_atomic_t seen_interrupts = 0;
+  int seen_interrupts = 0;
   char buffer[65536];
 
   while (true) {
@@ -192,20 +179,23 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
         stream_of[n] = s;
         pfds[n++] = pollfd{fds[s], POLLIN, 0};
       }
-    if (g_wake[0] >= 0) pfds[n++] = pollfd{g_wake[0], POLLIN, 0};
+    if (interrupt_wake_fd() >= 0) pfds[n++] = pollfd{interrupt_wake_fd(), POLLIN, 0};
 
     Clock::time_point now = Clock::now();
     int wait_ms = (open_stream[0] || open_stream[1]) ? 50 : 5;
     if (exited) wait_ms = std::min(wait_ms, millis_until(now, drain_until));
-    if (!exited && deadline && !kill_at && !result.timed_out) wait_ms = std::min(wait_ms, millis_until(now, *deadline));
+    if (!exited && deadline && !kill_at && !result.timed_out)
+      wait_ms = std::min(wait_ms, millis_until(now, *deadline));
     if (!exited && kill_at) wait_ms = std::min(wait_ms, millis_until(now, *kill_at));
     const int ready = poll(pfds, n, wait_ms);
-    if (ready < 0 && errno != EINTR) throw Error("memplan", std::string("poll failed: ") + std::strerror(errno));
+    if (ready < 0 && errno != EINTR)
+      throw Error("memplan", std::string("poll failed: ") + std::strerror(errno));
 
     for (nfds_t i = 0; ready > 0 && i < n; ++i) {
       if (pfds[i].revents == 0) continue;
       if (stream_of[i] < 0) {  // the wake pipe
-        while (read(g_wake[0], buffer, sizeof buffer) > 0) {}
+        while (read(interrupt_wake_fd(), buffer, sizeof buffer) > 0) {
+        }
         continue;
       }
       const int s = stream_of[i];
@@ -225,9 +215,9 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
     }
 
     now = Clock::now();
-    if (g_interrupts != seen_interrupts) {
+    if (interrupt_count() != seen_interrupts) {
       const bool first = seen_interrupts == 0;
-      seen_interrupts = g_interrupts;
+      seen_interrupts = interrupt_count();
       result.interrupted = true;
       if (!exited) {
         if (first && !kill_at) {
@@ -250,7 +240,8 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
     if (!exited) {
       siginfo_t info;
       std::memset(&info, 0, sizeof info);
-      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid) {
         exited = true;
         exit_time = now;
         killpg(pid, SIGKILL);  // what it left behind in its group; the zombie still holds the group id
@@ -261,7 +252,8 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
   }
 
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   for (int s = 0; s < 2; ++s)
     if (open_stream[s]) splitters[s].finish(deliver);
   if (WIFEXITED(status)) {
@@ -278,82 +270,5 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
 }  // namespace
 
 std::unique_ptr<ProcessRunner> make_system_runner() { return std::make_unique<SystemRunner>(); }
-
-InterruptScope::InterruptScope() {
-  if (g_scope_active) throw Error("memplan", "interrupt scopes do not nest");
-  g_scope_active = true;
-  g_interrupts = 0;
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, &g_old_int);
-  sigaction(SIGTERM, &sa, &g_old_term);
-}
-
-InterruptScope::~InterruptScope() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
-  for (int& fd : g_wake) {
-    if (fd >= 0) close(fd);
-    fd = -1;
-  }
-  g_interrupts = 0;
-  g_scope_active = false;
-}
-
-bool InterruptScope::requested() { return g_interrupts > 0; }
-
-void InterruptScope::request() {
-  if (g_scope_active) on_interrupt(SIGINT);
-}
-
-void check_runnable(const std::string& program) {
-  if (program.empty()) throw Error("command", "nothing to run (expected -- COMMAND ARGS...)");
-  auto runnable = [](const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
-  };
-  auto refuse = [&](int e) { throw Error(program, std::string("cannot run it: ") + std::strerror(e)); };
-  if (program.find('/') != std::string::npos) {
-    struct stat st;
-    if (stat(program.c_str(), &st) != 0) refuse(errno);
-    if (!S_ISREG(st.st_mode)) refuse(EACCES);
-    if (access(program.c_str(), X_OK) != 0) refuse(errno);
-    return;
-  }
-  const char* path = std::getenv("PATH");
-  const std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t from = 0;
-  while (from <= dirs.size()) {
-    size_t colon = dirs.find(':', from);
-    if (colon == std::string::npos) colon = dirs.size();
-    const std::string dir = colon == from ? "." : dirs.substr(from, colon - from);
-    if (runnable(dir + "/" + program)) return;
-    from = colon + 1;
-  }
-  refuse(ENOENT);
-}
-
-std::vector<std::string> substitute_batch(const std::vector<std::string>& argv, uint64_t batch) {
-  static const std::string k_marker = "{batch}";
-  const std::string value = std::to_string(batch);
-  std::vector<std::string> out;
-  out.reserve(argv.size());
-  for (std::string arg : argv) {
-    for (size_t at = arg.find(k_marker); at != std::string::npos; at = arg.find(k_marker, at + value.size()))
-      arg.replace(at, k_marker.size(), value);
-    out.push_back(std::move(arg));
-  }
-  return out;
-}
-
-bool mentions_batch(const std::vector<std::string>& argv) {
-  for (const std::string& a : argv)
-    if (a.find("{batch}") != std::string::npos) return true;
-  return false;
-}
 
 }  // namespace memplan

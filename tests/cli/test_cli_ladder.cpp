@@ -15,7 +15,8 @@ namespace {
 const std::string k_trainer = MEMPLAN_TEST_DATA_DIR "/fake_trainer.sh";
 
 // memplan ladder OPTIONS -- /bin/sh fake_trainer.sh {batch} TRAINER_ARGS
-memplan::test::CliResult ladder(std::vector<std::string> options, const std::vector<std::string>& trainer_args) {
+memplan::test::CliResult ladder(std::vector<std::string> options,
+                                const std::vector<std::string>& trainer_args) {
   std::vector<std::string> args = {"ladder"};
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), {"--", "/bin/sh", k_trainer, "{batch}"});
@@ -63,12 +64,15 @@ TEST_CASE("ladder exits 1 when nothing fits down to --min", "[cli][ladder]") {
   CHECK(r.out.find("no batch ran") != std::string::npos);
 }
 
-TEST_CASE("ladder passes through a failure that is not OOM with exit 4 and the stderr tail", "[cli][ladder]") {
+TEST_CASE("ladder passes through a failure that is not OOM with exit 4 and the stderr tail",
+          "[cli][ladder]") {
   const auto r = ladder({"--start", "1024", "-q"}, {"--oom-above", "100", "--crash-at", "256"});
   CHECK(r.code == 4);
   CHECK(r.out.empty());  // -q: only the largest batch, and none was found
-  CHECK(r.err.find("memplan: batch 256: the command failed (exit 3) and it was not out of memory") != std::string::npos);
-  CHECK(r.err.find("  | ValueError: expected input batch_size (256) to match target batch_size (3)") != std::string::npos);
+  CHECK(r.err.find("memplan: batch 256: the command failed (exit 3) and it was not out of memory") !=
+        std::string::npos);
+  CHECK(r.err.find("  | ValueError: expected input batch_size (256) to match target batch_size (3)") !=
+        std::string::npos);
   CHECK(r.err.find("[batch") == std::string::npos);  // -q: no streaming
 }
 
@@ -105,7 +109,8 @@ TEST_CASE("ladder --start auto begins at the predicted max batch", "[cli][ladder
     p.bytes_at = [](uint64_t b) { return (1ull << 30) + b * (1ull << 20); };  // 1 GiB + 1 MiB per row
     return std::optional<memplan::cli::Prediction>(p);
   });
-  const auto r = ladder({"--start", "auto", "--model", "gpt2", "--seq=1024", "--format", "json"}, {"--oom-above", "100"});
+  const auto r = ladder({"--start", "auto", "--model", "gpt2", "--seq=1024", "--format", "json"},
+                        {"--oom-above", "100"});
   memplan::cli::set_predictor_for_tests({});
   REQUIRE(r.code == 0);
   CHECK(seen == std::vector<std::string>{"--model", "gpt2", "--seq=1024"});
@@ -124,18 +129,22 @@ TEST_CASE("ladder bad input: one line on stderr, exit 2, nothing on stdout", "[c
     CHECK(line_count(r.err) == 1);
     return r.err;
   };
-  CHECK(bad({"ladder", "--start", "64"}) ==
-        "memplan: error: --: expected the command to run after --, e.g. memplan ladder --start 1024 -- python "
-        "train.py --batch-size {batch}\n");
+  CHECK(
+      bad({"ladder", "--start", "64"}) ==
+      "memplan: error: --: expected the command to run after --, e.g. memplan ladder --start 1024 -- python "
+      "train.py --batch-size {batch}\n");
   CHECK(bad({"ladder", "--start", "64", "python", "train.py"}) ==
         "memplan: error: \"python\": unexpected before -- (the command to run goes after --)\n");
   CHECK(bad({"ladder", "--start", "6x4", "--", "true"}) ==
         "memplan: error: --start: \"6x4\" is not a number (expected e.g. 7e9, 7B, 125M)\n");
   CHECK(bad({"ladder", "--start", "auto", "--", "true"}).find("--start: auto needs the estimate flags") !=
         std::string::npos);
-  CHECK(bad({"ladder", "--start", "4", "--min", "8", "--", "true"}) == "memplan: error: --start: 4 is below --min 8\n");
-  CHECK(bad({"ladder", "--start", "4", "--timeout", "-1", "--", "true"}).find("--timeout:") != std::string::npos);
-  CHECK(bad({"ladder", "--start", "4", "--oom-pattern", "(", "--", "true"}).find("--oom-pattern:") != std::string::npos);
+  CHECK(bad({"ladder", "--start", "4", "--min", "8", "--", "true"}) ==
+        "memplan: error: --start: 4 is below --min 8\n");
+  CHECK(bad({"ladder", "--start", "4", "--timeout", "-1", "--", "true"}).find("--timeout:") !=
+        std::string::npos);
+  CHECK(bad({"ladder", "--start", "4", "--oom-pattern", "(", "--", "true"}).find("--oom-pattern:") !=
+        std::string::npos);
   CHECK(bad({"ladder", "--start", "4", "--", "/nonexistent/train.sh", "{batch}"}) ==
         "memplan: error: /nonexistent/train.sh: cannot run it: No such file or directory\n");
 }

@@ -12,7 +12,8 @@ namespace {
 
 const std::string k_trainer = MEMPLAN_TEST_DATA_DIR "/fake_trainer.sh";
 
-memplan::test::CliResult sweep(std::vector<std::string> options, const std::vector<std::string>& trainer_args) {
+memplan::test::CliResult sweep(std::vector<std::string> options,
+                               const std::vector<std::string>& trainer_args) {
   std::vector<std::string> args = {"sweep"};
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), {"--", "/bin/sh", k_trainer, "{batch}"});
@@ -25,8 +26,10 @@ memplan::test::CliResult sweep(std::vector<std::string> options, const std::vect
 TEST_CASE("sweep draws the saturating curve, marks the bend and stops at the OOM", "[cli][sweep]") {
   const auto r = sweep({"--batches", "16,32,64,128,256,512,1024,2048,4096"}, {"--oom-above", "1024"});
   CHECK(r.code == 0);
-  // 1000*b/(b+64) printed with one decimal (truncated) by the fake: 200.0 ... 941.1; 90% of 941.1 = 847 -> 512.
-  CHECK(r.out.find("      16         200.0      21%  #########\n") != std::string::npos);  // 200/941.1 = 21%, 8.5 -> 9
+  // 1000*b/(b+64) printed with one decimal (truncated) by the fake: 200.0 ... 941.1; 90% of 941.1 = 847 ->
+  // 512.
+  CHECK(r.out.find("      16         200.0      21%  #########\n") !=
+        std::string::npos);  // 200/941.1 = 21%, 8.5 -> 9
   CHECK(r.out.find("     512         888.8      94%  ###################################### <- bend\n") !=
         std::string::npos);
   CHECK(r.out.find("    2048           OOM") != std::string::npos);
@@ -37,8 +40,9 @@ TEST_CASE("sweep draws the saturating curve, marks the bend and stops at the OOM
 }
 
 TEST_CASE("sweep JSON has points and the bend", "[cli][sweep]") {
-  const auto r = sweep({"--batches", "64,128,256", "--warmup", "0", "--repeat", "2", "--within", "0.2", "--format", "json"},
-                       {"--oom-above", "128"});
+  const auto r = sweep(
+      {"--batches", "64,128,256", "--warmup", "0", "--repeat", "2", "--within", "0.2", "--format", "json"},
+      {"--oom-above", "128"});
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "memplan.sweep/1");
@@ -103,10 +107,10 @@ TEST_CASE("sweep bad input: one line, exit 2, nothing on stdout", "[cli][sweep]"
         "memplan: error: --batches: \"16,,32\" has an empty item (expected e.g. 16,32,64 or auto)\n");
   CHECK(bad({"sweep", "--batches", "16", "--within", "1", "--", "true"}) ==
         "memplan: error: --within: \"1\" must be below 1 (100%)\n");
-  CHECK(bad({"sweep", "--batches", "16", "--throughput-pattern", "([", "--", "true"}).find("--throughput-pattern:") !=
-        std::string::npos);
-  CHECK(bad({"sweep", "--batches", "16", "--rows-per-step", "{batch}*x", "--", "true"}).find("--rows-per-step:") !=
-        std::string::npos);
+  CHECK(bad({"sweep", "--batches", "16", "--throughput-pattern", "([", "--", "true"})
+            .find("--throughput-pattern:") != std::string::npos);
+  CHECK(bad({"sweep", "--batches", "16", "--rows-per-step", "{batch}*x", "--", "true"})
+            .find("--rows-per-step:") != std::string::npos);
   CHECK(bad({"sweep", "--batches", "auto", "--model", "gpt2", "--", "true"}) ==
         "memplan: error: --batches auto: needs the estimator\n");
 }

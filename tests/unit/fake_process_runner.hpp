@@ -20,7 +20,7 @@ struct FakeRun {
 };
 
 class FakeProcessRunner : public ProcessRunner {
-public:
+ public:
   using Script = std::function<FakeRun(uint64_t batch)>;
   explicit FakeProcessRunner(Script script) : m_script(std::move(script)) {}
 
@@ -47,7 +47,7 @@ public:
   std::vector<std::vector<std::string>> argvs;  // every argv run, in order
   std::vector<uint64_t> batches;                // every batch run, in order
 
-private:
+ private:
   Script m_script;
 };
 

@@ -12,8 +12,11 @@ using memplan::test::FakeRun;
 namespace {
 
 TrialSettings settings(std::vector<std::string> extra_oom = {}) {
-  TrialSettings s{{"python", "train.py", "--batch-size={batch}"}, std::chrono::milliseconds(0),
-                  std::chrono::milliseconds(100), false, OomMatcher(extra_oom)};
+  TrialSettings s{{"python", "train.py", "--batch-size={batch}"},
+                  std::chrono::milliseconds(0),
+                  std::chrono::milliseconds(100),
+                  false,
+                  OomMatcher(extra_oom)};
   return s;
 }
 
@@ -37,7 +40,7 @@ TEST_CASE("halving goes down by halves and stops at the minimum", "[ladder]") {
 
 TEST_CASE("refine picks a multiple of step strictly between success and OOM", "[ladder]") {
   CHECK(refine_midpoint(512, 1024, 1) == 768u);
-  CHECK(refine_midpoint(64, 128, 8) == 96u);   // multiples 72..120, the middle one
+  CHECK(refine_midpoint(64, 128, 8) == 96u);  // multiples 72..120, the middle one
   CHECK(refine_midpoint(512, 520, 8) == std::nullopt);
   CHECK(refine_midpoint(100, 101, 1) == std::nullopt);
   CHECK(refine_midpoint(100, 102, 1) == 101u);
@@ -116,7 +119,8 @@ TEST_CASE("OOM classification: patterns, streams, exit codes", "[ladder]") {
 
   FakeRun jax;
   jax.exit_code = 1;
-  jax.err = {"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"};
+  jax.err = {
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"};
   CHECK(classify(jax).outcome == TrialOutcome::failed);
   CHECK(classify(jax, {"RESOURCE_EXHAUSTED"}).outcome == TrialOutcome::oom);
   CHECK(classify(jax, {"Out of memory .* allocate$"}).outcome == TrialOutcome::oom);
@@ -138,7 +142,8 @@ TEST_CASE("OOM classification: patterns, streams, exit codes", "[ladder]") {
   stopped.exit_code = 130;
   CHECK(classify(stopped).outcome == TrialOutcome::interrupted);
 
-  CHECK_THROWS_WITH(OomMatcher({"(unclosed"}), Catch::StartsWith("--oom-pattern: \"(unclosed\" is not a regular expression"));
+  CHECK_THROWS_WITH(OomMatcher({"(unclosed"}),
+                    Catch::StartsWith("--oom-pattern: \"(unclosed\" is not a regular expression"));
 }
 
 TEST_CASE("timeouts and Ctrl-C end the ladder with what was found", "[ladder]") {

@@ -46,8 +46,8 @@ TEST_CASE("the real runner reports exit codes and signals", "[process]") {
 TEST_CASE("the real runner streams lines from both streams and keeps the stderr tail", "[process]") {
   auto runner = make_system_runner();
   Captured c;
-  const ProcessResult r = runner->run(sh("printf 'a\\nb\\r\\nc\\rd'; i=1; while [ $i -le 25 ]; do echo e$i >&2; i=$((i+1)); done"),
-                                      c.sink());
+  const ProcessResult r = runner->run(
+      sh("printf 'a\\nb\\r\\nc\\rd'; i=1; while [ $i -le 25 ]; do echo e$i >&2; i=$((i+1)); done"), c.sink());
   CHECK(c.out == std::vector<std::string>{"a", "b", "c", "d"});  // \n, \r\n, \r and end of stream
   REQUIRE(c.err.size() == 25);
   REQUIRE(r.stderr_tail.size() == 20);

@@ -12,7 +12,10 @@ using memplan::test::FakeRun;
 namespace {
 
 TrialSettings settings() {
-  return TrialSettings{{"./step.sh", "{batch}"}, std::chrono::milliseconds(0), std::chrono::milliseconds(100), false,
+  return TrialSettings{{"./step.sh", "{batch}"},
+                       std::chrono::milliseconds(0),
+                       std::chrono::milliseconds(100),
+                       false,
                        OomMatcher()};
 }
 
@@ -36,7 +39,7 @@ TEST_CASE("throughput is read from the lines loops and tqdm print", "[sweep]") {
   CHECK(p.parse("1.5e3 samples/s", 64) == Approx(1500));
   CHECK(p.parse("100%|#####| 30/30 [00:10<00:00,  3.00it/s]", 64) == Approx(192));  // 3 steps/s * 64 rows
   CHECK(p.parse(" 40%|##   | 4/10 [00:10<00:15,  2.50s/it]", 64) == Approx(25.6));  // 64 rows / 2.5 s
-  CHECK(p.parse("warm 10 rows/s then 20 rows/s", 64) == Approx(20));                 // the last one counts
+  CHECK(p.parse("warm 10 rows/s then 20 rows/s", 64) == Approx(20));                // the last one counts
   CHECK_FALSE(p.parse("rows/s", 64));
   CHECK_FALSE(p.parse("loss 2.31 lr 3e-4", 64));
   CHECK_FALSE(p.parse("12 rows/sec", 64));
@@ -90,9 +93,11 @@ TEST_CASE("median and auto batches", "[sweep]") {
 
 TEST_CASE("sweep follows the curve, stops at the first OOM and marks the bend", "[sweep]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 1024); });
-  const SweepResult r = run_sweep(runner, settings(), batches({4096, 16, 32, 64, 128, 256, 512, 1024, 2048}, 1), nullptr);
+  const SweepResult r =
+      run_sweep(runner, settings(), batches({4096, 16, 32, 64, 128, 256, 512, 1024, 2048}, 1), nullptr);
   // Sorted, each batch twice (one warm-up), and nothing after the OOM at 2048 (which OOMs in warm-up).
-  CHECK(runner.batches == std::vector<uint64_t>{16, 16, 32, 32, 64, 64, 128, 128, 256, 256, 512, 512, 1024, 1024, 2048});
+  CHECK(runner.batches ==
+        std::vector<uint64_t>{16, 16, 32, 32, 64, 64, 128, 128, 256, 256, 512, 512, 1024, 1024, 2048});
   REQUIRE(r.points.size() == 8);
   CHECK(r.points[0].throughput == Approx(200.0));
   CHECK(r.points[2].throughput == Approx(500.0));
@@ -153,7 +158,9 @@ TEST_CASE("sweep stops at a failure that is not OOM and reports it", "[sweep]") 
 
 TEST_CASE("sweep refuses impossible settings", "[sweep]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 1024); });
-  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({}), nullptr), Catch::StartsWith("--batches: is empty"));
-  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({16}, 0, 0), nullptr), "--repeat: must be at least 1");
+  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({}), nullptr),
+                    Catch::StartsWith("--batches: is empty"));
+  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({16}, 0, 0), nullptr),
+                    "--repeat: must be at least 1");
   CHECK(runner.batches.empty());
 }
