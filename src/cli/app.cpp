@@ -1,5 +1,6 @@
 #include "cli/cli.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <sstream>
@@ -70,8 +71,20 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     subs.push_back(sub);
   }
 
+  // ladder and sweep: what follows the first "--" is the user's command, not for CLI11 (which
+  // would mix it with the command's own options and the estimate flags before it).
+  std::vector<std::string> own_args = args;
+  std::optional<std::vector<std::string>> user_command;
+  if (!args.empty() && runs_user_command(args[0])) {
+    const auto dashes = std::find(args.begin() + 1, args.end(), std::string("--"));
+    if (dashes != args.end()) {
+      user_command.emplace(dashes + 1, args.end());
+      own_args.assign(args.begin(), dashes);
+    }
+  }
+
   // CLI11 wants argv order reversed in a vector.
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  std::vector<std::string> reversed(own_args.rbegin(), own_args.rend());
   try {
     if (!args.empty() && args[0].size() && args[0][0] != '-') {
       const auto names = command_names();
@@ -102,7 +115,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   for (size_t i = 0; i < subs.size(); ++i) {
     if (!subs[i]->parsed()) continue;
     std::ostringstream buffer;
-    Io io{buffer, err, out_is_tty};
+    Io io{buffer, err, out_is_tty, user_command};
     try {
       int code = runners[i](io);
       out << buffer.str();

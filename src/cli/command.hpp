@@ -3,8 +3,11 @@
 // function that runs it. The table of commands is in commands.cpp.
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,6 +34,9 @@ struct Io {
   std::ostream& out;
   std::ostream& err;
   bool tty = false;
+  // For commands that run the user's command (runs_user_command): the argv after the first "--",
+  // kept away from CLI11; nullopt when there was no "--".
+  std::optional<std::vector<std::string>> user_command = std::nullopt;
 };
 
 using Runner = std::function<int(Io&)>;
@@ -55,5 +61,8 @@ OutputOptions resolve_output_options(const RawOutputOptions& raw, const Io& io);
 
 // The table of subcommands (commands.cpp).
 const std::vector<CommandSpec>& commands();
+
+// True for the commands (ladder, sweep) whose arguments after the first "--" are a command to run.
+bool runs_user_command(std::string_view name);
 
 }  // namespace memplan::cli

@@ -14,10 +14,13 @@ const std::vector<CommandSpec>& commands() {
       {"dtype", "Number formats: bits, range, precision (as torch.finfo reports them)", add_dtype},
       {"cast", "What each format stores for a value: exact rounding, bits, error", add_cast},
       {"scale", "The loss scale that keeps gradients in range of fp16 (bf16 needs none)", add_scale},
-      // {"estimate", "...", add_estimate},   (one row per command; keep alphabetical within groups)
       {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)", add_probe},
+      {"ladder", "Run your training command, halving the batch on out-of-memory until one runs", add_ladder},
+      {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
   };
   return table;
 }
+
+bool runs_user_command(std::string_view name) { return name == "ladder" || name == "sweep"; }
 
 }  // namespace memplan::cli

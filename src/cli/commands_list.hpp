@@ -14,5 +14,7 @@ void add_cast(CLI::App& sub, Runner& run);   // memplan cast: exact rounding int
 void add_dtype(CLI::App& sub, Runner& run);  // memplan dtype: number-format facts
 void add_scale(CLI::App& sub, Runner& run);  // memplan scale: loss scale for a gradient range
 void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
+void add_ladder(CLI::App& sub, Runner& run);
+void add_sweep(CLI::App& sub, Runner& run);
 
 }  // namespace memplan::cli
