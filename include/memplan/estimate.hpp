@@ -27,7 +27,7 @@ struct EstimateRequest {
   uint64_t batch = 1;              // micro-batch
   uint64_t seq = 0;                // sequence length (0 = not given)
   uint64_t activation_bytes_per_row = 0;  // --activation-bytes-per-row (0 = not given)
-  std::string attention = "eager";        // eager | sdpa
+  std::string attention = "sdpa";         // eager | sdpa (fused, PyTorch 2 default)
   std::string checkpointing = "none";     // none | selective | full
   std::string kv_format;                  // KV-cache format for inference ("" = activation format)
   uint64_t overhead_bytes = k_default_overhead_bytes;

@@ -187,7 +187,7 @@ Plan resolve_plan(const RawPlan& raw) {
     r.activation_bytes_per_row = parse_size("--activation-bytes-per-row", *a);
     if (!r.activation_bytes_per_row) throw Error("--activation-bytes-per-row", "\"" + *a + "\" must be at least 1");
   }
-  r.attention = choice(v, "attention", "eager", {"eager", "sdpa"});
+  r.attention = choice(v, "attention", "sdpa", {"eager", "sdpa"});
   r.checkpointing = choice(v, "checkpointing", "none", {"none", "selective", "full"});
   if (const std::string* k = get(v, "kv_format")) r.kv_format = find_storage_format("--kv-format", *k).name;
   if (const std::string* o = get(v, "overhead")) r.overhead_bytes = parse_size("--overhead", *o);

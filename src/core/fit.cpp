@@ -41,7 +41,10 @@ std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateReque
   if (hw == "bf16" && !g.bf16) {
     std::string why = g.compute_capability.empty() ? "" : " (compute capability " + g.compute_capability + " < 8.0)";
     w.push_back(r.recipe.name + " needs bf16 hardware, which " + g.id + " lacks" + why + ": use " +
-                (r.recipe.autocast ? "amp-fp16 with a GradScaler" : r.recipe.has_master() ? "mixed-fp16 with loss scaling" : "fp16 with loss scaling, or amp-fp16"));
+                (r.mode == Mode::infer          ? "fp16"
+                 : r.recipe.autocast        ? "amp-fp16 with a GradScaler"
+                 : r.recipe.has_master()    ? "mixed-fp16 with loss scaling"
+                                            : "amp-fp16 with a GradScaler, or fp16 with loss scaling"));
   }
   const std::string& q = r.quantize;
   if (q.rfind("fp8", 0) == 0 && !g.fp8) {
