@@ -1,5 +1,7 @@
 #include "core/json_text.hpp"
 
+#include <set>
+
 #include <memplan/error.hpp>
 
 namespace memplan::detail {
@@ -28,11 +30,19 @@ int max_depth(std::string_view text) {
 
 }  // namespace
 
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what) {
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
+                               bool unique_top_keys) {
   if (max_depth(text) > k_max_json_depth)
     throw Error(file, std::string(what) + " nests deeper than " + std::to_string(k_max_json_depth) + " levels");
+  std::set<std::string> seen;
+  auto check_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (unique_top_keys && depth == 1 && event == nlohmann::json::parse_event_t::key && parsed.is_string() &&
+        !seen.insert(parsed.get<std::string>()).second)
+      throw Error(file, std::string(what) + " has the key \"" + parsed.get<std::string>() + "\" twice");
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    return nlohmann::json::parse(text.begin(), text.end(), check_keys);
   } catch (const nlohmann::json::exception& e) {
     std::string msg = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> after "] ".
