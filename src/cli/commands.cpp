@@ -7,6 +7,7 @@ namespace memplan::cli {
 const std::vector<CommandSpec>& commands() {
   static const std::vector<CommandSpec> table = {
       // {"estimate", "...", add_estimate},   (one row per command; keep alphabetical within groups)
+      {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture", add_inspect},
   };
   return table;
 }

@@ -5,4 +5,6 @@
 
 namespace memplan::cli {
 
+void add_inspect(CLI::App& sub, Runner& run);
+
 }  // namespace memplan::cli
