@@ -54,7 +54,7 @@ std::string render_json(const ModelFileReport& r) {
   j["config_family"] = r.config_family.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.config_family);
   j["config_fields"] = r.config_fields;
   j["notes"] = m.notes;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_dtype_rows(const ModelFileReport& r, const OutputOptions& o) {
