@@ -38,6 +38,8 @@ struct TransformerArch {
   double attention_dropout = 0.0;
   uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
   uint64_t experts_per_token = 0;
+  bool encoder_decoder = false;  // t5: `layers` counts the encoder, `decoder_layers` the decoder
+  uint64_t decoder_layers = 0;   // encoder-decoder only (the decoder also has cross-attention)
 
   uint64_t resolved_head_dim() const { return head_dim ? head_dim : (heads ? hidden / heads : 0); }
   uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }
@@ -55,6 +57,7 @@ struct ModelSpec {
   std::vector<uint64_t> mlp_widths;  // --mlp 784,512,256,10
   bool has_batchnorm = false;    // accumulation does not reproduce a large batch with BatchNorm
   std::string weight_format;     // format the weights are stored in (from a file), "" = unknown
+  uint64_t weight_bytes = 0;     // exact bytes of the stored weights when read from a file (0 = unknown)
   std::vector<std::string> notes;  // what was assumed while reading the model
 };
 

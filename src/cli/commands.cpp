@@ -17,6 +17,7 @@ const std::vector<CommandSpec>& commands() {
       {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)", add_probe},
       {"ladder", "Run your training command, halving the batch on out-of-memory until one runs", add_ladder},
       {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
+      {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture", add_inspect},
   };
   return table;
 }

@@ -16,5 +16,6 @@ void add_scale(CLI::App& sub, Runner& run);  // memplan scale: loss scale for a 
 void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
 void add_ladder(CLI::App& sub, Runner& run);
 void add_sweep(CLI::App& sub, Runner& run);
+void add_inspect(CLI::App& sub, Runner& run);
 
 }  // namespace memplan::cli
