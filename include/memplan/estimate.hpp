@@ -31,6 +31,7 @@ struct EstimateRequest {
   std::string checkpointing = "none";     // none | selective | full
   std::string kv_format;                  // KV-cache format for inference ("" = activation format)
   uint64_t overhead_bytes = k_default_overhead_bytes;
+  bool stored_weights = false;     // inference: weights cost model.weight_bytes, as stored in the file
 };
 
 // One term of the breakdown.

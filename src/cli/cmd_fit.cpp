@@ -67,7 +67,6 @@ void add_fit(CLI::App& sub, Runner& run) {
                << ")\n";
         for (const std::string& w : r.warnings) io.out << "  ! " << w << "\n";
       }
-      for (const std::string& n : plan.targets.device_notes) io.out << "! " << n << "\n";
     }
     if (device_missing) {
       for (const std::string& n : plan.targets.device_notes) io.err << "memplan: " << n << "\n";

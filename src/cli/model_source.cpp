@@ -3,6 +3,10 @@
 #include <sstream>
 
 #include <memplan/error.hpp>
+#include <memplan/gguf.hpp>
+#include <memplan/hf_config.hpp>
+#include <memplan/probe.hpp>
+#include <memplan/safetensors.hpp>
 #include <memplan/quantity.hpp>
 
 namespace memplan::cli {
@@ -97,8 +101,12 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
     m.tensors = 2 * (m.mlp_widths.size() - 1);
     m.name = "MLP " + *get(v, "mlp");
     m.source = "--mlp: sum of in x out weights + out biases per Linear layer";
-  } else if (!source.empty()) {
-    throw Error("--" + source, "reading model files is not available in this build");
+  } else if (source == "config") {
+    m = read_hf_config(*get(v, "config"));
+  } else if (source == "safetensors") {
+    m = read_safetensors(*get(v, "safetensors"));
+  } else if (source == "gguf") {
+    m = read_gguf(*get(v, "gguf"));
   }
   apply_arch_flags(v, m);
   if (m.parameters == 0)
@@ -111,7 +119,28 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
 }
 
 void resolve_local_gpu(const std::string& name, GpuTargets& targets) {
-  targets.device_notes.push_back(name + ": no GPU readable (the NVML probe is not available in this build)");
+  const ProbeReport report = probe_devices(ProbeOptions::from_environment());
+  const LocalDevice local = choose_local_device(report, name);
+  if (!local.device) {
+    targets.device_notes.push_back(local.reason);
+    return;
+  }
+  const ProbedDevice& d = *local.device;
+  GpuSpec g;
+  g.id = "cuda:" + std::to_string(d.index);
+  g.name = device_label(d);
+  g.vendor = "nvidia";
+  g.memory_total_bytes = d.total_bytes;
+  g.memory_reserved_bytes = d.reserved_bytes;
+  g.reserved_known = d.reserved_known;
+  g.free_bytes = device_memory_bytes(d, MemoryBasis::free);
+  if (d.cc_major >= 0) g.compute_capability = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+  g.bf16 = d.bf16;
+  g.fp8 = d.fp8;
+  g.is_device = true;
+  g.source = "NVML" + (report.driver_version.empty() ? std::string() : ", driver " + report.driver_version);
+  if (!d.reserved_known) g.notes = "reserved share unknown (NVML v1 memory call): usable = total";
+  targets.gpus.push_back(g);
 }
 
 }  // namespace memplan::cli

@@ -175,7 +175,17 @@ Plan resolve_plan(const RawPlan& raw) {
   const std::string mode = choice(v, "mode", "train", {"train", "infer", "inference", "training"});
   r.mode = (mode == "infer" || mode == "inference") ? Mode::infer : Mode::train;
   std::string precision = get(v, "precision") ? *get(v, "precision") : "";
-  if (precision.empty()) precision = r.model.weight_format.empty() ? "fp32" : r.model.weight_format;
+  if (precision.empty()) {
+    const std::string stored = r.model.weight_format;
+    const bool half_or_float = stored == "fp32" || stored == "fp16" || stored == "bf16";
+    precision = half_or_float ? stored : r.model.weight_bytes ? "fp16" : "fp32";
+    if (!stored.empty() && half_or_float)
+      r.model.notes.push_back("precision " + stored + ": the format the weights are stored in (--precision to change)");
+    r.stored_weights = r.model.weight_bytes != 0 && !get(v, "quantize");
+    if (r.model.weight_bytes && !half_or_float)
+      r.model.notes.push_back("weights counted as stored (" + group_thousands(r.model.weight_bytes) +
+                              " B); activations and KV cache in fp16 (--precision to change)");
+  }
   r.recipe = parse_recipe("--precision", precision);
   const std::string optimizer = get(v, "optimizer") ? *get(v, "optimizer") : (r.mode == Mode::infer ? "none" : "adamw");
   r.optimizer = parse_optimizer("--optimizer", optimizer);

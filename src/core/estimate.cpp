@@ -33,6 +33,13 @@ uint64_t trainable_count(uint64_t p, double share) {
 Term parameters_term(const EstimateRequest& r, uint64_t trainable) {
   const uint64_t p = r.model.parameters;
   Term t{"parameters", "Parameters", 0, r.recipe.weights.name, "1 copy", {}};
+  if (r.stored_weights && r.mode == Mode::infer && r.model.weight_bytes) {
+    t.bytes = r.model.weight_bytes;
+    t.format = r.model.weight_format.empty() ? "as stored" : r.model.weight_format + " (as stored)";
+    t.arithmetic.push_back("parameters = " + group_thousands(t.bytes) + " B, the weights' stored bytes read from " +
+                           r.model.source);
+    return t;
+  }
   if (!r.quantize.empty()) {
     const StorageFormat& q = find_storage_format("--quantize", r.quantize);
     const TermFormat qf{q.name, q.cost};

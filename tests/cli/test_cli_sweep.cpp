@@ -112,5 +112,5 @@ TEST_CASE("sweep bad input: one line, exit 2, nothing on stdout", "[cli][sweep]"
   CHECK(bad({"sweep", "--batches", "16", "--rows-per-step", "{batch}*x", "--", "true"})
             .find("--rows-per-step:") != std::string::npos);
   CHECK(bad({"sweep", "--batches", "auto", "--model", "gpt2", "--", "true"}) ==
-        "memplan: error: --batches auto: needs the estimator\n");
+        "memplan: error: --batches auto: name the GPU to plan for (--gpu local, cuda:N or a preset such as rtx-4090)\n");
 }
