@@ -9,6 +9,7 @@ const std::vector<CommandSpec>& commands() {
       {"estimate", "Memory breakdown and fit table for a training or inference run", add_estimate},
       {"fit", "Does it fit on these GPUs? One line per GPU; exit 0 fits, 1 not", add_fit},
       {"max-batch", "Largest micro-batch that fits, and gradient-accumulation steps", add_max_batch},
+      {"advise", "When it does not fit: changes ranked cheapest first, each with its new total and verdict", add_advise},
       {"gpus", "GPU presets", add_gpus},
       {"models", "Model presets", add_models},
       {"dtype", "Number formats: bits, range, precision (as torch.finfo reports them)", add_dtype},
