@@ -1,0 +1,237 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <memplan/advise.hpp>
+#include <memplan/error.hpp>
+#include <memplan/presets.hpp>
+
+using namespace memplan;
+
+namespace {
+
+EstimateRequest llama_7b(const std::string& precision, uint64_t batch, uint64_t seq) {
+  EstimateRequest r;
+  r.model = find_model(builtin_presets(), "--model", "llama-2-7b").model;
+  r.recipe = parse_recipe("--precision", precision);
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  r.batch = batch;
+  r.seq = seq;
+  return r;
+}
+
+const GpuSpec& gpu(const char* id) { return find_gpu(builtin_presets(), "--gpu", id); }
+
+// A GPU of exactly `bytes` usable memory.
+GpuSpec custom_gpu(uint64_t bytes, bool bf16 = true) {
+  GpuSpec g;
+  g.id = "test-gpu";
+  g.vendor = "nvidia";
+  g.memory_total_bytes = bytes;
+  g.compute_capability = bf16 ? "8.0" : "7.5";
+  g.bf16 = bf16;
+  return g;
+}
+
+const Suggestion* single(const Advice& a, const std::string& knob) {
+  for (const Suggestion& s : a.singles)
+    if (s.changes.size() == 1 && s.changes[0].knob == knob) return &s;
+  return nullptr;
+}
+
+std::set<std::string> knobs_of(const Suggestion& s) {
+  std::set<std::string> k;
+  for (const AdviceChange& c : s.changes) k.insert(c.knob);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("LoRA r=16 on q,v of Llama-2-7B is 8,388,608 trainable parameters", "[advise]") {
+  // 32 layers x 2 matrices (q_proj, v_proj) x 16 x (4096 in + 4096 out) = 8,388,608 (0.12%).
+  const LoraAdapters a = lora_adapters(find_model(builtin_presets(), "--model", "llama-2-7b").model, 16);
+  CHECK(a.parameters == 8388608);
+  CHECK(a.matrices == 64);
+  CHECK(a.targets == "q_proj,v_proj");
+  // GPT-2's fused c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 at r=8, peft's well-known count.
+  const LoraAdapters g = lora_adapters(find_model(builtin_presets(), "--model", "gpt2").model, 8);
+  CHECK(g.parameters == 294912);
+  // Grouped-query attention: Llama-3-8B v_proj is 4096 -> 1024; 32 x 16 x ((4096+4096) + (4096+1024)) = 6,815,744.
+  CHECK(lora_adapters(find_model(builtin_presets(), "--model", "llama-3-8b").model, 16).parameters == 6815744);
+  ModelSpec bare;
+  bare.parameters = 7000000000;
+  CHECK_THROWS_AS(lora_adapters(bare, 16), Error);
+}
+
+TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param states", "[advise]") {
+  // Llama-2-7B fp32 AdamW: 6,738,415,616 x (4 weights + 4 gradients + 8 Adam) + 291 step counters x 4 B.
+  const uint64_t states = 6738415616ull * 16 + 291 * 4;
+  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  const Suggestion* s = single(a, "autocast");
+  REQUIRE(s);
+  CHECK(s->request.recipe.name == "amp-bf16");  // the 4090 does bf16
+  const Estimate before = estimate(a.request), after = estimate(s->request);
+  CHECK(before.bytes("parameters") + before.bytes("gradients") + before.bytes("optimizer_state") == states);
+  CHECK(after.bytes("parameters") + after.bytes("gradients") + after.bytes("optimizer_state") == states);
+  CHECK(after.bytes("activations") < before.bytes("activations"));
+  CHECK(s->required_bytes == after.required_bytes());
+
+  // An MLP 1024-4096-4096-10 at batch 8192, hand counted. fp32 keeps the two ReLU outputs:
+  // 2 x 4096 x 4 B = 32,768 B/row. amp-bf16 keeps the input's bf16 cast and the two ReLU outputs
+  // in bf16: (1024 + 2 x 4096) x 2 B = 18,432 B/row, plus bf16 copies of the weight matrices
+  // after the first (4096 x 4096 + 4096 x 10) x 2 B = 33,636,352 B for backward. (At batch 64 the
+  // copies outweigh the saving, and advise leaves autocast out.)
+  EstimateRequest mlp;
+  mlp.model.parameters = 1024 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 10 + 10;  // 21,020,682
+  mlp.model.mlp_widths = {1024, 4096, 4096, 10};
+  mlp.recipe = parse_recipe("--precision", "fp32");
+  mlp.optimizer = parse_optimizer("--optimizer", "adamw");
+  mlp.batch = 8192;
+  mlp.overhead_bytes = 0;
+  const Advice m = advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus);
+  const Suggestion* ms = single(m, "autocast");
+  REQUIRE(ms);
+  CHECK(estimate(mlp).bytes("activations") == 8192ull * 32768);
+  CHECK(ms->required_bytes == 21020682ull * 16 + 8192ull * 18432 + 33636352);
+  mlp.batch = 64;
+  CHECK(single(advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus), "autocast") == nullptr);
+}
+
+TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
+  const Advice a = advise(llama_7b("fp32", 4, 1024), gpu("t4"), builtin_presets().gpus);
+  const Suggestion* s = single(a, "autocast");
+  REQUIRE(s);
+  CHECK(s->request.recipe.name == "amp-fp16");
+  CHECK(s->change.find("GradScaler") != std::string::npos);
+  const Suggestion* q = single(a, "qlora");
+  REQUIRE(q);
+  CHECK(q->request.recipe.name == "fp16");
+  CHECK(q->request.quantize == "nf4");
+}
+
+TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch", "[advise]") {
+  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  const Estimate base = estimate(a.request);
+  const Suggestion* ck = single(a, "checkpointing");
+  REQUIRE(ck);
+  CHECK(ck->request.checkpointing == "full");  // selective does not fit either: the strongest is shown
+  const uint64_t ck_act = estimate(ck->request).bytes("activations");
+  CHECK(ck_act < base.bytes("activations"));
+  // Full checkpointing still keeps each layer's input: 16 x 32 layers x 2048 x 4096 x 4 B.
+  CHECK(ck_act >= 16ull * 32 * 2048 * 4096 * 4);
+  const Suggestion* mb = single(a, "micro-batch");
+  REQUIRE(mb);
+  CHECK(mb->request.batch == 1);  // 7B fp32 AdamW states alone (100 GiB) exceed 24 GiB
+  CHECK(mb->change == "micro-batch 1 x 16 accumulation steps (effective batch 16)");
+  CHECK(mb->verdict == Verdict::no);
+}
+
+TEST_CASE("suggestions are cheapest first; combinations only without a fitting subset", "[advise]") {
+  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  REQUIRE_FALSE(a.fits());
+  for (size_t i = 1; i < a.singles.size(); ++i) {
+    CHECK(a.singles[i - 1].tier <= a.singles[i].tier);
+    if (a.singles[i - 1].tier == a.singles[i].tier) CHECK(a.singles[i - 1].cost_rank <= a.singles[i].cost_rank);
+  }
+  CHECK(a.singles.front().changes[0].knob == "micro-batch");
+  CHECK(a.singles.back().tier == 3);
+  // No single change fits this run on a 24 GB card.
+  for (const Suggestion& s : a.singles) CHECK_FALSE((s.fits() && s.tier < 3));
+  REQUIRE_FALSE(a.combinations.empty());
+  CHECK_FALSE(a.search_capped);
+  for (size_t i = 0; i < a.combinations.size(); ++i) {
+    const Suggestion& c = a.combinations[i];
+    CHECK(c.fits());
+    CHECK(c.changes.size() >= 2);
+    CHECK(c.changes.size() <= 3);
+    if (i) CHECK(a.combinations[i - 1].cost_rank <= c.cost_rank);
+    for (size_t j = 0; j < a.combinations.size(); ++j) {
+      if (i == j) continue;
+      const std::set<std::string> small = knobs_of(a.combinations[j]), big = knobs_of(c);
+      CHECK_FALSE((small.size() < big.size() && std::includes(big.begin(), big.end(), small.begin(), small.end())));
+    }
+  }
+  // QLoRA's 4-bit weights with micro-batch 1 x 16 is the cheapest that fits.
+  CHECK(knobs_of(a.combinations.front()) == std::set<std::string>{"qlora", "micro-batch"});
+  // The brief's example: LoRA + checkpointing at micro-batch 4 (x 4 steps) is found by the search.
+  bool lora_ck = false;
+  for (const Suggestion& c : a.combinations)
+    lora_ck = lora_ck || (knobs_of(c) == std::set<std::string>{"lora", "checkpointing", "micro-batch"} && c.request.batch == 4);
+  CHECK(lora_ck);
+}
+
+TEST_CASE("a fitting single knob suppresses every combination containing it", "[advise]") {
+  // 7B fp32 AdamW, no activations: 112,000,000,000 B + 512 MiB = 112,536,870,912 B > 84,928,364,544 B on an A100 80GB.
+  EstimateRequest r;
+  r.model.parameters = 7000000000;
+  r.recipe = parse_recipe("--precision", "fp32");
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  const Advice a = advise(r, gpu("a100-80gb"), builtin_presets().gpus);
+  CHECK(a.required_bytes == 112536870912ull);
+  const Suggestion* o8 = single(a, "optimizer-8bit");
+  REQUIRE(o8);
+  CHECK(o8->fits());
+  // Sharding: 2 GPUs with ZeRO-1: 4 + 4 + 8/2 = 12 B x 7e9 = 84e9 B + 512 MiB, under 84,928,364,544 B.
+  const Suggestion* sh = single(a, "sharding");
+  REQUIRE(sh);
+  CHECK(sh->gpus == 2);
+  CHECK(sh->required_bytes == 84000000000ull + (512ull << 20));
+  CHECK(sh->verdict == Verdict::tight);
+  for (const Suggestion& c : a.combinations)
+    for (const Suggestion& s : a.singles)
+      if (s.fits() && s.tier < 3) CHECK(knobs_of(c).count(s.changes[0].knob) == 0);
+  // Autocast saves nothing without activations: not listed.
+  CHECK(single(a, "autocast") == nullptr);
+}
+
+TEST_CASE("tier 3 is the smallest preset GPU that fits as is, Apple only as a last resort", "[advise]") {
+  // 112,536,870,912 B needed. By usable memory: apple-m3-max (115,427,246,080 B budget) would be
+  // smallest but is unified memory; then mi250x (137,405,399,040 B); h200 (150,754,820,096 B) is larger.
+  EstimateRequest r;
+  r.model.parameters = 7000000000;
+  r.recipe = parse_recipe("--precision", "fp32");
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  const Advice a = advise(r, gpu("t4"), builtin_presets().gpus);
+  const Suggestion& t3 = a.singles.back();
+  CHECK(t3.tier == 3);
+  CHECK(t3.gpu == "mi250x");
+  CHECK(t3.fits());
+  // Only Apple fits: a list holding the T4 and the M3 Max.
+  const std::vector<GpuSpec> few = {gpu("t4"), gpu("apple-m3-max-128gb")};
+  CHECK(advise(r, gpu("t4"), few).singles.back().gpu == "apple-m3-max-128gb");
+  // A bf16 recipe is not run "as is" on a card without bf16: 1e9 bf16 Adam = 8e9 B fits a V100 16GB
+  // in bytes, but the V100 lacks bf16; the smallest bf16 card that fits is the RTX 3060 12GB.
+  r.model.parameters = 1000000000;
+  r.recipe = parse_recipe("--precision", "bf16");
+  const std::vector<GpuSpec> cards = {gpu("t4"), gpu("v100-16gb"), gpu("rtx-3060"), gpu("a100-40gb")};
+  const Advice b = advise(r, custom_gpu(4ull << 30), cards);
+  CHECK(b.singles.back().gpu == "rtx-3060");
+}
+
+TEST_CASE("a run that fits gets its headroom and no combinations", "[advise]") {
+  EstimateRequest r = llama_7b("bf16", 1, 512);
+  r.model = find_model(builtin_presets(), "--model", "gpt2").model;
+  const Advice a = advise(r, gpu("a100-80gb"), builtin_presets().gpus);
+  CHECK(a.fits());
+  CHECK(a.spare_bytes > 0);
+  CHECK(a.combinations.empty());
+  CHECK(a.candidates_tried == 0);
+}
+
+TEST_CASE("the combination search is capped", "[advise]") {
+  AdviceOptions o;
+  o.max_candidates = 5;
+  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus, o);
+  CHECK(a.search_capped);
+  CHECK(a.candidates_tried == 5);
+  o.max_knobs = 4;
+  CHECK_THROWS_AS(advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus, o), Error);
+}
+
+TEST_CASE("tier 0 is a checklist", "[advise]") {
+  const auto& c = tier0_checklist();
+  REQUIRE(c.size() == 4);
+  CHECK(c[1].find("loss.item()") != std::string::npos);
+  CHECK(c[2].find("torch.no_grad()") != std::string::npos);
+}
