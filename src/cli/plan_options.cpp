@@ -170,6 +170,10 @@ void resolve_layout(const std::map<std::string, std::string>& v, EstimateRequest
   l.pp = count_value(v, "pp", 1, 1ull << 16, true);
   l.dp = count_value(v, "dp", 0, 1ull << 20, true);
   if (!get(v, "gpus") && (l.tp > 1 || l.pp > 1 || l.dp)) l.gpus = l.tp * l.pp * std::max<uint64_t>(l.dp, 1);
+  if (!get(v, "nodes")) {  // GPUs beyond one node fill whole nodes of --gpus-per-node (8)
+    const uint64_t per_node = count_value(v, "gpus_per_node", 8, 1024, true);
+    l.nodes = l.gpus > per_node && l.gpus % per_node == 0 ? l.gpus / per_node : 1;
+  }
   l.sequence_parallel = get(v, "sequence_parallel") && *get(v, "sequence_parallel") == "true";
   l.virtual_stages = count_value(v, "virtual_stages", 1, 1024, true);
   l.micro_batches = count_value(v, "micro_batches", 0, 1ull << 20, true);
