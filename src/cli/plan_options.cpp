@@ -38,6 +38,7 @@ const PlanFlag k_flags[] = {
     {"--kv-heads", "kv_heads", "Key/value heads (grouped-query attention)"},
     {"--intermediate", "intermediate", "MLP inner width"},
     {"--vocab", "vocab", "Vocabulary size"},
+    {"--family", "family", "Block layout of an architecture given by flags: gpt2, llama or bert"},
     {"--tensors", "tensors", "Number of parameter tensors (Adam keeps a 4-byte step per tensor)"},
     {"--precision", "precision", "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number"},
     {"--optimizer", "optimizer", "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies"},
