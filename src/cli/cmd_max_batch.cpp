@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include <memplan/planning.hpp>
 #include <memplan/quantity.hpp>
 
@@ -73,6 +74,9 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       if (r.contains("max_micro_batch") && r["max_micro_batch"] != r["micro_batch"] && r["micro_batch"] != 0)
         notes.push_back(r["gpu"].get<std::string>() + ": up to " + r["max_micro_batch"].dump() + " fits; " + r["micro_batch"].dump() +
                         " x " + r["accumulation_steps"].dump() + " steps comes closest to the effective batch with less memory");
+    for (const GpuSpec& g : plan.targets.gpus)
+      for (const std::string& w : hardware_warnings(g, plan.request)) notes.push_back(g.id + ": " + w);
+    for (const std::string& n : plan.targets.device_notes) notes.push_back(n);
     if (plan.request.model.has_batchnorm)
       notes.push_back("the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a large batch");
     if (effective)
