@@ -105,8 +105,8 @@ std::map<std::string, std::string> read_plan_file(const std::string& path) {
       std::vector<std::string> keys;
       for (const PlanFlag& f : k_flags) keys.push_back(f.key);
       // Keys of the echo that are derived rather than given are ignored.
-      if (it.key() == "sequence_parallel") {
-        if (it.value().is_boolean() && it.value().get<bool>()) values["sequence_parallel"] = "true";
+      if (it.key() == "sequence_parallel" || it.key() == "batchnorm") {
+        if (it.value().is_boolean() && it.value().get<bool>()) values[it.key()] = "true";
         continue;
       }
       throw Error(path, "unknown key \"" + it.key() + "\"" + did_you_mean(it.key(), keys));
@@ -191,6 +191,9 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
         f.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, f.help);
   }
   sub.add_flag_function(
+      "--batchnorm", [&raw](int64_t) { raw.given["batchnorm"] = "true"; },
+      "The MLP has BatchNorm after each hidden layer (accumulation then does not reproduce a large batch)");
+  sub.add_flag_function(
       "--sequence-parallel", [&raw](int64_t) { raw.given["sequence_parallel"] = "true"; },
       "Megatron sequence parallelism (with --tp)");
   sub.add_option("--plan", raw.plan_file, "A plan file (JSON, the \"inputs\" of --format json); flags override it");
@@ -229,6 +232,10 @@ Plan resolve_plan(const RawPlan& raw) {
 
   EstimateRequest& r = plan.request;
   r.model = resolve_model_source(v, plan.presets);
+  if (get(v, "batchnorm")) {
+    if (r.model.mlp_widths.empty()) throw Error("--batchnorm", "applies to --mlp models");
+    r.model.has_batchnorm = true;
+  }
   const std::string mode = choice(v, "mode", "train", {"train", "infer", "inference", "training"});
   r.mode = (mode == "infer" || mode == "inference") ? Mode::infer : Mode::train;
   std::string precision = get(v, "precision") ? *get(v, "precision") : "";
@@ -303,6 +310,7 @@ Plan resolve_plan(const RawPlan& raw) {
   if (get(v, "params")) in["params"] = r.model.parameters;
   if (get(v, "tensors")) in["tensors"] = r.model.tensors;
   in["sequence_parallel"] = get(v, "sequence_parallel") != nullptr;
+  in["batchnorm"] = r.model.has_batchnorm;
   std::string gpus;
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *get(v, "gpu") : gpus;
