@@ -165,7 +165,7 @@ def unique_bytes(tensors):
 
 def run_memplan(binary, cfg, case):
     """memplan's prediction, or {"error": ...}; missing fields stay missing."""
-    cmd = [binary, "estimate",
+    cmd = [binary, "estimate", "--family", cfg["family"],
            "--layers", str(cfg["layers"]), "--hidden", str(cfg["hidden"]), "--heads", str(cfg["heads"]),
            "--kv-heads", str(cfg["kv_heads"]), "--intermediate", str(cfg["intermediate"]),
            "--vocab", str(cfg["vocab"]), "--seq", str(cfg["seq"]), "--batch", str(case["batch"]),

@@ -3,12 +3,14 @@
 // inference), plus the per-process overhead, each with its format and the arithmetic behind it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <memplan/model.hpp>
 #include <memplan/optimizer.hpp>
 #include <memplan/recipe.hpp>
+#include <memplan/sharding.hpp>
 
 namespace memplan {
 
@@ -32,6 +34,9 @@ struct EstimateRequest {
   std::string kv_format;                  // KV-cache format for inference ("" = activation format)
   uint64_t overhead_bytes = k_default_overhead_bytes;
   bool stored_weights = false;     // inference: weights cost model.weight_bytes, as stored in the file
+  std::optional<ParallelLayout> parallel;  // several GPUs: report the most-loaded one
+  GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)
+  uint64_t largest_layer = 0;      // --largest-layer: ZeRO-3/FSDP gathered unit (0 = derive)
 };
 
 // One term of the breakdown.
@@ -59,6 +64,7 @@ struct Estimate {
   std::vector<std::string> assumptions;    // what the numbers rest on
   std::vector<LedgerRow> layer_ledger;     // activations of one layer, when an architecture is known
   std::string ledger_title;
+  std::optional<ShardingResult> sharded;   // set when request.parallel: per-rank loads, host memory
 
   uint64_t bytes(const std::string& key) const;
   uint64_t total_bytes() const;     // every term but the overhead

@@ -64,7 +64,10 @@ void add_fit(CLI::App& sub, Runner& run) {
                << " of " << format_bytes(r.memory_bytes, out.units) << ", "
                << (r.spare_bytes >= 0 ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
                                       : format_signed_bytes(r.spare_bytes, out.units).substr(1) + " short")
-               << ")\n";
+               << ")";
+        if (e.sharded)
+          io.out << " per GPU of " << e.sharded->layout.gpus << " (" << sharding_engine(e.sharded->layout.sharding) << ")";
+        io.out << "\n";
         for (const std::string& w : r.warnings) io.out << "  ! " << w << "\n";
       }
     }

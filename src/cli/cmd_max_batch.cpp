@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include <memplan/planning.hpp>
 #include <memplan/quantity.hpp>
 
@@ -69,10 +70,20 @@ void add_max_batch(CLI::App& sub, Runner& run) {
                  format_bytes(p.required_bytes, out.units), format_bytes(memory, out.units)});
     }
     std::vector<std::string> notes;
-    for (const auto& r : results)
-      if (r.contains("max_micro_batch") && r["max_micro_batch"] != r["micro_batch"] && r["micro_batch"] != 0)
-        notes.push_back(r["gpu"].get<std::string>() + ": up to " + r["max_micro_batch"].dump() + " fits; " + r["micro_batch"].dump() +
-                        " x " + r["accumulation_steps"].dump() + " steps comes closest to the effective batch with less memory");
+    for (const auto& r : results) {
+      if (!r.contains("max_micro_batch") || r["max_micro_batch"] == r["micro_batch"] || r["micro_batch"] == 0) continue;
+      const std::string gpu = r["gpu"].get<std::string>();
+      if (r["accumulation_steps"] == 1)
+        notes.push_back(gpu + ": up to " + group_thousands(r["max_micro_batch"].get<uint64_t>()) +
+                        " fits; the effective batch needs no accumulation");
+      else
+        notes.push_back(gpu + ": up to " + group_thousands(r["max_micro_batch"].get<uint64_t>()) + " fits; " +
+                        r["micro_batch"].dump() + " x " + r["accumulation_steps"].dump() + " steps reaches " +
+                        r["effective_batch"].dump() + " with the fewest steps and less memory");
+    }
+    for (const GpuSpec& g : plan.targets.gpus)
+      for (const std::string& w : hardware_warnings(g, plan.request)) notes.push_back(g.id + ": " + w);
+    for (const std::string& n : plan.targets.device_notes) notes.push_back(n);
     if (plan.request.model.has_batchnorm)
       notes.push_back("the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a large batch");
     if (effective)

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <memplan/arch_layout.hpp>
+#include <memplan/block_parameters.hpp>
 #include <memplan/error.hpp>
 #include <memplan/gguf.hpp>
 #include <memplan/hf_config.hpp>
@@ -59,8 +61,19 @@ void apply_arch_flags(const Values& v, ModelSpec& m) {
   if (a.kv_heads && a.heads % a.kv_heads)
     throw Error("--kv-heads", std::to_string(a.kv_heads) + " does not divide --heads " + std::to_string(a.heads));
   if (!a.intermediate) a.intermediate = 4 * a.hidden;
-  if (a.model_type.empty()) {
-    a.model_type = "custom";
+  if (const std::string* f = get(v, "family")) {
+    if (*f != "gpt2" && *f != "llama" && *f != "bert")
+      throw Error("--family", "\"" + *f + "\" is not a family (expected gpt2, llama or bert)");
+    a.model_type = *f;
+    const bool llama = *f == "llama";
+    a.causal = *f != "bert";
+    a.gated_mlp = llama;
+    a.activation = llama ? "silu" : "gelu";
+    a.norm = llama ? "rmsnorm" : "layernorm";
+    a.tied_embeddings = *f == "gpt2";
+    a.max_positions = *f == "llama" ? 0 : (a.max_positions ? a.max_positions : 1024);
+  } else if (a.model_type.empty()) {
+    a.model_type = "gpt2";  // the plainest decoder: LayerNorm, GELU MLP, learned positions
     a.norm = "layernorm";
   }
   a.head_dim = 0;
@@ -109,8 +122,17 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
     m = read_gguf(*get(v, "gguf"));
   }
   apply_arch_flags(v, m);
-  if (m.parameters == 0)
-    throw Error("--params", "the architecture flags need a parameter count (give --params N as well)");
+  if (m.parameters == 0 && m.arch) {  // an architecture from flags alone: count its blocks
+    TransformerArch a = *m.arch;
+    apply_layout_defaults(a);
+    if (!a.vocab) throw Error("--vocab", "an architecture from flags needs --vocab (or --params N)");
+    const BlockParameters b = count_block_parameters(a);
+    m.id = "custom";
+    m.name = a.model_type + "-style transformer, " + std::to_string(a.layers) + " layers x " + std::to_string(a.hidden);
+    m.parameters = b.parameters;
+    m.tensors = b.tensors;
+    m.source = "counted from the architecture flags (" + a.model_type + " block layout)";
+  }
   if (const std::string* t = get(v, "tensors")) {
     m.tensors = parse_count("--tensors", *t, 1ull << 32);
     if (m.tensors == 0) throw Error("--tensors", "\"" + *t + "\" must be at least 1");

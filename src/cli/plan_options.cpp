@@ -1,5 +1,6 @@
 #include "cli/plan_options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include <memplan/did_you_mean.hpp>
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include <memplan/sharded_estimate.hpp>
 #include <memplan/storage_format.hpp>
 
 #include "cli/model_source.hpp"
@@ -36,6 +38,7 @@ const PlanFlag k_flags[] = {
     {"--kv-heads", "kv_heads", "Key/value heads (grouped-query attention)"},
     {"--intermediate", "intermediate", "MLP inner width"},
     {"--vocab", "vocab", "Vocabulary size"},
+    {"--family", "family", "Block layout of an architecture given by flags: gpt2, llama or bert"},
     {"--tensors", "tensors", "Number of parameter tensors (Adam keeps a 4-byte step per tensor)"},
     {"--precision", "precision", "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number"},
     {"--optimizer", "optimizer", "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies"},
@@ -50,6 +53,20 @@ const PlanFlag k_flags[] = {
     {"--kv-format", "kv_format", "KV-cache format for inference (default: the activation format)"},
     {"--overhead", "overhead", "Per-process overhead: CUDA context + workspaces (default 512MiB)"},
     {"--gpu", "gpu", "GPUs: ids or aliases, comma-separated; all; local or cuda:N"},
+    {"--gpus", "gpus", "Number of GPUs the run spans (world size), or auto: the smallest that fits"},
+    {"--nodes", "nodes", "Nodes the GPUs are spread over (default 1)"},
+    {"--gpus-per-node", "gpus_per_node", "GPUs per node for --gpus auto (default 8)"},
+    {"--zero", "zero", "DeepSpeed ZeRO stage 0-3"},
+    {"--fsdp", "fsdp", "PyTorch FSDP: no-shard, shard-grad-op, full-shard, hybrid-shard"},
+    {"--offload", "offload", "CPU offload: none, optimizer, parameters"},
+    {"--tp", "tp", "Tensor-parallel size"},
+    {"--pp", "pp", "Pipeline-parallel stages"},
+    {"--dp", "dp", "Data-parallel size (default gpus / (tp x pp))"},
+    {"--virtual-stages", "virtual_stages", "Interleaved pipeline: model chunks per stage"},
+    {"--micro-batches", "micro_batches", "Micro-batches per step in the pipeline"},
+    {"--grad-format", "grad_format", "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18), half+fp32 (20)"},
+    {"--largest-layer", "largest_layer", "Parameters of the largest layer (ZeRO-3/FSDP gather unit)"},
+    {"--prefetch", "prefetch", "ZeRO-3/FSDP layers gathered ahead (default 1)"},
 };
 
 std::string json_to_text(const json& v, const std::string& where) {
@@ -88,7 +105,10 @@ std::map<std::string, std::string> read_plan_file(const std::string& path) {
       std::vector<std::string> keys;
       for (const PlanFlag& f : k_flags) keys.push_back(f.key);
       // Keys of the echo that are derived rather than given are ignored.
-      if (it.key() == "resolved") continue;
+      if (it.key() == "sequence_parallel" || it.key() == "batchnorm") {
+        if (it.value().is_boolean() && it.value().get<bool>()) values[it.key()] = "true";
+        continue;
+      }
       throw Error(path, "unknown key \"" + it.key() + "\"" + did_you_mean(it.key(), keys));
     }
     if (it.value().is_null()) continue;
@@ -128,6 +148,40 @@ std::string choice(const std::map<std::string, std::string>& v, const char* key,
   throw Error(flag_of(key), "\"" + *s + "\" is not valid (expected " + list + did_you_mean(*s, allowed) + ")");
 }
 
+// --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
+void resolve_layout(const std::map<std::string, std::string>& v, EstimateRequest& r) {
+  const char* keys[] = {"gpus", "nodes", "zero", "fsdp", "offload", "tp", "pp", "dp", "sequence_parallel",
+                        "virtual_stages", "micro_batches", "prefetch"};
+  if (const std::string* g = get(v, "grad_format")) r.grad_format = parse_grad_format("--grad-format", *g);
+  r.largest_layer = count_value(v, "largest_layer", 0, 1ull << 50, true);
+  bool any = false;
+  for (const char* k : keys) any = any || get(v, k);
+  if (!any) return;
+  if (get(v, "zero") && get(v, "fsdp")) throw Error("--zero", "cannot be combined with --fsdp (pick one engine)");
+  ParallelLayout l;
+  const std::string* gpus = get(v, "gpus");
+  if (gpus && *gpus != "auto") l.gpus = count_value(v, "gpus", 1, 1ull << 20, true);
+  l.nodes = count_value(v, "nodes", 1, 1ull << 16, true);
+  if (const std::string* z = get(v, "zero")) l.sharding = parse_zero_stage("--zero", *z);
+  if (const std::string* f = get(v, "fsdp")) l.sharding = parse_fsdp_strategy("--fsdp", *f);
+  // --gpus auto without an engine: search every ZeRO stage, lowest first.
+  if (gpus && *gpus == "auto" && !get(v, "zero") && !get(v, "fsdp")) l.sharding = ShardingStrategy::zero3;
+  if (const std::string* o = get(v, "offload")) l.offload = parse_offload("--offload", *o);
+  l.tp = count_value(v, "tp", 1, 1ull << 16, true);
+  l.pp = count_value(v, "pp", 1, 1ull << 16, true);
+  l.dp = count_value(v, "dp", 0, 1ull << 20, true);
+  if (!get(v, "gpus") && (l.tp > 1 || l.pp > 1 || l.dp)) l.gpus = l.tp * l.pp * std::max<uint64_t>(l.dp, 1);
+  if (!get(v, "nodes")) {  // GPUs beyond one node fill whole nodes of --gpus-per-node (8)
+    const uint64_t per_node = count_value(v, "gpus_per_node", 8, 1024, true);
+    l.nodes = l.gpus > per_node && l.gpus % per_node == 0 ? l.gpus / per_node : 1;
+  }
+  l.sequence_parallel = get(v, "sequence_parallel") && *get(v, "sequence_parallel") == "true";
+  l.virtual_stages = count_value(v, "virtual_stages", 1, 1024, true);
+  l.micro_batches = count_value(v, "micro_batches", 0, 1ull << 20, true);
+  l.prefetch_layers = count_value(v, "prefetch", 1, 1024, false);
+  r.parallel = l;
+}
+
 }  // namespace
 
 void add_plan_options(CLI::App& sub, RawPlan& raw) {
@@ -136,6 +190,12 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
     sub.add_option_function<std::string>(
         f.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, f.help);
   }
+  sub.add_flag_function(
+      "--batchnorm", [&raw](int64_t) { raw.given["batchnorm"] = "true"; },
+      "The MLP has BatchNorm after each hidden layer (accumulation then does not reproduce a large batch)");
+  sub.add_flag_function(
+      "--sequence-parallel", [&raw](int64_t) { raw.given["sequence_parallel"] = "true"; },
+      "Megatron sequence parallelism (with --tp)");
   sub.add_option("--plan", raw.plan_file, "A plan file (JSON, the \"inputs\" of --format json); flags override it");
   sub.add_option("--presets", raw.presets_file, "GPU/model presets file or directory replacing the built-in ones");
 }
@@ -172,6 +232,10 @@ Plan resolve_plan(const RawPlan& raw) {
 
   EstimateRequest& r = plan.request;
   r.model = resolve_model_source(v, plan.presets);
+  if (get(v, "batchnorm")) {
+    if (r.model.mlp_widths.empty()) throw Error("--batchnorm", "applies to --mlp models");
+    r.model.has_batchnorm = true;
+  }
   const std::string mode = choice(v, "mode", "train", {"train", "infer", "inference", "training"});
   r.mode = (mode == "infer" || mode == "inference") ? Mode::infer : Mode::train;
   std::string precision = get(v, "precision") ? *get(v, "precision") : "";
@@ -206,11 +270,26 @@ Plan resolve_plan(const RawPlan& raw) {
   if (r.mode == Mode::infer && get(v, "trainable"))
     r.model.notes.push_back("--mode infer: --trainable is not used");
 
+  resolve_layout(v, r);
+
   plan.gpu_given = get(v, "gpu") != nullptr;
   if (plan.gpu_given) {
     plan.targets = resolve_gpus(plan.presets, *get(v, "gpu"));
   } else {
     for (const std::string& id : plan.presets.default_gpus) plan.targets.gpus.push_back(find_gpu(plan.presets, "--gpu", id));
+  }
+
+  if (get(v, "gpus") && *get(v, "gpus") == "auto") {
+    if (plan.targets.gpus.size() != 1) throw Error("--gpus", "auto needs exactly one GPU type (--gpu a100-80gb)");
+    const uint64_t per_node = count_value(v, "gpus_per_node", 8, 1024, true);
+    auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
+    if (found) {
+      r = *found;
+      r.model.notes.push_back("--gpus auto: the smallest layout of " + plan.targets.gpus[0].id + " that fits is " +
+                              std::to_string(r.parallel->gpus) + " GPUs with " + sharding_name(r.parallel->sharding));
+    } else {
+      r.model.notes.push_back("--gpus auto: no layout of up to 4096 x " + plan.targets.gpus[0].id + " fits");
+    }
   }
 
   // The inputs, every default resolved, in the shape a plan file takes back.
@@ -230,6 +309,8 @@ Plan resolve_plan(const RawPlan& raw) {
   if (!r.quantize.empty()) in["quantize"] = r.quantize;
   if (get(v, "params")) in["params"] = r.model.parameters;
   if (get(v, "tensors")) in["tensors"] = r.model.tensors;
+  in["sequence_parallel"] = get(v, "sequence_parallel") != nullptr;
+  in["batchnorm"] = r.model.has_batchnorm;
   std::string gpus;
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *get(v, "gpu") : gpus;

@@ -59,6 +59,39 @@ std::string assumptions_text(const Estimate& e) {
   return out;
 }
 
+json layout_json(const ShardingResult& res) {
+  const ParallelLayout& l = res.layout;
+  json ranks = json::array();
+  for (const RankLoad& k : res.ranks)
+    ranks.push_back({{"kind", k.kind}, {"count", k.count}, {"model_parameters", k.model_parameters},
+                     {"parameters", k.gpu.parameters}, {"gradients", k.gpu.gradients},
+                     {"optimizer_state", k.gpu.optimizer_state}, {"activations", k.gpu.activations},
+                     {"buffers", k.gpu.buffers}, {"total_bytes", k.gpu.total}, {"host_bytes", k.host_bytes},
+                     {"host_pinned_bytes", k.host_pinned_bytes}});
+  return {{"gpus", l.gpus}, {"nodes", l.nodes}, {"gpus_per_node", res.gpus_per_node}, {"sharding", sharding_name(l.sharding)},
+          {"engine", sharding_engine(l.sharding)}, {"offload", offload_name(l.offload)}, {"tp", l.tp}, {"pp", l.pp},
+          {"dp", l.dp}, {"sequence_parallel", l.sequence_parallel}, {"virtual_stages", l.virtual_stages},
+          {"shard_group", res.shard_group}, {"most_loaded", res.most_loaded}, {"ranks", ranks}};
+}
+
+std::string ranks_text(const ShardingResult& res, const OutputOptions& o) {
+  const ParallelLayout& l = res.layout;
+  std::string out = "\n" + std::string(o.format == Format::markdown ? "" : "  ") + "Layout: " + std::to_string(l.gpus) +
+                    " GPUs on " + std::to_string(l.nodes) + " node(s), " + sharding_engine(l.sharding) +
+                    (l.offload == Offload::none ? "" : ", offload " + offload_name(l.offload)) + ", tp " +
+                    std::to_string(l.tp) + " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
+                    (l.sequence_parallel ? ", sequence parallel" : "") + "; the breakdown is the most-loaded GPU (" +
+                    res.most_loaded + ")\n";
+  TextTable t({{"ranks", Align::left}, {"count", Align::right}, {"per GPU", Align::right}, {"host (offload)", Align::right}});
+  for (const RankLoad& k : res.ranks)
+    t.add_row({k.kind, std::to_string(k.count), format_bytes(k.gpu.total, o.units), format_bytes(k.host_bytes, o.units)});
+  out += o.format == Format::markdown ? t.render_markdown() : t.render();
+  if (res.host_bytes_per_node)
+    out += "  host memory per node: " + format_bytes(res.host_bytes_per_node, o.units) + " (pinned " +
+           format_bytes(res.host_pinned_bytes_per_node, o.units) + ")\n";
+  return out;
+}
+
 std::string csv(const Estimate& e, const std::vector<FitRow>& fit) {
   std::string out = "kind,name,bytes,memory_bytes,spare_bytes,verdict,format\n";
   for (const Term& t : e.terms)
@@ -131,6 +164,12 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"explain", explain},
               {"assumptions", assumptions}};
   if (!plan.targets.device_notes.empty()) doc["device_notes"] = plan.targets.device_notes;
+  if (e.sharded) {
+    doc["layout"] = layout_json(*e.sharded);
+    doc["ranks"] = doc["layout"]["ranks"];
+    doc["host_bytes"] = e.sharded->host_bytes_per_node;
+    doc["host_pinned_bytes"] = e.sharded->host_pinned_bytes_per_node;
+  }
   if (!e.layer_ledger.empty()) {
     json ledger = json::array();
     for (const LedgerRow& r : e.layer_ledger)
@@ -171,6 +210,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   const bool md = o.format == Format::markdown;
   std::string out = (md ? "**memplan estimate**: " : "memplan estimate: ") + describe_model(e) + "\n\n";
   out += breakdown_table(e, o);
+  if (e.sharded) out += ranks_text(*e.sharded, o);
   out += "\n";
   std::string memory_note = "memory = what a process can allocate: NVML total minus the driver-reserved share where known";
   out += render_fit_table(fit, plan.targets.device_notes, o);

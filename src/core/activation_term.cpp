@@ -37,11 +37,27 @@ void add_ledger(const ActivationLedger& l, ActivationTerms& a, const std::string
   a.assumptions.insert(a.assumptions.end(), l.notes.begin(), l.notes.end());
 }
 
+// BatchNorm after each hidden Linear keeps its input (the Linear's output) for backward; its
+// per-feature mean and inverse std are batch independent and negligible.
+void add_batchnorm(const std::vector<uint64_t>& widths, const EstimateRequest& r, ActivationLedger& l) {
+  for (size_t i = 1; i + 1 < widths.size(); ++i) {
+    const uint64_t per_sample = bytes_for(widths[i], r.recipe.activations.cost, "activation bytes");
+    l.outside_layers.push_back({"BatchNorm " + std::to_string(i) + " input (Linear " + std::to_string(i) + " output)",
+                                std::to_string(r.batch) + " x " + std::to_string(widths[i]), r.recipe.activations.name,
+                                checked_mul(per_sample, r.batch, "activation bytes"), Role::saved});
+    l.bytes_per_sample = checked_add(l.bytes_per_sample, per_sample, "activation bytes");
+  }
+  l.saved_bytes_per_sample = l.bytes_per_sample;
+  l.total_bytes = checked_mul(r.batch, l.bytes_per_sample, "activation bytes");
+  l.notes.push_back("BatchNorm after every hidden Linear (--batchnorm): keeps its input for backward");
+}
+
 void training_activations(const EstimateRequest& r, ActivationTerms& a) {
   const ModelSpec& m = r.model;
   ActivationLedger l;
   if (!m.mlp_widths.empty()) {
     l = mlp_activations(m.mlp_widths, options_for(r, nullptr));
+    if (m.has_batchnorm) add_batchnorm(m.mlp_widths, r, l);
     add_ledger(l, a, "Saved tensors of the MLP (batch " + group_thousands(r.batch) + ")");
   } else {
     TransformerArch arch = *m.arch;

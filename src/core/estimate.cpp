@@ -7,6 +7,7 @@
 #include <memplan/error.hpp>
 #include <memplan/factored_state.hpp>
 #include <memplan/quantity.hpp>
+#include <memplan/sharded_estimate.hpp>
 
 namespace memplan {
 namespace {
@@ -140,6 +141,33 @@ Term optimizer_term(const EstimateRequest& r, uint64_t trainable, std::vector<st
   return t;
 }
 
+// Replaces the single-GPU terms by the most-loaded GPU of the layout.
+void apply_layout(Estimate& e) {
+  const EstimateRequest& r = e.request;
+  if (r.mode == Mode::infer)
+    throw Error("--gpus", "multi-GPU layouts are planned for training; for inference give one GPU");
+  const ShardingResult res = estimate_sharded(sharding_request_for(r, e));
+  const std::string where = " (" + res.most_loaded + " of " + std::to_string(res.layout.gpus) + " GPUs)";
+  for (Term& t : e.terms) {
+    uint64_t b = t.bytes;
+    if (t.key == "parameters") b = res.gpu.parameters;
+    if (t.key == "gradients") b = res.gpu.gradients;
+    if (t.key == "optimizer_state") b = res.gpu.optimizer_state;
+    if (t.key == "activations") b = res.gpu.activations;
+    if (b != t.bytes && t.key != "kv_cache") {
+      t.arithmetic.push_back(t.key + " on the most-loaded GPU = " + group_thousands(b) + " B (one GPU would hold " +
+                             group_thousands(t.bytes) + " B)");
+      t.detail += where;
+    }
+    t.bytes = b;
+  }
+  Term buffers{"buffers", "Gathered buffers", res.gpu.buffers, "-", "layers gathered by ZeRO-3/FSDP, unsharded copies", res.explain};
+  e.terms.push_back(buffers);
+  e.sharded = res;
+  if (!largest_layer_parameters(r) && sharding_level(res.layout.sharding) >= 3)
+    e.assumptions.push_back("the largest layer is unknown: give --largest-layer for ZeRO-3/FSDP's gathered buffers");
+}
+
 }  // namespace
 
 uint64_t Estimate::bytes(const std::string& key) const {
@@ -176,6 +204,8 @@ Estimate estimate(const EstimateRequest& r) {
   e.layer_ledger = std::move(act.layer_ledger);
   e.ledger_title = std::move(act.ledger_title);
   e.assumptions.insert(e.assumptions.end(), act.assumptions.begin(), act.assumptions.end());
+
+  if (r.parallel) apply_layout(e);
 
   Term overhead{"overhead", "Overhead", r.overhead_bytes, "-", "CUDA context + library workspaces", {}};
   overhead.arithmetic.push_back("per-process overhead = " + group_thousands(r.overhead_bytes) + " B (" +

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include <memplan/checked.hpp>
+#include <memplan/hardware_support.hpp>
 #include <memplan/quantity.hpp>
 
 namespace memplan {
@@ -36,21 +37,22 @@ Verdict verdict_for(uint64_t required, uint64_t memory) {
 
 std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateRequest& r) {
   std::vector<std::string> w;
-  const int cc = capability(g);
-  const std::string& hw = r.recipe.hardware_format;
-  if (hw == "bf16" && !g.bf16) {
-    std::string why = g.compute_capability.empty() ? "" : " (compute capability " + g.compute_capability + " < 8.0)";
-    w.push_back(r.recipe.name + " needs bf16 hardware, which " + g.id + " lacks" + why + ": use " +
-                (r.mode == Mode::infer          ? "fp16"
-                 : r.recipe.autocast        ? "amp-fp16 with a GradScaler"
-                 : r.recipe.has_master()    ? "mixed-fp16 with loss scaling"
-                                            : "amp-fp16 with a GradScaler, or fp16 with loss scaling"));
-  }
-  const std::string& q = r.quantize;
-  if (q.rfind("fp8", 0) == 0 && !g.fp8) {
-    std::string why = cc >= 0 ? " (compute capability " + g.compute_capability + " < 8.9)" : "";
-    w.push_back(q + " needs fp8 hardware, which " + g.id + " lacks" + why + ": use int8 weights instead");
-  }
+  auto check = [&](const std::string& what) {
+    if (capability(g) >= 0) {
+      const HardwareSupport hs = hardware_support("--precision", what, g.compute_capability);
+      if (hs.native) return;
+      std::string use = hs.suggestion;
+      if (r.mode == Mode::infer && what.find("bf16") != std::string::npos) use = "fp16 (inference needs no loss scaling)";
+      w.push_back(what + ": " + hs.reason + "; use " + use);
+      return;
+    }
+    // No compute capability (AMD, Apple): the preset's own flags.
+    const bool bf16 = what.find("bf16") != std::string::npos, fp8 = what.rfind("fp8", 0) == 0;
+    if ((bf16 && !g.bf16) || (fp8 && !g.fp8))
+      w.push_back(what + ": " + g.id + " has no " + (bf16 ? "bf16" : "fp8") + " hardware");
+  };
+  if (!r.recipe.hardware_format.empty()) check(r.recipe.name);
+  if (!r.quantize.empty()) check(r.quantize);
   return w;
 }
 

@@ -59,6 +59,8 @@ const BadInput k_bad_inputs[] = {
      "--effective-batch: \"0\" must be at least 1"},
     {{"estimate", "--params", "1e15", "--activation-bytes-per-row", "1e15", "--batch", "1e12"}, "exceeds 2^64 bytes"},
     {{"estimate", "--layers", "32", "--hidden", "4096"}, "at least --layers, --hidden and --heads"},
+    {{"estimate", "--layers", "2", "--hidden", "64", "--heads", "4"}, "--vocab: an architecture from flags needs --vocab"},
+    {{"estimate", "--layers", "2", "--hidden", "64", "--heads", "4", "--vocab", "100", "--family", "t5"}, "--family: \"t5\" is not a family"},
     {{"estimate", "--params", "7B", "--layers", "32", "--hidden", "4096", "--heads", "30"}, "--heads: 30 does not divide --hidden 4096"},
 };
 

@@ -34,13 +34,15 @@ TEST_CASE("a recipe the card cannot run is flagged with what to use instead", "[
   r.optimizer = parse_optimizer("--optimizer", "adamw");
   auto w = hardware_warnings(find_gpu(p, "--gpu", "t4"), r);
   REQUIRE(w.size() == 1);
-  CHECK(w[0] == "amp-bf16 needs bf16 hardware, which t4 lacks (compute capability 7.5 < 8.0): use amp-fp16 with a GradScaler");
+  CHECK(w[0] ==
+        "amp-bf16: bf16 needs compute capability 8.0 (Ampere) or newer; this card is 7.5: PyTorch refuses or "
+        "emulates it slowly; use amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)");
   CHECK(hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r).empty());
   r.recipe = parse_recipe("--precision", "fp16");
   r.quantize = "fp8-e4m3";
   auto w8 = hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r);
   REQUIRE(w8.size() == 1);
-  CHECK(w8[0].find("needs fp8 hardware") != std::string::npos);
+  CHECK(w8[0].find("fp8 tensor cores need compute capability 8.9") != std::string::npos);
   CHECK(hardware_warnings(find_gpu(p, "--gpu", "h100-80gb"), r).empty());
 }
 

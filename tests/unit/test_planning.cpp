@@ -56,3 +56,15 @@ TEST_CASE("max_batch refuses an estimate that does not grow with the batch", "[p
   r.activation_bytes_per_row = 0;
   CHECK_THROWS_AS(max_batch(r, 1ull << 40, 0), Error);
 }
+
+TEST_CASE("BatchNorm in an MLP keeps each hidden Linear's output too", "[planning][activations]") {
+  EstimateRequest r = base();
+  r.activation_bytes_per_row = 0;
+  r.model.mlp_widths = {784, 512, 256, 10};
+  r.batch = 256;
+  const uint64_t plain = estimate(r).bytes("activations");
+  // fp32: ReLU outputs 512 + 256 numbers per row = 3,072 B (the torch reference's mlp_784_512_256_10).
+  CHECK(plain == 256 * 3072);
+  r.model.has_batchnorm = true;
+  CHECK(estimate(r).bytes("activations") == 256 * (3072 + (512 + 256) * 4));
+}
