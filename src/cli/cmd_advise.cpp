@@ -74,6 +74,7 @@ std::string run_title(const EstimateRequest& r) {
   std::string t = r.model.name + ", " + r.recipe.name + ", " + r.optimizer.name + ", " +
                   (r.mode == Mode::train ? "training" : "inference") + ", batch " + group_thousands(r.batch);
   if (r.seq) t += " x seq " + group_thousands(r.seq);
+  if (r.parallel) t += ", " + std::to_string(r.parallel->gpus) + " GPUs (" + sharding_name(r.parallel->sharding) + ")";
   return t;
 }
 

@@ -90,7 +90,7 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
   a.hardware_notes = row.warnings;
 
   const KnobContext ctx{gpu, a.memory_bytes, options};
-  const Candidate base{request, {}, false, 1, 0, 0};
+  const Candidate base{request, {}};
   const std::vector<advice::Knob>& table = advice::knob_table();
   std::vector<std::size_t> fitting;
   for (std::size_t i = 0; i < table.size(); ++i) {

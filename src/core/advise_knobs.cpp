@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
+#include <optional>
 
 #include <memplan/checked.hpp>
 #include <memplan/error.hpp>
@@ -11,6 +11,7 @@
 #include <memplan/planning.hpp>
 #include <memplan/quantity.hpp>
 #include <memplan/recipe.hpp>
+#include <memplan/sharded_estimate.hpp>
 #include <memplan/sharding.hpp>
 
 namespace memplan::advice {
@@ -41,7 +42,9 @@ Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
   return out;
 }
 
-bool training(const Candidate& c) { return c.request.mode == Mode::train && !c.placed; }
+bool training(const Candidate& c) { return c.request.mode == Mode::train; }
+// Placement knobs leave a run that is already spread over GPUs (by --gpus or the chain) alone.
+bool placeable(const Candidate& c) { return training(c) && !c.request.parallel; }
 bool transformer(const EstimateRequest& r) { return r.model.arch.has_value() && r.model.mlp_widths.empty(); }
 bool adam(const Optimizer& o) { return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw"); }
 const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
@@ -51,7 +54,7 @@ const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
 // Largest micro-batch that fits, with the accumulation steps that keep the effective batch.
 std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   const EstimateRequest& r = c.request;
-  if (c.placed || r.batch < 2) return {};
+  if (r.batch < 2) return {};
   BatchPlan p;
   try {
     p = max_batch(r, ctx.memory, r.mode == Mode::train ? r.batch : 0);
@@ -110,7 +113,7 @@ std::vector<Candidate> autocast(const Candidate& c, const KnobContext& ctx) {
 // shorter than that is a different task, not a shorter run.
 std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
   const EstimateRequest& r = c.request;
-  if (c.placed || !transformer(r) || r.seq < 2) return {};
+  if (!transformer(r) || r.seq < 2) return {};
   bool capped = false;
   uint64_t seq = 0;
   try {
@@ -217,87 +220,35 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
   return {with(c, n, ch)};
 }
 
-// --- placement: sharding over N GPUs, CPU offload --------------------------------------------
-
-ElementCost per_element(uint64_t bytes, uint64_t elements) {
-  if (elements == 0 || bytes == 0) return {0, 1};
-  const uint64_t g = std::gcd(bytes, elements);
-  return {bytes / g, elements / g};
-}
-
-// The sharding library's request for the estimate of `r`: every term's bytes per parameter as
-// the estimate counts them (so LoRA, quantised weights and 8-bit/factored state carry over).
-ShardingRequest sharding_request(const EstimateRequest& r) {
-  const Estimate e = estimate(r);
-  ShardingRequest s;
-  s.parameters = r.model.parameters;
-  s.trainable = e.trainable_parameters;
-  s.bytes.weight = per_element(e.bytes("parameters"), s.parameters);
-  s.bytes.gradient = per_element(e.bytes("gradients"), s.trainable);
-  s.bytes.master_gradient = {0, 1};
-  s.bytes.master_weight = {0, 1};  // counted in the optimizer state's bytes
-  s.bytes.optimizer_state = per_element(e.bytes("optimizer_state"), s.trainable);
-  s.bytes.gathered = r.recipe.weights.cost;
-  s.activation_bytes = e.bytes("activations");
-  // ZeRO-3/FSDP gather one module at a time; the largest is usually the embedding or the LM head.
-  if (r.model.arch) {
-    const TransformerArch& a = *r.model.arch;
-    const uint64_t embedding = checked_mul(a.vocab, a.hidden, "parameters");
-    const uint64_t mlp = checked_mul(checked_mul(a.gated_mlp ? 3 : 2, a.hidden, "parameters"), a.intermediate, "parameters");
-    s.largest_layer_parameters = std::min(s.parameters, std::max(embedding, mlp));
-  } else {
-    s.largest_layer_parameters = s.parameters / 100;
-  }
-  s.step.seq = r.seq;
-  s.step.micro_batch = r.batch;
-  return s;
-}
-
-uint64_t budget_of(const EstimateRequest& r, uint64_t memory) {
-  return memory > r.overhead_bytes ? memory - r.overhead_bytes : 0;
-}
-
-Candidate placed(const Candidate& c, const ShardingResult& s, AdviceChange ch) {
-  Candidate out = c;
-  out.placed = true;
-  out.gpus = s.layout.gpus;
-  out.placed_required = checked_add(s.gpu.total, c.request.overhead_bytes, "required bytes");
-  out.host_bytes = s.host_bytes_per_node;
-  out.changes.push_back(std::move(ch));
-  return out;
-}
+// --- placement: sharding over N GPUs, CPU offload (EstimateRequest::parallel) ----------------
 
 std::vector<Candidate> sharding(const Candidate& c, const KnobContext& ctx) {
-  if (!training(c)) return {};
-  ShardingRequest s = sharding_request(c.request);
-  s.layout.sharding = ShardingStrategy::zero0;  // the search climbs ZeRO stages 0..3 at each count
-  LayoutSearch search;
-  search.max_gpus = ctx.options.max_shard_gpus;
-  const LayoutSearchResult found = search_layout(s, search, budget_of(c.request, ctx.memory));
-  AdviceChange ch{"sharding", "", "", 2, 70, {}};
-  ShardingResult result;
-  if (found.found) {
-    if (found.result.layout.gpus < 2) return {};  // one GPU: nothing to shard
-    result = found.result;
-  } else {  // the most it can do: ZeRO-3 over the largest count tried
-    s.layout.gpus = ctx.options.max_shard_gpus;
-    s.layout.nodes = std::max<uint64_t>(1, ctx.options.max_shard_gpus / search.gpus_per_node);
-    s.layout.sharding = ShardingStrategy::zero3;
-    result = estimate_sharded(s);
+  if (!placeable(c)) return {};
+  const uint64_t per_node = 8;
+  std::optional<EstimateRequest> n = smallest_layout(c.request, ctx.memory, per_node, ctx.options.max_shard_gpus);
+  const bool found = n.has_value();
+  if (found && n->parallel->gpus < 2) return {};  // one GPU: nothing to shard
+  if (!found) {  // the most it can do: ZeRO-3 over the largest count tried
+    n = c.request;
+    ParallelLayout l;
+    l.gpus = ctx.options.max_shard_gpus;
+    l.nodes = std::max<uint64_t>(1, l.gpus / per_node);
+    l.sharding = ShardingStrategy::zero3;
+    n->parallel = l;
   }
-  const uint64_t n = result.layout.gpus;
-  ch.change = (found.found ? "" : "even ") + std::to_string(n) + " x " + ctx.gpu.id + " with " +
-              sharding_engine(result.layout.sharding);
-  ch.cost = std::to_string(n) + "x the GPUs; gradient communication every step; effective batch x" + std::to_string(n) +
-            " at the same micro-batch";
-  ch.cost_rank = 70 + std::min(9, log2_floor(n));
+  const uint64_t gpus = n->parallel->gpus;
+  AdviceChange ch{"sharding",
+                  (found ? "" : "even ") + std::to_string(gpus) + " x " + ctx.gpu.id + " with " +
+                      sharding_engine(n->parallel->sharding),
+                  std::to_string(gpus) + "x the GPUs; gradient communication every step; effective batch x" +
+                      std::to_string(gpus) + " at the same micro-batch",
+                  2, 70 + std::min(9, log2_floor(gpus)), {}};
   ch.notes.push_back("sharding: activations are not sharded; each GPU keeps its own micro-batch's");
-  return {placed(c, result, ch)};
+  return {with(c, *n, ch)};
 }
 
-std::vector<Candidate> offload(const Candidate& c, const KnobContext& ctx) {
-  if (!training(c)) return {};
-  std::vector<Candidate> out;
+std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
+  if (!placeable(c)) return {};
   struct Setting {
     ShardingStrategy strategy;
     Offload what;
@@ -308,18 +259,21 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext& ctx) {
       {ShardingStrategy::zero2, Offload::optimizer, "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, 1 GPU)", 80},
       {ShardingStrategy::zero3, Offload::parameters, "CPU offload of parameters and optimizer (ZeRO-Infinity, 1 GPU)", 82},
   };
+  std::vector<Candidate> out;
   for (const Setting& st : settings) {
-    ShardingRequest s = sharding_request(c.request);
-    s.layout.sharding = st.strategy;
-    s.layout.offload = st.what;
-    const ShardingResult res = estimate_sharded(s);
-    AdviceChange ch{"offload", st.text,
-                    "slower steps: PCIe transfers and the optimizer step on the CPU; " +
-                        format_bytes(res.host_bytes_per_node, Units::gib) + " of host memory",
-                    2, st.rank, {}};
-    out.push_back(placed(c, res, ch));
+    EstimateRequest n = c.request;
+    ParallelLayout l;
+    l.sharding = st.strategy;
+    l.offload = st.what;
+    n.parallel = l;
+    const Estimate e = estimate(n);
+    const uint64_t host = e.sharded ? e.sharded->host_bytes_per_node : 0;
+    out.push_back(with(c, n,
+                       {"offload", st.text,
+                        "slower steps: PCIe transfers and the optimizer step on the CPU; " +
+                            format_bytes(host, Units::gib) + " of host memory",
+                        2, st.rank, {}}));
   }
-  (void)ctx;
   return out;
 }
 
@@ -341,8 +295,6 @@ const std::vector<Knob>& knob_table() {
   return table;
 }
 
-uint64_t required_bytes(const Candidate& c) {
-  return c.placed ? c.placed_required : estimate(c.request).required_bytes();
-}
+uint64_t required_bytes(const Candidate& c) { return estimate(c.request).required_bytes(); }
 
 }  // namespace memplan::advice

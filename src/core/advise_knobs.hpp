@@ -13,16 +13,11 @@
 
 namespace memplan::advice {
 
-// A run part-way along a chain of knobs: the request, what was changed, and where it is placed.
+// A run part-way along a chain of knobs: the request (placement in request.parallel) and what
+// was changed to get it.
 struct Candidate {
   EstimateRequest request;
   std::vector<AdviceChange> changes;
-  // Placement (sharding, offload): estimated with the sharding library from the request's
-  // estimate, until EstimateRequest carries a parallel layout.
-  bool placed = false;
-  uint64_t gpus = 1;
-  uint64_t placed_required = 0;  // most-loaded GPU + overhead, when placed
-  uint64_t host_bytes = 0;
 };
 
 struct KnobContext {

@@ -46,11 +46,12 @@ Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
   Suggestion s;
   s.changes = c.changes;
   s.request = c.request;
-  s.required_bytes = required_bytes(c);
+  const Estimate e = estimate(c.request);
+  s.required_bytes = e.required_bytes();
   s.memory_bytes = ctx.memory;
   s.gpu = ctx.gpu.id;
-  s.gpus = c.gpus;
-  s.host_bytes = c.host_bytes;
+  s.gpus = c.request.parallel ? c.request.parallel->gpus : 1;
+  s.host_bytes = e.sharded ? e.sharded->host_bytes_per_node : 0;
   s.verdict = verdict_for(s.required_bytes, s.memory_bytes);
   s.tier = 0;
   for (const AdviceChange& ch : c.changes) {
