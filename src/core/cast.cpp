@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/cast.hpp>
 
 #include <cctype>
@@ -262,9 +264,8 @@ std::string cast_verdict(const CastResult& r) {
   // "lost" when the stored value is the input with its trailing digits dropped: 1.0001 -> 1.
   const int kept = significant_digits(out);
   if (kept < significant_digits(in)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*e", kept - 1, r.input);
-    if (std::strtod(buf, nullptr) == r.value) return "lost: " + in + " stored as " + out + tail;
+    const std::string buf = fmt::format("{:.{}e}", r.input, kept - 1);
+    if (std::strtod(buf.c_str(), nullptr) == r.value) return "lost: " + in + " stored as " + out + tail;
   }
   return "rounded: " + in + " stored as " + out + tail;
 }
@@ -279,9 +280,7 @@ std::string shortest_decimal(double x) {
 
 std::string hex_bits(const NumberFormat& format, uint64_t bits) {
   const int digits = (format.storage_bits + 3) / 4;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(bits));
-  return buf;
+  return fmt::format("0x{:0{}x}", bits, digits);
 }
 
 std::string binary_fields(const NumberFormat& f, uint64_t bits) {
