@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <memplan/text.hpp>
 #include <memplan/cast.hpp>
 
 #include <cctype>
@@ -132,12 +133,6 @@ Encoded encode_detail(const NumberFormat& f, double x, OverflowMode mode) {
   Encoded e = encode_floating(f, x, mode);
   e.bits <<= container_shift(f);
   return e;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Significant digits of a shortest decimal ("1" -> 1, "1000" -> 1, "0.0999755859375" -> 12).
@@ -297,7 +292,7 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
   const std::string subj(subject), t(text);
   const std::string expected = " (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)";
   if (t.empty()) throw Error(subj, "empty value" + expected);
-  const std::string l = lower(t);
+  const std::string l = to_lower(t);
   std::string_view body = l;
   bool negative = false;
   if (body[0] == '+' || body[0] == '-') {
@@ -330,7 +325,7 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
 uint64_t parse_bit_pattern(std::string_view subject, std::string_view text, const NumberFormat& format) {
   const std::string subj(subject), t(text);
   const std::string expected = " (expected hex like 0x3c00 or binary like 0b0011110000000000)";
-  const std::string l = lower(t);
+  const std::string l = to_lower(t);
   int base = 0;
   if (l.rfind("0x", 0) == 0) base = 16;
   if (l.rfind("0b", 0) == 0) base = 2;
