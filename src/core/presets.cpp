@@ -176,6 +176,13 @@ std::string read_file(const std::string& path, const std::string& subject) {
   return ss.str();
 }
 
+// A GPU file without "defaults": the fit table uses its first four GPUs.
+Presets with_defaults(Presets p) {
+  if (p.default_gpus.empty())
+    for (size_t i = 0; i < p.gpus.size() && i < 4; ++i) p.default_gpus.push_back(p.gpus[i].id);
+  return p;
+}
+
 }  // namespace
 
 Presets parse_presets(std::string_view gpus_json, std::string_view models_json, std::string_view origin) {
@@ -220,7 +227,7 @@ Presets load_presets_override(const std::string& path) {
       p.default_gpus = o.default_gpus;
     }
     if (has_m) p.models = o.models;
-    return p;
+    return with_defaults(std::move(p));
   }
   const std::string text = read_file(path, "--presets");
   json doc = parse_doc(text, path);
@@ -231,9 +238,7 @@ Presets load_presets_override(const std::string& path) {
     p.default_gpus = o.default_gpus;
   }
   if (doc.contains("models")) p.models = o.models;
-  if (p.default_gpus.empty())
-    for (size_t i = 0; i < p.gpus.size() && i < 4; ++i) p.default_gpus.push_back(p.gpus[i].id);
-  return p;
+  return with_defaults(std::move(p));
 }
 
 const GpuSpec& find_gpu(const Presets& presets, std::string_view subject, std::string_view name) {
