@@ -5,6 +5,7 @@
 #include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -19,7 +20,7 @@ void add_gpus(CLI::App& sub, Runner& run) {
   sub.add_option("--presets", s->presets, "GPU/model presets file or directory replacing the built-in ones");
   run = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
-    const Presets p = s->presets.empty() ? builtin_presets() : load_presets_override(s->presets);
+    const Presets p = load_presets_for(s->presets);
     if (out.format == Format::json) {
       nlohmann::json list = nlohmann::json::array();
       for (const GpuSpec& g : p.gpus)

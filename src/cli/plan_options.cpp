@@ -200,6 +200,13 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
   sub.add_option("--presets", raw.presets_file, "GPU/model presets file or directory replacing the built-in ones");
 }
 
+Presets load_presets_for(const std::string& presets_file) {
+  std::string path = presets_file;
+  if (path.empty())
+    if (const char* dir = std::getenv("MEMPLAN_DATA_DIR"); dir && *dir) path = dir;
+  return path.empty() ? builtin_presets() : load_presets_override(path);
+}
+
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
   if (list.empty()) throw Error("--gpu", "empty value (expected GPU ids such as t4,rtx-4090, all, or local)");
@@ -225,10 +232,7 @@ Plan resolve_plan(const RawPlan& raw) {
   if (!raw.plan_file.empty()) v = read_plan_file(raw.plan_file);
   for (const auto& [k, val] : raw.given) v[k] = val;
 
-  std::string presets_path = raw.presets_file;
-  if (presets_path.empty())
-    if (const char* dir = std::getenv("MEMPLAN_DATA_DIR"); dir && *dir) presets_path = dir;
-  plan.presets = presets_path.empty() ? builtin_presets() : load_presets_override(presets_path);
+  plan.presets = load_presets_for(raw.presets_file);
 
   EstimateRequest& r = plan.request;
   r.model = resolve_model_source(v, plan.presets);

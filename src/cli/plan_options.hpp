@@ -46,6 +46,9 @@ void add_plan_options(CLI::App& sub, RawPlan& raw);
 // Merges the plan file, checks every value and builds the request. Throws Error on bad input.
 Plan resolve_plan(const RawPlan& raw);
 
+// The presets: --presets FILE|DIR, else MEMPLAN_DATA_DIR, else the built-in ones.
+Presets load_presets_for(const std::string& presets_file);
+
 // Resolves a --gpu list ("t4,rtx-4090", "all", "local", "cuda:1") against the presets.
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list);
 

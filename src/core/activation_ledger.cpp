@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include <memplan/text.hpp>
 #include <memplan/checked.hpp>
 #include <memplan/did_you_mean.hpp>
 #include <memplan/error.hpp>
@@ -37,18 +38,8 @@ std::vector<SavedTensor> to_rows(const Entries& entries, uint64_t batch) {
 
 }  // namespace detail
 
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
-
 Attention parse_attention(std::string_view subject, std::string_view text) {
-  std::string key = lower(text);
+  std::string key = to_lower(text);
   if (key == "eager" || key == "math") return Attention::eager;
   if (key == "sdpa" || key == "flash" || key == "fused") return Attention::sdpa;
   throw Error(std::string(subject), "\"" + std::string(text) +
@@ -57,7 +48,7 @@ Attention parse_attention(std::string_view subject, std::string_view text) {
 }
 
 Checkpointing parse_checkpointing(std::string_view subject, std::string_view text) {
-  std::string key = lower(text);
+  std::string key = to_lower(text);
   if (key == "none" || key == "off") return Checkpointing::none;
   if (key == "selective") return Checkpointing::selective;
   if (key == "full") return Checkpointing::full;

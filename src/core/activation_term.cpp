@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/activation_term.hpp>
 
 #include <algorithm>
@@ -82,10 +84,8 @@ void training_activations(const EstimateRequest& r, ActivationTerms& a) {
     a.activations.detail += " + " + format_bytes(l.fixed_bytes, Units::gib) + " weight casts";
   }
   if (l.recompute_fraction > 0) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "checkpointing %s: about %.0f%% more compute per step", r.checkpointing.c_str(),
-                  100.0 * l.recompute_fraction);
-    a.assumptions.push_back(buf);
+    a.assumptions.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step", r.checkpointing,
+                                        100.0 * l.recompute_fraction));
   }
 }
 

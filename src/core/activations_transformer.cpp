@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include <memplan/activations.hpp>
 #include <memplan/checked.hpp>
 #include <memplan/error.hpp>
@@ -280,8 +282,7 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
         "one layer's activations are rebuilt at a time (recompute_bytes)");
   } else if (opts.checkpointing == Checkpointing::selective) {
     ledger.recompute_fraction = model.eager() ? model.selective_fraction() : 0.0;
-    char pct[32];
-    std::snprintf(pct, sizeof pct, "%.1f%%", ledger.recompute_fraction * 100.0);
+    const std::string pct = fmt::format("{:.1f}%", ledger.recompute_fraction * 100.0);
     ledger.notes.push_back(
         model.eager() ? "selective checkpointing recomputes the attention core (scores, softmax, "
                         "attention dropout) in backward: about " +

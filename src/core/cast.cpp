@@ -1,3 +1,6 @@
+#include <fmt/format.h>
+
+#include <memplan/text.hpp>
 #include <memplan/cast.hpp>
 
 #include <cctype>
@@ -132,12 +135,6 @@ Encoded encode_detail(const NumberFormat& f, double x, OverflowMode mode) {
   return e;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Significant digits of a shortest decimal ("1" -> 1, "1000" -> 1, "0.0999755859375" -> 12).
 int significant_digits(const std::string& s) {
   std::string digits;
@@ -262,9 +259,8 @@ std::string cast_verdict(const CastResult& r) {
   // "lost" when the stored value is the input with its trailing digits dropped: 1.0001 -> 1.
   const int kept = significant_digits(out);
   if (kept < significant_digits(in)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*e", kept - 1, r.input);
-    if (std::strtod(buf, nullptr) == r.value) return "lost: " + in + " stored as " + out + tail;
+    const std::string buf = fmt::format("{:.{}e}", r.input, kept - 1);
+    if (std::strtod(buf.c_str(), nullptr) == r.value) return "lost: " + in + " stored as " + out + tail;
   }
   return "rounded: " + in + " stored as " + out + tail;
 }
@@ -279,9 +275,7 @@ std::string shortest_decimal(double x) {
 
 std::string hex_bits(const NumberFormat& format, uint64_t bits) {
   const int digits = (format.storage_bits + 3) / 4;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%0*llx", digits, static_cast<unsigned long long>(bits));
-  return buf;
+  return fmt::format("0x{:0{}x}", bits, digits);
 }
 
 std::string binary_fields(const NumberFormat& f, uint64_t bits) {
@@ -298,7 +292,7 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
   const std::string subj(subject), t(text);
   const std::string expected = " (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)";
   if (t.empty()) throw Error(subj, "empty value" + expected);
-  const std::string l = lower(t);
+  const std::string l = to_lower(t);
   std::string_view body = l;
   bool negative = false;
   if (body[0] == '+' || body[0] == '-') {
@@ -331,7 +325,7 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
 uint64_t parse_bit_pattern(std::string_view subject, std::string_view text, const NumberFormat& format) {
   const std::string subj(subject), t(text);
   const std::string expected = " (expected hex like 0x3c00 or binary like 0b0011110000000000)";
-  const std::string l = lower(t);
+  const std::string l = to_lower(t);
   int base = 0;
   if (l.rfind("0x", 0) == 0) base = 16;
   if (l.rfind("0b", 0) == 0) base = 2;

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/deepspeed_estimators.hpp>
 
 #include <algorithm>
@@ -102,10 +104,9 @@ std::vector<DeepSpeedEstimate> deepspeed_zero3_all_cold(uint64_t total_params, u
 
 std::string format_deepspeed_row(const DeepSpeedEstimate& row) {
   const double gib = 1073741824.0;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, " %7.2fGB | %6.2fGB | ", static_cast<double>(row.cpu_bytes) / gib,
-                static_cast<double>(row.gpu_bytes) / gib);
-  return buf + row.options;
+  return fmt::format(" {:7.2f}GB | {:6.2f}GB | ", static_cast<double>(row.cpu_bytes) / gib,
+                     static_cast<double>(row.gpu_bytes) / gib) +
+         row.options;
 }
 
 }  // namespace memplan

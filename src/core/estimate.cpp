@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/estimate.hpp>
 
 #include <cmath>
@@ -14,9 +16,7 @@ namespace {
 
 std::string cost_text(ElementCost c) {
   if (c.den == 1) return std::to_string(c.num) + " B";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.6g B", c.bytes());
-  return buf;
+  return fmt::format("{:.6g} B", c.bytes());
 }
 
 // "7,000,000,000 x 4 B (fp32) = 28,000,000,000 B (26.1 GiB)"

@@ -1,3 +1,4 @@
+#include <memplan/text.hpp>
 #include <memplan/hardware_support.hpp>
 
 #include <cctype>
@@ -9,12 +10,6 @@
 
 namespace memplan {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool all_digits(std::string_view s) {
   if (s.empty()) return false;
@@ -45,7 +40,7 @@ const std::vector<Rule>& rules() {
 }
 
 const Rule& find_rule(std::string_view subject, std::string_view name) {
-  const std::string key = lower(name);
+  const std::string key = to_lower(name);
   std::vector<std::string> names;
   for (const Rule& r : rules()) {
     if (key == r.name) return r;
@@ -70,7 +65,7 @@ const Rule& find_rule(std::string_view subject, std::string_view name) {
 ComputeCapability parse_compute_capability(std::string_view subject, std::string_view text) {
   const std::string bad =
       "\"" + std::string(text) + "\" is not a compute capability (expected e.g. 7.5, 8.0, 8.9, 9.0)";
-  std::string t = lower(text);
+  std::string t = to_lower(text);
   if (t.rfind("sm_", 0) == 0)
     t = t.substr(3);
   else if (t.rfind("sm", 0) == 0)
@@ -106,7 +101,7 @@ HardwareSupport hardware_support(std::string_view subject, std::string_view name
     if (!s.native) {
       s.reason = "bf16 needs compute capability 8.0 (Ampere) or newer; " + have +
                  ": PyTorch refuses or emulates it slowly";
-      const std::string r = lower(name);
+      const std::string r = to_lower(name);
       s.suggestion = r == "mixed-bf16" ? "mixed-fp16 with loss scaling (a GradScaler)"
                                        : "amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)";
     }

@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/loss_scale.hpp>
 
 #include <algorithm>
@@ -20,15 +22,11 @@ constexpr int k_search_lo = -1200;
 constexpr int k_search_hi = 1200;
 
 std::string g5(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.5g", x);
-  return buf;
+  return fmt::format("{:.5g}", x);
 }
 
 std::string pct(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g%%", share * 100);
-  return buf;
+  return fmt::format("{:.4g}%", share * 100);
 }
 
 // Smallest k in [lo, hi] with pred(k) true for a predicate false..false true..true; hi + 1 if none.

@@ -1,3 +1,4 @@
+#include <memplan/text.hpp>
 #include <memplan/number_format.hpp>
 
 #include <cctype>
@@ -94,12 +95,6 @@ NumberFormat nf4() {
   return f;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const std::vector<NumberFormat>& number_formats() {
@@ -128,7 +123,7 @@ const std::vector<NumberFormat>& number_formats() {
 }
 
 const NumberFormat& find_number_format(std::string_view subject, std::string_view name) {
-  std::string key = lower(name);
+  std::string key = to_lower(name);
   static const std::pair<const char*, const char*> aliases[] = {
       {"float64", "fp64"},        {"double", "fp64"},
       {"float32", "fp32"},        {"float", "fp32"},

@@ -1,3 +1,4 @@
+#include <memplan/text.hpp>
 #include <memplan/presets.hpp>
 
 #include <cctype>
@@ -19,12 +20,6 @@ std::string_view models();
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Typed field access with errors that name the document, the entry and the field.
 struct Reader {
@@ -161,7 +156,7 @@ void check_unique(const std::vector<T>& items, Id id_of, const std::string& orig
   std::vector<std::string> seen;
   for (const T& item : items) {
     for (const std::string& key : id_of(item)) {
-      const std::string k = lower(key);
+      const std::string k = to_lower(key);
       for (const std::string& s : seen)
         if (s == k) throw Error(origin, "the name \"" + key + "\" is used twice");
       seen.push_back(k);
@@ -179,6 +174,13 @@ std::string read_file(const std::string& path, const std::string& subject) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A GPU file without "defaults": the fit table uses its first four GPUs.
+Presets with_defaults(Presets p) {
+  if (p.default_gpus.empty())
+    for (size_t i = 0; i < p.gpus.size() && i < 4; ++i) p.default_gpus.push_back(p.gpus[i].id);
+  return p;
 }
 
 }  // namespace
@@ -225,7 +227,7 @@ Presets load_presets_override(const std::string& path) {
       p.default_gpus = o.default_gpus;
     }
     if (has_m) p.models = o.models;
-    return p;
+    return with_defaults(std::move(p));
   }
   const std::string text = read_file(path, "--presets");
   json doc = parse_doc(text, path);
@@ -236,18 +238,16 @@ Presets load_presets_override(const std::string& path) {
     p.default_gpus = o.default_gpus;
   }
   if (doc.contains("models")) p.models = o.models;
-  if (p.default_gpus.empty())
-    for (size_t i = 0; i < p.gpus.size() && i < 4; ++i) p.default_gpus.push_back(p.gpus[i].id);
-  return p;
+  return with_defaults(std::move(p));
 }
 
 const GpuSpec& find_gpu(const Presets& presets, std::string_view subject, std::string_view name) {
-  const std::string key = lower(name);
+  const std::string key = to_lower(name);
   std::vector<std::string> names;
   for (const GpuSpec& g : presets.gpus) {
-    if (lower(g.id) == key) return g;
+    if (to_lower(g.id) == key) return g;
     for (const std::string& a : g.aliases)
-      if (lower(a) == key) return g;
+      if (to_lower(a) == key) return g;
     names.push_back(g.id);
   }
   for (const GpuSpec& g : presets.gpus) names.insert(names.end(), g.aliases.begin(), g.aliases.end());
@@ -256,12 +256,12 @@ const GpuSpec& find_gpu(const Presets& presets, std::string_view subject, std::s
 }
 
 const ModelPreset& find_model(const Presets& presets, std::string_view subject, std::string_view name) {
-  const std::string key = lower(name);
+  const std::string key = to_lower(name);
   std::vector<std::string> names;
   for (const ModelPreset& m : presets.models) {
-    if (lower(m.model.id) == key) return m;
+    if (to_lower(m.model.id) == key) return m;
     for (const std::string& a : m.aliases)
-      if (lower(a) == key) return m;
+      if (to_lower(a) == key) return m;
     names.push_back(m.model.id);
   }
   for (const ModelPreset& m : presets.models) names.insert(names.end(), m.aliases.begin(), m.aliases.end());

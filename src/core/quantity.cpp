@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <memplan/quantity.hpp>
 
 #include <cctype>
@@ -209,20 +211,13 @@ std::string format_bytes(uint64_t bytes, Units units) {
     v /= base;
     ++idx;
   }
-  char buf[64];
-  if (idx == 0)
-    std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes), "B");
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, bin ? bin_names[idx] : dec_names[idx]);
-  return buf;
+  if (idx == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.1f} {}", v, bin ? bin_names[idx] : dec_names[idx]);
 }
 
 std::string format_gib(uint64_t bytes, Units units, int decimals) {
   const double div = units == Units::gib ? 1073741824.0 : 1e9;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, static_cast<double>(bytes) / div,
-                units == Units::gib ? "GiB" : "GB");
-  return buf;
+  return fmt::format("{:.{}f} {}", static_cast<double>(bytes) / div, decimals, units == Units::gib ? "GiB" : "GB");
 }
 
 std::string format_signed_bytes(int64_t bytes, Units units) {
@@ -246,14 +241,12 @@ std::string group_thousands(uint64_t n) {
 }
 
 std::string format_count(uint64_t n) {
-  char buf[64];
   const double v = static_cast<double>(n);
-  if (n >= 1000000000000ull) std::snprintf(buf, sizeof buf, "%.2fT", v / 1e12);
-  else if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2fB", v / 1e9);
-  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
-  else if (n >= 1000ull) std::snprintf(buf, sizeof buf, "%.1fK", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(n));
-  return buf;
+  if (n >= 1000000000000ull) return fmt::format("{:.2f}T", v / 1e12);
+  if (n >= 1000000000ull) return fmt::format("{:.2f}B", v / 1e9);
+  if (n >= 1000000ull) return fmt::format("{:.1f}M", v / 1e6);
+  if (n >= 1000ull) return fmt::format("{:.1f}K", v / 1e3);
+  return std::to_string(n);
 }
 
 }  // namespace memplan

@@ -1,6 +1,8 @@
 // Per-GPU and per-host memory of a parallel layout: the model-parallel slice each rank holds
 // (Megatron split when tp/pp > 1), its model states sharded over the data-parallel group
 // (ZeRO / FSDP / distributed optimizer), offload to host, gathered buffers and activations.
+#include <fmt/format.h>
+
 #include <memplan/sharding.hpp>
 
 #include <algorithm>
@@ -18,9 +20,7 @@ std::string g(uint64_t v) { return group_thousands(v); }
 
 std::string cost(ElementCost c) {
   if (c.den == 1) return std::to_string(c.num);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", c.bytes());
-  return buf;
+  return fmt::format("{:.4g}", c.bytes());
 }
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }

@@ -1,3 +1,4 @@
+#include <memplan/text.hpp>
 #include <memplan/storage_format.hpp>
 
 #include <cctype>
@@ -28,18 +29,8 @@ const std::vector<StorageFormat>& storage_formats() {
   return table;
 }
 
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
-
 const StorageFormat& find_storage_format(std::string_view subject, std::string_view name) {
-  std::string key = lower(name);
+  std::string key = to_lower(name);
   static const std::pair<const char*, const char*> aliases[] = {
       {"float64", "fp64"}, {"double", "fp64"}, {"float32", "fp32"}, {"float", "fp32"},
       {"float16", "fp16"}, {"half", "fp16"}, {"bfloat16", "bf16"}, {"fp8", "fp8-e4m3"},

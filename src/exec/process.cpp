@@ -161,8 +161,9 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
   int fds[2] = {out.read_end.fd, err.read_end.fd};
   bool open_stream[2] = {true, true};
 
-  const std::optional<Clock::time_point> deadline =
-      request.timeout.count() > 0 ? std::optional<Clock::time_point>(start + request.timeout) : std::nullopt;
+  // A flag and a time point, not std::optional: g++ 12 -O2 warns maybe-uninitialized on *deadline.
+  const bool has_deadline = request.timeout.count() > 0;
+  const Clock::time_point deadline = start + request.timeout;
   std::optional<Clock::time_point> kill_at;
   bool exited = false;
   Clock::time_point exit_time = start;
@@ -184,8 +185,8 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
     Clock::time_point now = Clock::now();
     int wait_ms = (open_stream[0] || open_stream[1]) ? 50 : 5;
     if (exited) wait_ms = std::min(wait_ms, millis_until(now, drain_until));
-    if (!exited && deadline && !kill_at && !result.timed_out)
-      wait_ms = std::min(wait_ms, millis_until(now, *deadline));
+    if (!exited && has_deadline && !kill_at && !result.timed_out)
+      wait_ms = std::min(wait_ms, millis_until(now, deadline));
     if (!exited && kill_at) wait_ms = std::min(wait_ms, millis_until(now, *kill_at));
     const int ready = poll(pfds, n, wait_ms);
     if (ready < 0 && errno != EINTR)
@@ -228,7 +229,7 @@ ProcessResult SystemRunner::run(const ProcessRequest& request, const LineSink& s
         }
       }
     }
-    if (!exited && deadline && !kill_at && !result.timed_out && now >= *deadline) {
+    if (!exited && has_deadline && !kill_at && !result.timed_out && now >= deadline) {
       result.timed_out = true;
       killpg(pid, SIGTERM);
       kill_at = now + request.kill_grace;

@@ -1,6 +1,8 @@
 // Bad input never crashes: one line on stderr naming the option and value, exit 2, empty stdout.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "cli_harness.hpp"
 
 using memplan::test::line_count;
@@ -80,4 +82,16 @@ TEST_CASE("every bad input: one stderr line, exit 2, empty stdout", "[cli][error
     CHECK(r.err.rfind("memplan: error: ", 0) == 0);
     CHECK(r.err.find(b.expected_fragment) != std::string::npos);
   }
+}
+
+TEST_CASE("MEMPLAN_DATA_DIR replaces the GPU presets for every command", "[cli][presets]") {
+  const std::string dir = std::string(MEMPLAN_SOURCE_DIR) + "/tests/data/presets_override";
+  setenv("MEMPLAN_DATA_DIR", dir.c_str(), 1);
+  auto gpus = run_cli({"gpus", "--format", "csv"});
+  auto est = run_cli({"estimate", "--params", "1e6", "--format", "csv"});
+  unsetenv("MEMPLAN_DATA_DIR");
+  CHECK(gpus.code == 0);
+  CHECK(gpus.out.find("lab-card,") != std::string::npos);
+  CHECK(gpus.out.find("t4,") == std::string::npos);
+  CHECK(est.out.find("gpu,lab-card,") != std::string::npos);  // the defaults: the file's first GPUs
 }

@@ -39,7 +39,7 @@ TEST_CASE("ZeRO-3 with optimizer offload moves the states to the host", "[cli][p
   CHECK(j["layout"]["nodes"] == 2);
 }
 
-TEST_CASE("--gpus auto finds the smallest count that fits, and fit says so", "[cli][parallel]") {
+TEST_CASE("gpus auto finds the smallest count that fits, and fit says so", "[cli][parallel]") {
   auto r = run_cli({"fit", "--model", "llama-2-13b", "--precision", "mixed-bf16", "--optimizer", "adamw", "--seq", "2048",
                     "--gpus", "auto", "--gpu", "a100-80gb", "--format", "json"});
   REQUIRE(r.code == 0);

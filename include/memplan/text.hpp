@@ -1,0 +1,17 @@
+#pragma once
+// Small text helpers shared by the name lookups (formats, presets, recipes).
+
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace memplan {
+
+// ASCII lower case: "BF16" -> "bf16".
+inline std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace memplan
