@@ -40,6 +40,12 @@ const Suggestion* single(const Advice& a, const std::string& knob) {
   return nullptr;
 }
 
+// The issue's example, advised once for every test that reads it.
+const Advice& example_advice() {
+  static const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  return a;
+}
+
 std::set<std::string> knobs_of(const Suggestion& s) {
   std::set<std::string> k;
   for (const AdviceChange& c : s.changes) k.insert(c.knob);
@@ -67,7 +73,7 @@ TEST_CASE("LoRA r=16 on q,v of Llama-2-7B is 8,388,608 trainable parameters", "[
 TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param states", "[advise]") {
   // Llama-2-7B fp32 AdamW: 6,738,415,616 x (4 weights + 4 gradients + 8 Adam) + 291 step counters x 4 B.
   const uint64_t states = 6738415616ull * 16 + 291 * 4;
-  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  const Advice& a = example_advice();
   const Suggestion* s = single(a, "autocast");
   REQUIRE(s);
   CHECK(s->request.recipe.name == "amp-bf16");  // the 4090 does bf16
@@ -111,7 +117,7 @@ TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
 }
 
 TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch", "[advise]") {
-  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  const Advice& a = example_advice();
   const Estimate base = estimate(a.request);
   const Suggestion* ck = single(a, "checkpointing");
   REQUIRE(ck);
@@ -128,7 +134,7 @@ TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps
 }
 
 TEST_CASE("suggestions are cheapest first; combinations only without a fitting subset", "[advise]") {
-  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("rtx-4090"), builtin_presets().gpus);
+  const Advice& a = example_advice();
   REQUIRE_FALSE(a.fits());
   for (size_t i = 1; i < a.singles.size(); ++i) {
     CHECK(a.singles[i - 1].tier <= a.singles[i].tier);
