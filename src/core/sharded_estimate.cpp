@@ -46,6 +46,8 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
     s.bytes = single_format_state(r.recipe.weights.cost, state);
     s.bytes.gradient = r.recipe.gradients.cost;
   }
+  // The weights as the single-GPU estimate prices them (quantised frozen weights included).
+  s.bytes.weight = {single.bytes("parameters"), std::max<uint64_t>(r.model.parameters, 1)};
   s.optimizer_extra_bytes = steps;
   s.largest_layer_parameters = largest_layer_parameters(r);
   s.activation_bytes = single.bytes("activations");

@@ -79,3 +79,15 @@ TEST_CASE("a plan file round-trips the inputs of the JSON output", "[cli][plan]"
   (void)overridden;  // the file is gone: reading it again is an error
   CHECK(overridden.code == 2);
 }
+
+TEST_CASE("sharding keeps quantised frozen weights at their own bytes", "[cli][parallel]") {
+  auto one = run_cli({"estimate", "--model", "llama-2-7b", "--quantize", "nf4", "--trainable", "0.001", "--precision", "bf16",
+                      "--seq", "512", "--gpu", "a100-80gb", "--format", "json"});
+  auto sharded = run_cli({"estimate", "--model", "llama-2-7b", "--quantize", "nf4", "--trainable", "0.001", "--precision",
+                          "bf16", "--seq", "512", "--gpus", "1", "--zero", "2", "--offload", "optimizer", "--gpu",
+                          "a100-80gb", "--format", "json"});
+  REQUIRE(one.code == 0);
+  REQUIRE(sharded.code == 0);
+  // ZeRO-2 on one GPU does not shard the weights: the same bytes as the single-GPU estimate.
+  CHECK(json::parse(sharded.out)["breakdown"]["parameters"] == json::parse(one.out)["breakdown"]["parameters"]);
+}
