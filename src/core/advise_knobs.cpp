@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include <memplan/checked.hpp>
 #include <memplan/error.hpp>
 #include <memplan/optimizer.hpp>
@@ -30,9 +32,7 @@ int log2_floor(uint64_t n) {
 }
 
 std::string percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * share);
-  return buf;
+  return fmt::format("{:.2f}%", 100.0 * share);
 }
 
 Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
