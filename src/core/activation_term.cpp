@@ -145,6 +145,9 @@ ActivationTerms activation_terms(const EstimateRequest& r) {
     return a;
   }
   const bool transformer = r.model.arch && r.model.arch->layers && r.model.arch->hidden && r.model.arch->heads;
+  if (transformer && r.seq && r.model.arch->max_positions && r.seq > r.model.arch->max_positions)
+    a.assumptions.push_back("--seq " + group_thousands(r.seq) + " is longer than the model's context (" +
+                            group_thousands(r.model.arch->max_positions) + " positions)");
   if (!r.model.mlp_widths.empty() || (transformer && r.seq)) {
     if (r.mode == Mode::train)
       training_activations(r, a);
