@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <utility>
 
 #include <memplan/did_you_mean.hpp>
 #include <memplan/error.hpp>
@@ -182,6 +184,8 @@ void resolve_layout(const std::map<std::string, std::string>& v, EstimateRequest
   r.parallel = l;
 }
 
+const char* const k_presets_help = "GPU/model presets file or directory replacing the built-in ones";
+
 }  // namespace
 
 void add_plan_options(CLI::App& sub, RawPlan& raw) {
@@ -197,7 +201,21 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
       "--sequence-parallel", [&raw](int64_t) { raw.given["sequence_parallel"] = "true"; },
       "Megatron sequence parallelism (with --tp)");
   sub.add_option("--plan", raw.plan_file, "A plan file (JSON, the \"inputs\" of --format json); flags override it");
-  sub.add_option("--presets", raw.presets_file, "GPU/model presets file or directory replacing the built-in ones");
+  sub.add_option("--presets", raw.presets_file, k_presets_help);
+}
+
+void add_preset_listing(CLI::App& sub, Runner& run, PresetLister list) {
+  struct State {
+    RawOutputOptions output;
+    std::string presets;
+  };
+  auto s = std::make_shared<State>();
+  add_output_options(sub, s->output);
+  sub.add_option("--presets", s->presets, k_presets_help);
+  run = [s, list = std::move(list)](Io& io) {
+    const OutputOptions out = resolve_output_options(s->output, io);
+    return list(load_presets_for(s->presets), out, io);
+  };
 }
 
 Presets load_presets_for(const std::string& presets_file) {

@@ -3,6 +3,7 @@
 // source, the recipe, the run and the GPUs. Values may also come from a plan file
 // (--plan memplan.json, the shape of the JSON output's "inputs"); flags override it.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include <memplan/estimate.hpp>
 #include <memplan/gpu.hpp>
 #include <memplan/presets.hpp>
+
+#include "cli/command.hpp"
 
 namespace memplan::cli {
 
@@ -48,6 +51,11 @@ Plan resolve_plan(const RawPlan& raw);
 
 // The presets: --presets FILE|DIR, else MEMPLAN_DATA_DIR, else the built-in ones.
 Presets load_presets_for(const std::string& presets_file);
+
+// For the commands that list the presets (gpus, models): adds the output options and --presets to
+// `sub`, and sets `run` to call `list` with the loaded presets and the checked output options.
+using PresetLister = std::function<int(const Presets& presets, const OutputOptions& out, Io& io)>;
+void add_preset_listing(CLI::App& sub, Runner& run, PresetLister list);
 
 // Resolves a --gpu list ("t4,rtx-4090", "all", "local", "cuda:1") against the presets.
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list);

@@ -11,6 +11,27 @@ namespace {
 
 std::string to_s(uint64_t n) { return std::to_string(n); }
 
+// The dimensions every family reads from its config, in this order:
+// {layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions}.
+struct Dims {
+  uint64_t layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions;
+};
+
+// A TransformerArch with `d` filled in; each family then sets what is its own (activation, norm,
+// tied embeddings, dropouts, encoder layout).
+TransformerArch arch_of(const Dims& d) {
+  TransformerArch a;
+  a.layers = d.layers;
+  a.hidden = d.hidden;
+  a.heads = d.heads;
+  a.kv_heads = d.kv_heads;
+  a.head_dim = d.head_dim;
+  a.intermediate = d.intermediate;
+  a.vocab = d.vocab;
+  a.max_positions = d.max_positions;
+  return a;
+}
+
 }  // namespace
 
 // llama / mistral / mixtral / qwen2 / gemma / phi3: RMSNorm, SwiGLU (gemma: GeGLU) MLP of three
@@ -72,15 +93,8 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   if (E) r.active = emb + Count(L) * (attn + mlp_active + norms) + h + lm;
   r.tensors = Count(1) + Count(L) * (attn_tensors + mlp_tensors + 2) + 1 + (tied ? 0 : 1);
 
+  r.arch = arch_of({L, h, nh, nkv, hd, I, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nkv;
-  a.head_dim = hd;
-  a.intermediate = I;
-  a.vocab = V;
-  a.max_positions = c.count_or({"max_position_embeddings"}, 0);
   a.gated_mlp = true;
   a.activation = c.text({"hidden_activation", "hidden_act"}).value_or("silu");
   a.norm = "rmsnorm";
@@ -108,15 +122,8 @@ FamilyCount count_gpt2(ConfigReader& c, const std::string& mt) {
   r.tensors = Count(2) + Count(12) * L + 2;
   r.notes.push_back("lm_head tied to wte; Hugging Face checkpoints also store " + to_s(L) +
                     " attn.bias causal masks (buffers, not parameters)");
+  r.arch = arch_of({L, h, nh, nh, h / nh, inner, V, P});
   TransformerArch& a = r.arch;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nh;
-  a.head_dim = h / nh;
-  a.intermediate = inner;
-  a.vocab = V;
-  a.max_positions = P;
   a.activation = c.text({"activation_function"}).value_or("gelu_new");
   a.norm = "layernorm";
   a.tied_embeddings = true;
@@ -143,21 +150,13 @@ FamilyCount count_bert(ConfigReader& c, const std::string& mt) {
   const Count mlm = Count(h) * h + h + Count(2) * h + V;
   r.notes.push_back("encoder (" + mt + "Model with pooler); a masked-LM checkpoint adds a head of " +
                     to_s(mlm.v) + " parameters (its decoder matrix is tied to the embeddings)");
-  TransformerArch& a = r.arch;
-  a.causal = false;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nh;
-  a.head_dim = h / nh;
-  a.intermediate = I;
-  a.vocab = V;
-  a.max_positions = P;
-  if (mt == "roberta" && P > 2) {
-    a.max_positions = P - 2;
+  const bool roberta_offset = mt == "roberta" && P > 2;
+  if (roberta_offset)
     r.notes.push_back("roberta: " + to_s(P) + " position rows, of which 2 are the padding offset: " +
                       to_s(P - 2) + " usable positions");
-  }
+  r.arch = arch_of({L, h, nh, nh, h / nh, I, V, roberta_offset ? P - 2 : P});
+  TransformerArch& a = r.arch;
+  a.causal = false;
   a.activation = c.text({"hidden_act"}).value_or("gelu");
   a.norm = "layernorm";
   a.tied_embeddings = c.flag_or({"tie_word_embeddings"}, true);
@@ -191,18 +190,11 @@ FamilyCount count_t5(ConfigReader& c, const std::string& mt) {
   r.tensors = Count(1) + Count(Le) * (4 + 1 + ff_t + 1) + 2 + Count(Ld) * (4 + 1 + 4 + 1 + ff_t + 1) + 2 + (tied ? 0 : 1);
   r.notes.push_back("t5 is an encoder-decoder: " + to_s(Le) + " encoder layers and " + to_s(Ld) +
                     " decoder layers (with cross-attention); layers = encoder, decoder_layers = decoder");
+  r.arch = arch_of({Le, d, nh, nh, dkv, dff, V, c.count_or({"n_positions"}, 0)});
   TransformerArch& a = r.arch;
   a.causal = false;
   a.encoder_decoder = true;
-  a.layers = Le;
   a.decoder_layers = Ld;
-  a.hidden = d;
-  a.heads = nh;
-  a.kv_heads = nh;
-  a.head_dim = dkv;
-  a.intermediate = dff;
-  a.vocab = V;
-  a.max_positions = c.count_or({"n_positions"}, 0);
   a.gated_mlp = gated;
   a.activation = c.text({"dense_act_fn"}).value_or(gated ? proj.substr(6) : proj);
   a.norm = "rmsnorm";
@@ -234,15 +226,8 @@ FamilyCount count_opt(ConfigReader& c, const std::string& mt) {
   const uint64_t ln_t = affine ? 2 : 0;
   r.tensors = Count(2) + (wep == h ? 0 : 2) + Count(L) * (4 * (1 + b) + ln_t + 2 * (1 + b) + ln_t) + (final_ln ? ln_t : 0);
   r.notes.push_back("opt: the position table has max_position_embeddings + 2 rows; lm_head tied");
+  r.arch = arch_of({L, h, nh, nh, h / nh, F, V, P});
   TransformerArch& a = r.arch;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nh;
-  a.head_dim = h / nh;
-  a.intermediate = F;
-  a.vocab = V;
-  a.max_positions = P;
   a.activation = c.text({"activation_function"}).value_or("relu");
   a.norm = "layernorm";
   a.tied_embeddings = tied_embeddings(c, mt, r.notes);
@@ -267,15 +252,8 @@ FamilyCount count_gpt_neox(ConfigReader& c, const std::string& mt) {
   r.total = emb + Count(L) * layer + Count(2) * h + (tied ? Count(0) : emb);
   r.tensors = Count(tied ? 1 : 2) + Count(12) * L + 2;
   if (auto pct = c.real({"rotary_pct"})) r.notes.push_back("rotary embeddings on " + std::to_string(*pct) + " of each head");
+  r.arch = arch_of({L, h, nh, nh, h / nh, I, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nh;
-  a.head_dim = h / nh;
-  a.intermediate = I;
-  a.vocab = V;
-  a.max_positions = c.count_or({"max_position_embeddings"}, 0);
   a.activation = c.text({"hidden_act"}).value_or("gelu");
   a.norm = "layernorm";
   a.tied_embeddings = tied;
@@ -315,15 +293,8 @@ FamilyCount count_falcon(ConfigReader& c, const std::string& mt) {
   r.tensors = Count(1) + Count(L) * (Count(4) * (1 + b) + Count(2) * n_ln) + 2 + (tied ? 0 : 1);
   r.notes.push_back("falcon: " + to_s(n_ln) + " LayerNorm(s) per layer; checkpoints may store lm_head.weight "
                     "separately although it is tied");
+  r.arch = arch_of({L, h, nh, nkv, hd, ffn, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;
-  a.layers = L;
-  a.hidden = h;
-  a.heads = nh;
-  a.kv_heads = nkv;
-  a.head_dim = hd;
-  a.intermediate = ffn;
-  a.vocab = V;
-  a.max_positions = c.count_or({"max_position_embeddings"}, 0);
   a.activation = "gelu";
   a.norm = "layernorm";
   a.tied_embeddings = tied;

@@ -5,23 +5,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/prediction.hpp"
-#include "cli_harness.hpp"
+#include "user_command_harness.hpp"
 
+using memplan::test::bad_input;
 using memplan::test::line_count;
-using memplan::test::run_cli;
 
 namespace {
 
-const std::string k_trainer = MEMPLAN_TEST_DATA_DIR "/fake_trainer.sh";
-
-// memplan ladder OPTIONS -- /bin/sh fake_trainer.sh {batch} TRAINER_ARGS
-memplan::test::CliResult ladder(std::vector<std::string> options,
+memplan::test::CliResult ladder(const std::vector<std::string>& options,
                                 const std::vector<std::string>& trainer_args) {
-  std::vector<std::string> args = {"ladder"};
-  args.insert(args.end(), options.begin(), options.end());
-  args.insert(args.end(), {"--", "/bin/sh", k_trainer, "{batch}"});
-  args.insert(args.end(), trainer_args.begin(), trainer_args.end());
-  return run_cli(args);
+  return memplan::test::run_with_trainer("ladder", options, trainer_args);
 }
 
 }  // namespace
@@ -122,29 +115,23 @@ TEST_CASE("ladder --start auto begins at the predicted max batch", "[cli][ladder
 }
 
 TEST_CASE("ladder bad input: one line on stderr, exit 2, nothing on stdout", "[cli][ladder]") {
-  auto bad = [](std::vector<std::string> args) {
-    const auto r = run_cli(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(line_count(r.err) == 1);
-    return r.err;
-  };
   CHECK(
-      bad({"ladder", "--start", "64"}) ==
+      bad_input({"ladder", "--start", "64"}) ==
       "memplan: error: --: expected the command to run after --, e.g. memplan ladder --start 1024 -- python "
       "train.py --batch-size {batch}\n");
-  CHECK(bad({"ladder", "--start", "64", "python", "train.py"}) ==
+  CHECK(bad_input({"ladder", "--start", "64", "python", "train.py"}) ==
         "memplan: error: \"python\": unexpected before -- (the command to run goes after --)\n");
-  CHECK(bad({"ladder", "--start", "6x4", "--", "true"}) ==
+  CHECK(bad_input({"ladder", "--start", "6x4", "--", "true"}) ==
         "memplan: error: --start: \"6x4\" is not a number (expected e.g. 7e9, 7B, 125M)\n");
-  CHECK(bad({"ladder", "--start", "auto", "--", "true"}).find("--start: auto needs the estimate flags") !=
-        std::string::npos);
-  CHECK(bad({"ladder", "--start", "4", "--min", "8", "--", "true"}) ==
+  CHECK(
+      bad_input({"ladder", "--start", "auto", "--", "true"}).find("--start: auto needs the estimate flags") !=
+      std::string::npos);
+  CHECK(bad_input({"ladder", "--start", "4", "--min", "8", "--", "true"}) ==
         "memplan: error: --start: 4 is below --min 8\n");
-  CHECK(bad({"ladder", "--start", "4", "--timeout", "-1", "--", "true"}).find("--timeout:") !=
+  CHECK(bad_input({"ladder", "--start", "4", "--timeout", "-1", "--", "true"}).find("--timeout:") !=
         std::string::npos);
-  CHECK(bad({"ladder", "--start", "4", "--oom-pattern", "(", "--", "true"}).find("--oom-pattern:") !=
+  CHECK(bad_input({"ladder", "--start", "4", "--oom-pattern", "(", "--", "true"}).find("--oom-pattern:") !=
         std::string::npos);
-  CHECK(bad({"ladder", "--start", "4", "--", "/nonexistent/train.sh", "{batch}"}) ==
+  CHECK(bad_input({"ladder", "--start", "4", "--", "/nonexistent/train.sh", "{batch}"}) ==
         "memplan: error: /nonexistent/train.sh: cannot run it: No such file or directory\n");
 }

@@ -3,22 +3,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/prediction.hpp"
-#include "cli_harness.hpp"
+#include "user_command_harness.hpp"
 
-using memplan::test::line_count;
-using memplan::test::run_cli;
+using memplan::test::bad_input;
 
 namespace {
 
-const std::string k_trainer = MEMPLAN_TEST_DATA_DIR "/fake_trainer.sh";
-
-memplan::test::CliResult sweep(std::vector<std::string> options,
+memplan::test::CliResult sweep(const std::vector<std::string>& options,
                                const std::vector<std::string>& trainer_args) {
-  std::vector<std::string> args = {"sweep"};
-  args.insert(args.end(), options.begin(), options.end());
-  args.insert(args.end(), {"--", "/bin/sh", k_trainer, "{batch}"});
-  args.insert(args.end(), trainer_args.begin(), trainer_args.end());
-  return run_cli(args);
+  return memplan::test::run_with_trainer("sweep", options, trainer_args);
 }
 
 }  // namespace
@@ -96,21 +89,15 @@ TEST_CASE("sweep falls back to wall time and says so", "[cli][sweep]") {
 }
 
 TEST_CASE("sweep bad input: one line, exit 2, nothing on stdout", "[cli][sweep]") {
-  auto bad = [](std::vector<std::string> args) {
-    const auto r = run_cli(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(line_count(r.err) == 1);
-    return r.err;
-  };
-  CHECK(bad({"sweep", "--batches", "16,,32", "--", "true"}) ==
+  CHECK(bad_input({"sweep", "--batches", "16,,32", "--", "true"}) ==
         "memplan: error: --batches: \"16,,32\" has an empty item (expected e.g. 16,32,64 or auto)\n");
-  CHECK(bad({"sweep", "--batches", "16", "--within", "1", "--", "true"}) ==
+  CHECK(bad_input({"sweep", "--batches", "16", "--within", "1", "--", "true"}) ==
         "memplan: error: --within: \"1\" must be below 1 (100%)\n");
-  CHECK(bad({"sweep", "--batches", "16", "--throughput-pattern", "([", "--", "true"})
+  CHECK(bad_input({"sweep", "--batches", "16", "--throughput-pattern", "([", "--", "true"})
             .find("--throughput-pattern:") != std::string::npos);
-  CHECK(bad({"sweep", "--batches", "16", "--rows-per-step", "{batch}*x", "--", "true"})
+  CHECK(bad_input({"sweep", "--batches", "16", "--rows-per-step", "{batch}*x", "--", "true"})
             .find("--rows-per-step:") != std::string::npos);
-  CHECK(bad({"sweep", "--batches", "auto", "--model", "gpt2", "--", "true"}) ==
-        "memplan: error: --batches auto: name the GPU to plan for (--gpu local, cuda:N or a preset such as rtx-4090)\n");
+  CHECK(bad_input({"sweep", "--batches", "auto", "--model", "gpt2", "--", "true"}) ==
+        "memplan: error: --batches auto: name the GPU to plan for (--gpu local, cuda:N or a preset such as "
+        "rtx-4090)\n");
 }

@@ -9,7 +9,10 @@
 #include <memplan/error.hpp>
 #include <memplan/number_format.hpp>
 
+#include "error_of.hpp"
+
 using namespace memplan;
+using memplan::test::error_of;
 
 namespace {
 
@@ -33,15 +36,6 @@ double fp16_by_definition(uint32_t h) {
   else
     v = std::pow(2.0, e - 15) * (1.0 + m / 1024.0);
   return s ? -v : v;
-}
-
-std::string error_of(void (*f)()) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 }  // namespace

@@ -3,18 +3,10 @@
 #include <memplan/error.hpp>
 #include <memplan/presets.hpp>
 
-using namespace memplan;
+#include "error_of.hpp"
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-}  // namespace
+using namespace memplan;
+using memplan::test::error_of;
 
 TEST_CASE("built-in presets cover what the foundation issue names", "[presets]") {
   const Presets& p = builtin_presets();
