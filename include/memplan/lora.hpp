@@ -36,6 +36,7 @@ struct LoraAdapters {
   std::string targets;      // "q_proj,v_proj" or "c_attn (fused q,k,v)"
   uint64_t matrices = 0;    // adapted matrices in the whole model
   uint64_t parameters = 0;  // trainable adapter parameters
+  std::string arithmetic;   // "32 layers x (16 x (4096 + 4096) + 16 x (4096 + 1024)) = ..."
 };
 
 // Adapters on `targets` in every layer (a T5 decoder's cross-attention counts as a second

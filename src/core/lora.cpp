@@ -4,9 +4,11 @@
 #include <sstream>
 #include <vector>
 
+#include <memplan/arch_layout.hpp>
 #include <memplan/checked.hpp>
 #include <memplan/did_you_mean.hpp>
 #include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
 #include <memplan/text.hpp>
 
 namespace memplan {
@@ -107,7 +109,8 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   if (!model.arch || model.arch->layers == 0 || model.arch->hidden == 0 || model.arch->heads == 0)
     throw Error("LoRA", "needs a transformer architecture (--model, --config or --layers/--hidden/--heads)");
   if (t.rank == 0) throw Error("LoRA", "rank must be at least 1");
-  const TransformerArch& a = *model.arch;
+  TransformerArch a = *model.arch;
+  apply_layout_defaults(a);  // GPT-2 fuses q/k/v into c_attn
   const Widths w = widths_of(a);
   const uint64_t r = t.rank;
   // Attention blocks: one per layer, and self + cross attention per decoder layer of a T5.
@@ -115,27 +118,39 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   const uint64_t mlp_blocks = checked_add(a.layers, a.encoder_decoder ? a.decoder_layers : 0);
   const uint64_t experts = a.experts > 0 ? a.experts : 1;
   uint64_t attn = 0, attn_matrices = 0, mlp = 0, mlp_matrices = 0;
-  auto add = [](uint64_t& sum, uint64_t& count, uint64_t n, uint64_t params) {
-    sum = checked_add(sum, checked_mul(n, params, "LoRA parameters"), "LoRA parameters");
+  std::string attn_text, mlp_text;
+  auto add = [r](uint64_t& sum, uint64_t& count, std::string& text, uint64_t n, uint64_t in, uint64_t out) {
+    sum = checked_add(sum, checked_mul(n, adapter(r, in, out), "LoRA parameters"), "LoRA parameters");
     count += n;
+    text += (text.empty() ? "" : " + ") + (n > 1 ? std::to_string(n) + " x " : std::string()) + std::to_string(r) +
+            " x (" + std::to_string(in) + " + " + std::to_string(out) + ")";
   };
   if (a.fused_qkv) {
-    if (t.q || t.k || t.v) add(attn, attn_matrices, 1, adapter(r, w.h, w.qd + 2 * w.kvd));
+    if (t.q || t.k || t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.qd + 2 * w.kvd);
   } else {
-    if (t.q) add(attn, attn_matrices, 1, adapter(r, w.h, w.qd));
-    if (t.k) add(attn, attn_matrices, 1, adapter(r, w.h, w.kvd));
-    if (t.v) add(attn, attn_matrices, 1, adapter(r, w.h, w.kvd));
+    if (t.q) add(attn, attn_matrices, attn_text, 1, w.h, w.qd);
+    if (t.k) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
+    if (t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
   }
-  if (t.o) add(attn, attn_matrices, 1, adapter(r, w.qd, w.h));
-  if (t.gate && a.gated_mlp) add(mlp, mlp_matrices, experts, adapter(r, w.h, w.ff));
-  if (t.up) add(mlp, mlp_matrices, experts, adapter(r, w.h, w.ff));
-  if (t.down) add(mlp, mlp_matrices, experts, adapter(r, w.ff, w.h));
+  if (t.o) add(attn, attn_matrices, attn_text, 1, w.qd, w.h);
+  if (t.gate && a.gated_mlp) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
+  if (t.up) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
+  if (t.down) add(mlp, mlp_matrices, mlp_text, experts, w.ff, w.h);
   LoraAdapters out;
   out.rank = r;
   out.targets = lora_target_names(t, a);
   out.matrices = attn_matrices * attn_blocks + mlp_matrices * mlp_blocks;
   out.parameters = checked_add(checked_mul(attn_blocks, attn, "LoRA parameters"),
                                checked_mul(mlp_blocks, mlp, "LoRA parameters"), "LoRA parameters");
+  // "32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + 4096)) = 8,388,608"
+  auto part = [](uint64_t blocks, const char* what, const std::string& text) {
+    return std::to_string(blocks) + " " + what + " x (" + text + ")";
+  };
+  std::string sum;
+  if (!attn_text.empty()) sum = part(attn_blocks, "attention blocks", attn_text);
+  if (!mlp_text.empty()) sum += (sum.empty() ? "" : " + ") + part(mlp_blocks, "MLP blocks", mlp_text);
+  out.arithmetic = "LoRA adapters (r=" + std::to_string(r) + " on " + out.targets + ") = " + sum + " = " +
+                   group_thousands(out.parameters) + " trainable parameters";
   return out;
 }
 
