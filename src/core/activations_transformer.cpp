@@ -27,420 +27,212 @@
 #include <memplan/error.hpp>
 
 #include "core/activation_ledger.hpp"
+#include "core/transformer_layer_model.hpp"
 
 namespace memplan {
+namespace detail {
+
+LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opts) : m_arch(arch), m_opts(opts) {
+  m_act = Fmt{opts.act_format, opts.act_cost};
+  m_res = opts.autocast ? detail::fp32_fmt() : m_act;
+  uint64_t hd = arch.resolved_head_dim();
+  uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
+  if (arch.experts > 0) ff = checked_mul(ff, std::max<uint64_t>(1, arch.experts_per_token), "intermediate");
+  m_shape = Shape{opts.seq,
+                  arch.hidden,
+                  arch.heads,
+                  checked_mul(arch.heads, hd, "q width"),
+                  checked_mul(arch.resolved_kv_heads(), hd, "kv width"),
+                  ff,
+                  arch.vocab};
+  m_eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
+  m_drop_hidden = opts.dropout && arch.hidden_dropout > 0.0;
+  m_drop_attn = opts.dropout && arch.attention_dropout > 0.0;
+}
+
+// The dropout mask for a tensor of format f.
+Fmt LayerModel::mask(const Fmt& f) const {
+  if (m_opts.runtime == Runtime::cuda) return Fmt{"bool", {1, 1}};
+  return f;
+}
+
+// A norm reading the residual stream. input_grad: its input requires grad (false for the first
+// layer of a stack fed hidden states); count_input: the input storage is not already counted.
+void LayerModel::norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const {
+  const Shape& d = m_shape;
+  if (m_opts.lora && !input_grad) return;  // frozen weight, input needs no gradient: keeps nothing
+  if (m_arch.norm == "rmsnorm") {
+    if (input_grad) {
+      bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
+      if (count_input || !already_fp32)
+        add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h},
+                  detail::fp32_fmt());
+      if (m_opts.runtime == Runtime::cpu_torch113)
+        add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h},
+                  detail::fp32_fmt());
+      add_entry(e, name + " rsqrt", {d.s, 1}, detail::fp32_fmt());
+    }
+    if (!m_opts.lora)  // kept for the weight's gradient only
+      add_entry(e, name + " normalised (weight-multiply input)", {d.s, d.h}, m_res);
+    return;
+  }
+  if (input_grad && count_input) add_entry(e, name + " input", {d.s, d.h}, m_res);
+  add_entry(e, name + " mean and rstd", {d.s, 2}, detail::fp32_fmt());
+}
+
+// What the Linear layers reading a residual-format tensor keep: one storage, or under
+// autocast one half copy per Linear call.
+void LayerModel::linear_inputs(Entries& e, const std::string& name, uint64_t calls) const {
+  if (!m_opts.autocast) {
+    add_entry(e, name, {m_shape.s, m_shape.h}, m_res);
+    return;
+  }
+  for (uint64_t i = 0; i < calls; ++i)
+    add_entry(e,
+              name + " cast to " + m_act.name +
+                  (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
+                             : std::string()),
+              {m_shape.s, m_shape.h}, m_act);
+}
+
+void LayerModel::attention_core(Entries& e) const {
+  const Shape& d = m_shape;
+  const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
+  if (m_eager) {
+    add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
+    add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+    if (fp32_softmax) {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
+      add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
+    } else {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
+    }
+    if (m_drop_attn) {
+      add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
+      add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
+    }
+    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+    return;
+  }
+  add_entry(e, "q", {d.s, d.qd}, m_act);
+  add_entry(e, "k", {d.s, d.kvd}, m_act);
+  add_entry(e, "v", {d.s, d.kvd}, m_act);
+  add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+  add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+}
+
+void LayerModel::mlp_core(Entries& e) const {
+  const Shape& d = m_shape;
+  const std::string& fn = m_arch.activation;
+  if (m_arch.gated_mlp) {
+    add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
+    add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
+    add_entry(e, "up projection output", {d.s, d.ff}, m_act);
+    add_entry(e, fn + "(gate) x up (down projection input)", {d.s, d.ff}, m_act);
+  } else if (fn == "relu") {
+    add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
+  } else {
+    add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
+    add_entry(e, fn + " output (down projection input)", {d.s, d.ff}, m_act);
+  }
+  if (m_drop_hidden && m_arch.ffn_dropout) {
+    add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
+    add_entry(e, "MLP inner dropout output", {d.s, d.ff}, m_act);
+  }
+}
+
+// One layer. first: layer 0 (its input may be the model's input, which is not an activation).
+Entries LayerModel::layer(bool first) const {
+  if (m_opts.lora) return lora_layer(first);
+  Entries e;
+  const Shape& d = m_shape;
+  const bool fed_hidden = first && m_arch.vocab == 0;
+  const uint64_t qkv_calls = m_arch.fused_qkv ? 1 : 3;
+  const uint64_t mlp_calls = m_arch.gated_mlp ? 2 : 1;
+  if (m_arch.norm_first) {
+    norm(e, "attention norm", !fed_hidden, !fed_hidden);
+    linear_inputs(e, "attention norm output (q/k/v projection input)", qkv_calls);
+  } else {
+    linear_inputs(e, "layer input (q/k/v projection input)", qkv_calls);
+  }
+  attention_core(e);
+  if (m_drop_hidden) add_entry(e, "attention residual dropout mask", {d.s, d.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", true, true);
+  if (m_arch.norm_first) {
+    if (m_arch.parallel_attention)
+      norm(e, "MLP norm (same input)", !fed_hidden, false);
+    else
+      norm(e, "MLP norm", true, true);
+    linear_inputs(e, "MLP norm output (MLP input)", mlp_calls);
+  } else {
+    linear_inputs(e, "attention norm output (MLP input)", mlp_calls);
+  }
+  mlp_core(e);
+  if (m_drop_hidden) add_entry(e, "MLP residual dropout mask", {d.s, d.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", true, true);
+  return e;
+}
+
+Entries LayerModel::outside() const {
+  Entries e;
+  const Shape& d = m_shape;
+  const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
+  if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
+  if (d.vocab > 0 && m_drop_hidden && !lora)
+    add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
+  if (m_arch.final_norm) norm(e, "final norm", true, true);
+  if (!(m_arch.causal && d.vocab > 0)) return e;
+  if (lora)
+    ;  // a frozen LM head keeps no input
+  else if (m_opts.autocast)
+    add_entry(e, "final norm output cast to " + m_act.name + " (LM head input)", {d.s, d.h}, m_act);
+  else
+    add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
+  add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
+  bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  if (m_opts.fp32_logits && !act_fp32)
+    add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
+  const Fmt& lsm = (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
+  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, lsm);
+  return e;
+}
+
+// Weights autocast copies to half and keeps (those whose input requires grad).
+uint64_t LayerModel::autocast_weight_elements() const {
+  if (m_opts.lora) return lora_weight_elements();
+  const Shape& d = m_shape;
+  uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
+  uint64_t qkv =
+      checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
+  uint64_t per_layer =
+      checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
+  uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
+  if (m_arch.vocab == 0 && !m_arch.norm_first) total -= qkv;  // its input needs no gradient
+  if (m_arch.causal && d.vocab > 0)
+    total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
+  return total;
+}
+
+// Extra compute of selective checkpointing: the attention matmuls (QK^T and PV, 4 s qd flops
+// per token) again, over a step of 3 forward passes' worth of flops.
+double LayerModel::selective_fraction() const {
+  const Shape& d = m_shape;
+  double mlp = (m_arch.gated_mlp ? 3.0 : 2.0) * double(d.h) * double(d.ff);
+  double dense = double(d.h) * double(d.qd + 2 * d.kvd) + double(d.qd) * double(d.h) + mlp;
+  double attn = 4.0 * double(d.s) * double(d.qd);
+  return attn / (3.0 * (2.0 * dense + attn));
+}
+
+}  // namespace detail
+
 namespace {
 
 using detail::add_entry;
 using detail::Entries;
-using detail::Fmt;
-
-struct Shape {
-  uint64_t s, h, nh, qd, kvd, ff, vocab;
-};
-
-class LayerModel {
- public:
-  LayerModel(const TransformerArch& arch, const ActivationOptions& opts) : m_arch(arch), m_opts(opts) {
-    m_act = Fmt{opts.act_format, opts.act_cost};
-    m_res = opts.autocast ? detail::fp32_fmt() : m_act;
-    uint64_t hd = arch.resolved_head_dim();
-    uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
-    if (arch.experts > 0) ff = checked_mul(ff, std::max<uint64_t>(1, arch.experts_per_token), "intermediate");
-    m_shape = Shape{opts.seq,
-                    arch.hidden,
-                    arch.heads,
-                    checked_mul(arch.heads, hd, "q width"),
-                    checked_mul(arch.resolved_kv_heads(), hd, "kv width"),
-                    ff,
-                    arch.vocab};
-    m_eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
-    m_drop_hidden = opts.dropout && arch.hidden_dropout > 0.0;
-    m_drop_attn = opts.dropout && arch.attention_dropout > 0.0;
-  }
-
-  const Shape& shape() const { return m_shape; }
-  const Fmt& act() const { return m_act; }
-  const Fmt& res() const { return m_res; }
-  bool eager() const { return m_eager; }
-
-  // The dropout mask for a tensor of format f.
-  Fmt mask(const Fmt& f) const {
-    if (m_opts.runtime == Runtime::cuda) return Fmt{"bool", {1, 1}};
-    return f;
-  }
-
-  // A norm reading the residual stream. input_grad: its input requires grad (false for the first
-  // layer of a stack fed hidden states); count_input: the input storage is not already counted.
-  void norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const {
-    const Shape& d = m_shape;
-    if (m_opts.lora && !input_grad) return;  // frozen weight, input needs no gradient: keeps nothing
-    if (m_arch.norm == "rmsnorm") {
-      if (input_grad) {
-        bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
-        if (count_input || !already_fp32)
-          add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h},
-                    detail::fp32_fmt());
-        if (m_opts.runtime == Runtime::cpu_torch113)
-          add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h},
-                    detail::fp32_fmt());
-        add_entry(e, name + " rsqrt", {d.s, 1}, detail::fp32_fmt());
-      }
-      if (!m_opts.lora)  // kept for the weight's gradient only
-        add_entry(e, name + " normalised (weight-multiply input)", {d.s, d.h}, m_res);
-      return;
-    }
-    if (input_grad && count_input) add_entry(e, name + " input", {d.s, d.h}, m_res);
-    add_entry(e, name + " mean and rstd", {d.s, 2}, detail::fp32_fmt());
-  }
-
-  // What the Linear layers reading a residual-format tensor keep: one storage, or under
-  // autocast one half copy per Linear call.
-  void linear_inputs(Entries& e, const std::string& name, uint64_t calls) const {
-    if (!m_opts.autocast) {
-      add_entry(e, name, {m_shape.s, m_shape.h}, m_res);
-      return;
-    }
-    for (uint64_t i = 0; i < calls; ++i)
-      add_entry(e,
-                name + " cast to " + m_act.name +
-                    (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
-                               : std::string()),
-                {m_shape.s, m_shape.h}, m_act);
-  }
-
-  void attention_core(Entries& e) const {
-    const Shape& d = m_shape;
-    const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
-    if (m_eager) {
-      add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
-      add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-      add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-      bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
-      if (fp32_softmax) {
-        add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
-        add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
-      } else {
-        add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
-      }
-      if (m_drop_attn) {
-        add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
-        add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
-      }
-      add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
-      return;
-    }
-    add_entry(e, "q", {d.s, d.qd}, m_act);
-    add_entry(e, "k", {d.s, d.kvd}, m_act);
-    add_entry(e, "v", {d.s, d.kvd}, m_act);
-    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
-    add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
-  }
-
-  void mlp_core(Entries& e) const {
-    const Shape& d = m_shape;
-    const std::string& fn = m_arch.activation;
-    if (m_arch.gated_mlp) {
-      add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
-      add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
-      add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-      add_entry(e, fn + "(gate) x up (down projection input)", {d.s, d.ff}, m_act);
-    } else if (fn == "relu") {
-      add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
-    } else {
-      add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
-      add_entry(e, fn + " output (down projection input)", {d.s, d.ff}, m_act);
-    }
-    if (m_drop_hidden && m_arch.ffn_dropout) {
-      add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
-      add_entry(e, "MLP inner dropout output", {d.s, d.ff}, m_act);
-    }
-  }
-
-  // One layer. first: layer 0 (its input may be the model's input, which is not an activation).
-  Entries layer(bool first) const {
-    if (m_opts.lora) return lora_layer(first);
-    Entries e;
-    const Shape& d = m_shape;
-    const bool fed_hidden = first && m_arch.vocab == 0;
-    const uint64_t qkv_calls = m_arch.fused_qkv ? 1 : 3;
-    const uint64_t mlp_calls = m_arch.gated_mlp ? 2 : 1;
-    if (m_arch.norm_first) {
-      norm(e, "attention norm", !fed_hidden, !fed_hidden);
-      linear_inputs(e, "attention norm output (q/k/v projection input)", qkv_calls);
-    } else {
-      linear_inputs(e, "layer input (q/k/v projection input)", qkv_calls);
-    }
-    attention_core(e);
-    if (m_drop_hidden) add_entry(e, "attention residual dropout mask", {d.s, d.h}, mask(m_act));
-    if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", true, true);
-    if (m_arch.norm_first) {
-      if (m_arch.parallel_attention)
-        norm(e, "MLP norm (same input)", !fed_hidden, false);
-      else
-        norm(e, "MLP norm", true, true);
-      linear_inputs(e, "MLP norm output (MLP input)", mlp_calls);
-    } else {
-      linear_inputs(e, "attention norm output (MLP input)", mlp_calls);
-    }
-    mlp_core(e);
-    if (m_drop_hidden) add_entry(e, "MLP residual dropout mask", {d.s, d.h}, mask(m_act));
-    if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", true, true);
-    return e;
-  }
-
-  Entries outside() const {
-    Entries e;
-    const Shape& d = m_shape;
-    const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
-    if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
-    if (d.vocab > 0 && m_drop_hidden && !lora)
-      add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
-    if (m_arch.final_norm) norm(e, "final norm", true, true);
-    if (!(m_arch.causal && d.vocab > 0)) return e;
-    if (lora)
-      ;  // a frozen LM head keeps no input
-    else if (m_opts.autocast)
-      add_entry(e, "final norm output cast to " + m_act.name + " (LM head input)", {d.s, d.h}, m_act);
-    else
-      add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
-    add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
-    bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
-    if (m_opts.fp32_logits && !act_fp32)
-      add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
-    const Fmt& lsm = (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
-    add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, lsm);
-    return e;
-  }
-
-  // Weights autocast copies to half and keeps (those whose input requires grad).
-  uint64_t autocast_weight_elements() const {
-    if (m_opts.lora) return lora_weight_elements();
-    const Shape& d = m_shape;
-    uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
-    uint64_t qkv =
-        checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
-    uint64_t per_layer =
-        checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
-    uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
-    if (m_arch.vocab == 0 && !m_arch.norm_first) total -= qkv;  // its input needs no gradient
-    if (m_arch.causal && d.vocab > 0)
-      total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
-    return total;
-  }
-
-  // Extra compute of selective checkpointing: the attention matmuls (QK^T and PV, 4 s qd flops
-  // per token) again, over a step of 3 forward passes' worth of flops.
-  double selective_fraction() const {
-    const Shape& d = m_shape;
-    double mlp = (m_arch.gated_mlp ? 3.0 : 2.0) * double(d.h) * double(d.ff);
-    double dense = double(d.h) * double(d.qd + 2 * d.kvd) + double(d.qd) * double(d.h) + mlp;
-    double attn = 4.0 * double(d.s) * double(d.qd);
-    return attn / (3.0 * (2.0 * dense + attn));
-  }
-
-
-  // --- LoRA: every base weight frozen, adapters on some matrices -------------------------------
-
-  // Which tensors of a layer require a gradient when only the adapters train. Layer 0's input
-  // does not (frozen embeddings, or hidden states fed in); every later layer's does.
-  struct Grads {
-    bool in = false;              // the layer's input
-    bool q = false, k = false, v = false;
-    bool attn = false;            // attention output (o's input)
-    bool attn_out = false;        // o's output
-    bool mlp_in = false;          // the MLP's input (its norm's input)
-    bool gate = false, up = false;  // MLP projection outputs (not gated: up only)
-    bool mlp_out = false;
-  };
-
-  Grads lora_grads(bool first) const {
-    const LoraTargets& t = *m_opts.lora;
-    const bool fused = m_arch.fused_qkv && (t.q || t.k || t.v);
-    Grads g;
-    g.in = !first;
-    g.q = g.in || t.q || fused;
-    g.k = g.in || t.k || fused;
-    g.v = g.in || t.v || fused;
-    g.attn = g.q || g.k || g.v;
-    g.attn_out = g.attn || t.o;
-    g.mlp_in = m_arch.parallel_attention ? g.in : (g.in || g.attn_out);
-    g.gate = m_arch.gated_mlp && (g.mlp_in || t.gate);
-    g.up = g.mlp_in || t.up;
-    g.mlp_out = g.gate || g.up || t.down;
-    return g;
-  }
-
-  // The adapted q/k/v matrices: one where the model fuses them.
-  std::vector<std::string> lora_qkv() const {
-    const LoraTargets& t = *m_opts.lora;
-    if (m_arch.fused_qkv) return (t.q || t.k || t.v) ? std::vector<std::string>{"c_attn"} : std::vector<std::string>{};
-    std::vector<std::string> out;
-    if (t.q) out.push_back("q");
-    if (t.k) out.push_back("k");
-    if (t.v) out.push_back("v");
-    return out;
-  }
-
-  std::vector<std::string> lora_mlp_in() const {
-    const LoraTargets& t = *m_opts.lora;
-    std::vector<std::string> out;
-    if (t.gate && m_arch.gated_mlp) out.push_back("gate");
-    if (t.up) out.push_back("up");
-    return out;
-  }
-
-  // B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
-  void lora_intermediate(Entries& e, const std::string& matrix) const {
-    add_entry(e, matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")",
-              {m_shape.s, m_opts.lora->rank}, m_act);
-  }
-
-  void lora_attention_core(Entries& e, const Grads& g) const {
-    const Shape& d = m_shape;
-    const LoraTargets& t = *m_opts.lora;
-    const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
-    const bool qk = g.q || g.k;
-    const char* o_input = "attention output (o LoRA input)";
-    if (!m_eager) {  // the fused kernel keeps all or nothing
-      if (g.attn) {
-        add_entry(e, "q", {d.s, d.qd}, m_act);
-        add_entry(e, "k", {d.s, d.kvd}, m_act);
-        add_entry(e, "v", {d.s, d.kvd}, m_act);
-        add_entry(e, t.o ? o_input : "attention output", {d.s, d.qd}, m_act);
-        add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
-      } else if (t.o) {
-        add_entry(e, o_input, {d.s, d.qd}, m_act);
-      }
-      return;
-    }
-    // scores = q k^T keeps each operand for the other's gradient; P v keeps P for v's, v for P's.
-    if (g.k) add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
-    if (g.q) add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-    if (qk || (g.v && !m_drop_attn)) {
-      if (m_opts.autocast && m_opts.runtime == Runtime::cuda) {
-        add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
-        add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
-      } else {
-        add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
-      }
-    }
-    if (m_drop_attn) {
-      if (qk) add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
-      if (g.v) add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
-    }
-    if (qk) add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-    if (t.o) add_entry(e, o_input, {d.s, d.qd}, m_act);
-  }
-
-  void lora_mlp_core(Entries& e, const Grads& g) const {
-    const Shape& d = m_shape;
-    const std::string& fn = m_arch.activation;
-    const bool ffn_drop = m_drop_hidden && m_arch.ffn_dropout;
-    const bool down_input = m_opts.lora->down && !ffn_drop;
-    if (m_arch.gated_mlp) {
-      if (g.gate) add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
-      if (g.up) add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
-      if (g.gate) add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-      if (down_input) add_entry(e, fn + "(gate) x up (down LoRA input)", {d.s, d.ff}, m_act);
-    } else if (fn == "relu") {
-      if (g.up || down_input) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
-    } else {
-      if (g.up) add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
-      if (down_input) add_entry(e, fn + " output (down LoRA input)", {d.s, d.ff}, m_act);
-    }
-    if (ffn_drop) {
-      if (g.gate || g.up) add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
-      if (m_opts.lora->down) add_entry(e, "MLP inner dropout output (down LoRA input)", {d.s, d.ff}, m_act);
-    }
-  }
-
-  // One layer with frozen base weights: a frozen Linear keeps only its weight (for its input's
-  // gradient); an adapted one's LoRA path keeps its input (one half copy per call under
-  // autocast) and x.A.
-  Entries lora_layer(bool first) const {
-    const LoraTargets& t = *m_opts.lora;
-    const Grads g = lora_grads(first);
-    const std::vector<std::string> qkv = lora_qkv(), mlp = lora_mlp_in();
-    const bool fed_hidden = first && m_arch.vocab == 0;
-    Entries e;
-    if (m_arch.norm_first) {
-      norm(e, "attention norm", g.in, true);
-      if (!qkv.empty()) linear_inputs(e, "attention norm output (q/k/v LoRA input)", qkv.size());
-    } else if (!qkv.empty() && !(fed_hidden && !m_opts.autocast)) {  // the model's input is not an activation
-      linear_inputs(e, "layer input (q/k/v LoRA input)", qkv.size());
-    }
-    for (const std::string& m : qkv) lora_intermediate(e, m);
-    lora_attention_core(e, g);
-    if (t.o) lora_intermediate(e, "o");
-    if (m_drop_hidden && g.attn_out)
-      add_entry(e, "attention residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
-    if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", g.in || g.attn_out, true);
-    if (m_arch.norm_first) {
-      if (m_arch.parallel_attention)
-        norm(e, "MLP norm (same input)", g.in, false);
-      else
-        norm(e, "MLP norm", g.mlp_in, true);
-      if (!mlp.empty()) linear_inputs(e, "MLP norm output (MLP LoRA input)", mlp.size());
-    } else if (!mlp.empty()) {
-      linear_inputs(e, "attention norm output (MLP LoRA input)", mlp.size());
-    }
-    for (const std::string& m : mlp) lora_intermediate(e, m);
-    lora_mlp_core(e, g);
-    if (t.down) lora_intermediate(e, "down");
-    if (m_drop_hidden && g.mlp_out)
-      add_entry(e, "MLP residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
-    if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", g.mlp_in || g.mlp_out, true);
-    return e;
-  }
-
-  // Half weight copies autocast keeps under LoRA in one layer: a frozen matrix's when its input
-  // needs a gradient; an adapter's A likewise, its B always (x.A needs one).
-  uint64_t lora_layer_weight_elements(bool first) const {
-    const Shape& d = m_shape;
-    const LoraTargets& t = *m_opts.lora;
-    const uint64_t r = t.rank;
-    const Grads g = lora_grads(first);
-    const uint64_t qkv_out = checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights");
-    uint64_t n = 0;
-    auto add = [&n](uint64_t in, uint64_t out) { n = checked_add(n, checked_mul(in, out, "weights"), "weights"); };
-    auto adapter = [&](bool input_grad, uint64_t in, uint64_t out) {
-      if (input_grad) add(r, in);
-      add(r, out);
-    };
-    if (g.in) add(d.h, qkv_out);
-    if (g.attn) add(d.qd, d.h);
-    if (g.mlp_in) add(m_arch.gated_mlp ? 2 * d.h : d.h, d.ff);
-    if (g.gate || g.up) add(d.ff, d.h);
-    if (m_arch.fused_qkv) {
-      if (t.q || t.k || t.v) adapter(g.in, d.h, qkv_out);
-    } else {
-      if (t.q) adapter(g.in, d.h, d.qd);
-      if (t.k) adapter(g.in, d.h, d.kvd);
-      if (t.v) adapter(g.in, d.h, d.kvd);
-    }
-    if (t.o) adapter(g.attn, d.qd, d.h);
-    if (t.gate && m_arch.gated_mlp) adapter(g.mlp_in, d.h, d.ff);
-    if (t.up) adapter(g.mlp_in, d.h, d.ff);
-    if (t.down) adapter(g.gate || g.up, d.ff, d.h);
-    return n;
-  }
-
-  uint64_t lora_weight_elements() const {
-    uint64_t total = checked_add(lora_layer_weight_elements(true),
-                                 checked_mul(m_arch.layers - 1, lora_layer_weight_elements(false), "weights"), "weights");
-    if (m_arch.causal && m_shape.vocab > 0)  // the frozen LM head's, for the final norm's gradient
-      total = checked_add(total, checked_mul(m_shape.vocab, m_shape.h, "weights"), "weights");
-    return total;
-  }
-
- private:
-  const TransformerArch& m_arch;
-  const ActivationOptions& m_opts;
-  Fmt m_act, m_res;
-  Shape m_shape{};
-  bool m_eager = true, m_drop_hidden = false, m_drop_attn = false;
-};
+using detail::LayerModel;
+using detail::Shape;
 
 void validate(const TransformerArch& arch, const ActivationOptions& opts) {
   if (arch.layers == 0)

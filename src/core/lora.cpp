@@ -53,8 +53,8 @@ struct Widths {
 Widths widths_of(const TransformerArch& a) {
   const uint64_t hd = a.resolved_head_dim();
   uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "LoRA parameters");
-  return {a.hidden, checked_mul(a.heads, hd, "LoRA parameters"), checked_mul(a.resolved_kv_heads(), hd, "LoRA parameters"),
-          ff};
+  return {a.hidden, checked_mul(a.heads, hd, "LoRA parameters"),
+          checked_mul(a.resolved_kv_heads(), hd, "LoRA parameters"), ff};
 }
 
 // r x (d_in + d_out)
@@ -80,11 +80,13 @@ LoraTargets parse_lora_targets(std::string_view subject, std::string_view text, 
     const auto* it = std::find_if(std::begin(k_names), std::end(k_names),
                                   [&](const TargetName& n) { return key == n.name; });
     if (it == std::end(k_names))
-      throw Error(std::string(subject), "\"" + item + "\" is not a LoRA target (expected q, k, v, o, gate, up, down, " +
+      throw Error(std::string(subject), "\"" + item +
+                                            "\" is not a LoRA target (expected q, k, v, o, gate, up, down, " +
                                             "c_attn, c_fc, c_proj or all" + did_you_mean(item, known) + ")");
     t.*(it->a) = t.*(it->b) = t.*(it->c) = true;
   }
-  if (!t.any()) throw Error(std::string(subject), "\"" + std::string(text) + "\" names no matrix (expected e.g. q,v)");
+  if (!t.any())
+    throw Error(std::string(subject), "\"" + std::string(text) + "\" names no matrix (expected e.g. q,v)");
   return t;
 }
 
@@ -114,7 +116,8 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   const Widths w = widths_of(a);
   const uint64_t r = t.rank;
   // Attention blocks: one per layer, and self + cross attention per decoder layer of a T5.
-  const uint64_t attn_blocks = checked_add(a.layers, a.encoder_decoder ? checked_mul(2, a.decoder_layers) : 0);
+  const uint64_t attn_blocks =
+      checked_add(a.layers, a.encoder_decoder ? checked_mul(2, a.decoder_layers) : 0);
   const uint64_t mlp_blocks = checked_add(a.layers, a.encoder_decoder ? a.decoder_layers : 0);
   const uint64_t experts = a.experts > 0 ? a.experts : 1;
   uint64_t attn = 0, attn_matrices = 0, mlp = 0, mlp_matrices = 0;
@@ -122,8 +125,8 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   auto add = [r](uint64_t& sum, uint64_t& count, std::string& text, uint64_t n, uint64_t in, uint64_t out) {
     sum = checked_add(sum, checked_mul(n, adapter(r, in, out), "LoRA parameters"), "LoRA parameters");
     count += n;
-    text += (text.empty() ? "" : " + ") + (n > 1 ? std::to_string(n) + " x " : std::string()) + std::to_string(r) +
-            " x (" + std::to_string(in) + " + " + std::to_string(out) + ")";
+    text += (text.empty() ? "" : " + ") + (n > 1 ? std::to_string(n) + " x " : std::string()) +
+            std::to_string(r) + " x (" + std::to_string(in) + " + " + std::to_string(out) + ")";
   };
   if (a.fused_qkv) {
     if (t.q || t.k || t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.qd + 2 * w.kvd);

@@ -20,8 +20,9 @@ json estimate_json(std::vector<std::string> args) {
   return json::parse(r.out);
 }
 
-const std::vector<std::string> k_qlora = {"--model", "llama-2-7b", "--lora",  "16",  "--quantize", "nf4",
-                                          "--precision", "bf16", "--seq", "2048", "--gpu", "rtx-4090"};
+const std::vector<std::string> k_qlora = {"--model",    "llama-2-7b", "--lora",      "16",
+                                          "--quantize", "nf4",        "--precision", "bf16",
+                                          "--seq",      "2048",       "--gpu",       "rtx-4090"};
 
 }  // namespace
 
@@ -60,14 +61,15 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
 }
 
 TEST_CASE("--lora on fit and max-batch; --lora-targets on a GPT-2-style fused c_attn", "[cli][lora]") {
-  auto fit = run_cli({"fit", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision", "bf16",
-                      "--seq", "2048", "--gpu", "rtx-4090"});
+  auto fit = run_cli({"fit", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision",
+                      "bf16", "--seq", "2048", "--gpu", "rtx-4090"});
   CHECK(fit.code == 0);
   auto mb = run_cli({"max-batch", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision",
                      "bf16", "--seq", "2048", "--gpu", "rtx-4090"});
   CHECK(mb.code == 0);
   // GPT-2 small, c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 (peft's count).
-  const json g = estimate_json({"--model", "gpt2", "--lora", "8", "--lora-targets", "c_attn", "--seq", "512"});
+  const json g =
+      estimate_json({"--model", "gpt2", "--lora", "8", "--lora-targets", "c_attn", "--seq", "512"});
   CHECK(g["model"]["trainable_parameters"] == 12 * 8 * (768 + 2304));
   CHECK(g["model"]["lora"]["targets"] == "c_attn (fused q,k,v)");
   // All seven Llama matrices at r=8: 32 x 8 x (3 x (4096 + 4096) + 4096 + 4096 + 2 x (4096 + 11008)
@@ -85,12 +87,15 @@ TEST_CASE("--lora bad input: one stderr line, exit 2, empty stdout", "[cli][lora
       {{"estimate", "--model", "llama-2-7b", "--lora", "0"}, "--lora: \"0\" must be at least 1"},
       {{"estimate", "--model", "llama-2-7b", "--lora", "x"}, "--lora: \"x\" is not a number"},
       {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--lora-targets", "x"},
-       "--lora-targets: \"x\" is not a LoRA target (expected q, k, v, o, gate, up, down, c_attn, c_fc, c_proj or all"},
-      {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--lora-targets", "q_prj"}, "did you mean \"q_proj\"?"},
+       "--lora-targets: \"x\" is not a LoRA target (expected q, k, v, o, gate, up, down, c_attn, c_fc, "
+       "c_proj or all"},
+      {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--lora-targets", "q_prj"},
+       "did you mean \"q_proj\"?"},
       {{"estimate", "--model", "llama-2-7b", "--lora-targets", "q,v"}, "--lora-targets: needs --lora R"},
       {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"},
        "--lora: cannot be combined with --trainable"},
-      {{"fit", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"}, "cannot be combined with --trainable"},
+      {{"fit", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"},
+       "cannot be combined with --trainable"},
       {{"estimate", "--params", "7B", "--lora", "16"}, "LoRA: needs a transformer architecture"},
   };
   for (const Bad& b : bad) {

@@ -102,8 +102,8 @@ TEST_CASE("lora reference: batch > 1 reproduced to the byte, batch 1 within 10%"
   for (const json& c : lora_doc().at("cases"))
     for (const json& m : c.at("activations")) {
       const uint64_t batch = m.at("batch_size");
-      INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>() << " B=" << batch
-                                         << " T=" << m.at("seq_len"));
+      INFO(c.at("id").get<std::string>()
+           << " " << m.at("precision").get<std::string>() << " B=" << batch << " T=" << m.at("seq_len"));
       const uint64_t p = predicted(c, m), meas = measured(m);
       if (batch > 1)
         CHECK(p == meas);
@@ -118,7 +118,8 @@ TEST_CASE("lora reference: autocast's weight copies (frozen and adapter) match e
       INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>());
       const ActivationOptions o = options_for(c, m);
       const uint64_t fixed = transformer_activations(arch_from(c.at("arch")), o).fixed_bytes;
-      CHECK(fixed == m.at("param_cast_bytes").get<uint64_t>() + m.at("frozen_weight_cast_bytes").get<uint64_t>());
+      CHECK(fixed ==
+            m.at("param_cast_bytes").get<uint64_t>() + m.at("frozen_weight_cast_bytes").get<uint64_t>());
     }
 }
 
@@ -145,11 +146,12 @@ TEST_CASE("lora: accuracy table for docs/accuracy.md", "[.accuracy]") {
     }
     for (const auto& [key, m] : top) {
       const uint64_t batch = m->at("batch_size");
-      const double meas = double(measured(*m)) / double(batch), pred = double(predicted(c, *m)) / double(batch);
+      const double meas = double(measured(*m)) / double(batch),
+                   pred = double(predicted(c, *m)) / double(batch);
       const double m1 = double(measured(*b1.at(key))), p1 = double(predicted(c, *b1.at(key)));
-      std::printf("| %s | %s | %llu | %.0f | %.0f | %+.2f%% | %+.2f%% |\n", c.at("id").get<std::string>().c_str(),
-                  key.c_str(), static_cast<unsigned long long>(batch), meas, pred, 100.0 * (pred - meas) / meas,
-                  100.0 * (p1 - m1) / m1);
+      std::printf("| %s | %s | %llu | %.0f | %.0f | %+.2f%% | %+.2f%% |\n",
+                  c.at("id").get<std::string>().c_str(), key.c_str(), static_cast<unsigned long long>(batch),
+                  meas, pred, 100.0 * (pred - meas) / meas, 100.0 * (p1 - m1) / m1);
     }
   }
 }
