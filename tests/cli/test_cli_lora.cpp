@@ -60,7 +60,7 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
   CHECK(doc["breakdown"]["activations"].get<uint64_t>() < ft["breakdown"]["activations"].get<uint64_t>());
 }
 
-TEST_CASE("--lora on fit and max-batch; --lora-targets on a GPT-2-style fused c_attn", "[cli][lora]") {
+TEST_CASE("lora: fit and max-batch, GPT-2's fused c_attn, all seven Llama matrices", "[cli][lora]") {
   auto fit = run_cli({"fit", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision",
                       "bf16", "--seq", "2048", "--gpu", "rtx-4090"});
   CHECK(fit.code == 0);
@@ -78,7 +78,7 @@ TEST_CASE("--lora on fit and max-batch; --lora-targets on a GPT-2-style fused c_
   CHECK(all["model"]["trainable_parameters"] == 32ull * 8 * (4 * 8192 + 3 * 15104));
 }
 
-TEST_CASE("--lora bad input: one stderr line, exit 2, empty stdout", "[cli][lora][errors]") {
+TEST_CASE("lora: bad input is one stderr line, exit 2, empty stdout", "[cli][lora][errors]") {
   struct Bad {
     std::vector<std::string> args;
     const char* fragment;
