@@ -6,10 +6,12 @@
 // (autocast's half-precision weight copies) is kept apart in fixed_bytes.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
 
@@ -46,6 +48,9 @@ struct ActivationOptions {
   bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
   bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
+  // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
+  // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
+  std::optional<LoraTargets> lora;
 };
 
 // What a ledger entry is.

@@ -17,6 +17,7 @@
 #include <memplan/estimate.hpp>
 #include <memplan/fit.hpp>
 #include <memplan/gpu.hpp>
+#include <memplan/lora.hpp>
 
 namespace memplan {
 
@@ -82,16 +83,7 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
               const AdviceOptions& options = {});
 
 // LoRA adapters of rank r on the attention's q and v projections (fused q/k/v where the model
-// fuses them): r x (d_in + d_out) parameters per adapted matrix.
-struct LoraAdapters {
-  uint64_t rank = 0;
-  std::string targets;      // "q_proj,v_proj" or "c_attn (fused q,k,v)"
-  uint64_t matrices = 0;    // adapted matrices in the whole model
-  uint64_t parameters = 0;  // trainable adapter parameters
-};
-
-// Throws Error when the model has no transformer architecture. Llama-2-7B, r=16: 32 layers x 2
-// matrices x 16 x (4096 + 4096) = 8,388,608.
+// fuses them): lora_adapters(model, LoraTargets{rank, q, v}).
 LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank);
 
 // Tier 0 of the playbook: free fixes no estimate can see, one line each.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/optimizer.hpp>
 #include <memplan/recipe.hpp>
@@ -37,6 +38,9 @@ struct EstimateRequest {
   std::optional<ParallelLayout> parallel;  // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)
   uint64_t largest_layer = 0;      // --largest-layer: ZeRO-3/FSDP gathered unit (0 = derive)
+  // --lora R: adapters on these matrices are the trainable parameters (already counted in
+  // model.parameters; trainable = their share); every base weight is frozen.
+  std::optional<LoraTargets> lora;
 };
 
 // One term of the breakdown.
@@ -60,6 +64,7 @@ struct LedgerRow {
 struct Estimate {
   EstimateRequest request;
   uint64_t trainable_parameters = 0;
+  std::optional<LoraAdapters> lora;        // set when request.lora: the adapters trained
   std::vector<Term> terms;                 // in order; overhead last
   std::vector<std::string> assumptions;    // what the numbers rest on
   std::vector<LedgerRow> layer_ledger;     // activations of one layer, when an architecture is known

@@ -8,7 +8,9 @@
 #include <utility>
 
 #include <memplan/did_you_mean.hpp>
+#include <memplan/checked.hpp>
 #include <memplan/error.hpp>
+#include <memplan/lora.hpp>
 #include <memplan/quantity.hpp>
 #include <memplan/sharded_estimate.hpp>
 #include <memplan/storage_format.hpp>
@@ -47,6 +49,8 @@ const PlanFlag k_flags[] = {
     {"--mode", "mode", "train (default) or infer"},
     {"--trainable", "trainable", "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)"},
     {"--quantize", "quantize", "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8"},
+    {"--lora", "lora", "LoRA rank: train adapters only, base weights frozen (with --quantize nf4: QLoRA)"},
+    {"--lora-targets", "lora_targets", "Matrices with LoRA adapters: q,k,v,o,gate,up,down, c_attn, all (default q,v)"},
     {"--batch", "batch", "Micro-batch size (default 1)"},
     {"--seq", "seq", "Sequence length"},
     {"--activation-bytes-per-row", "activation_bytes_per_row", "Measured activation bytes per batch row"},
@@ -186,6 +190,23 @@ void resolve_layout(const std::map<std::string, std::string>& v, EstimateRequest
 
 const char* const k_presets_help = "GPU/model presets file or directory replacing the built-in ones";
 
+// --lora R [--lora-targets q,v]: the adapters join the model's parameters and are its trainable ones.
+void resolve_lora(const std::map<std::string, std::string>& v, EstimateRequest& r) {
+  if (!get(v, "lora")) {
+    if (get(v, "lora_targets")) throw Error("--lora-targets", "needs --lora R (the adapters' rank, e.g. --lora 16)");
+    return;
+  }
+  if (get(v, "trainable"))
+    throw Error("--lora", "cannot be combined with --trainable (the LoRA adapters are the trainable parameters; drop one)");
+  const uint64_t r_value = count_value(v, "lora", 0, 1ull << 20, true);
+  const std::string* t = get(v, "lora_targets");
+  const LoraTargets targets = parse_lora_targets("--lora-targets", t ? *t : "q,v", r_value);
+  const LoraAdapters a = lora_adapters(r.model, targets);
+  r.model.parameters = checked_add(r.model.parameters, a.parameters, "parameters");
+  r.trainable = static_cast<double>(a.parameters) / static_cast<double>(r.model.parameters);
+  r.lora = targets;
+}
+
 }  // namespace
 
 void add_plan_options(CLI::App& sub, RawPlan& raw) {
@@ -277,6 +298,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.optimizer = parse_optimizer("--optimizer", optimizer);
   if (const std::string* t = get(v, "trainable")) r.trainable = parse_fraction("--trainable", *t);
   if (const std::string* q = get(v, "quantize")) r.quantize = find_storage_format("--quantize", *q).name;
+  resolve_lora(v, r);
   r.batch = count_value(v, "batch", 1, 1ull << 40, true);
   r.seq = count_value(v, "seq", 0, 1ull << 32, true);
   if (const std::string* a = get(v, "activation_bytes_per_row")) {
@@ -322,6 +344,11 @@ Plan resolve_plan(const RawPlan& raw) {
   in["optimizer"] = r.optimizer.name;
   in["mode"] = r.mode == Mode::infer ? "infer" : "train";
   in["trainable"] = r.trainable;
+  if (r.lora) {  // the adapters set the trainable share: a plan file gives --lora back, not both
+    in["trainable"] = nullptr;
+    in["lora"] = r.lora->rank;
+    in["lora_targets"] = get(v, "lora_targets") ? *get(v, "lora_targets") : std::string("q,v");
+  }
   in["batch"] = r.batch;
   if (r.seq) in["seq"] = r.seq;
   if (r.activation_bytes_per_row) in["activation_bytes_per_row"] = r.activation_bytes_per_row;

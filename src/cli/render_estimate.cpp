@@ -114,6 +114,7 @@ std::string describe_model(const Estimate& e) {
   if (r.mode == Mode::train) {
     s += ", " + r.optimizer.name + ", training";
     if (r.trainable < 1.0) s += " " + group_thousands(e.trainable_parameters) + " of them";
+    if (e.lora) s += " (LoRA r=" + std::to_string(e.lora->rank) + " adapters)";
   } else {
     s += ", inference";
   }
@@ -153,6 +154,11 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
                 {"trainable_parameters", e.trainable_parameters},
                 {"tensors", e.request.model.tensors ? json(e.request.model.tensors) : json(nullptr)},
                 {"source", e.request.model.source}};
+  if (e.lora)  // the trainable parameters are the LoRA adapters
+    model["lora"] = {{"rank", e.lora->rank},
+                     {"targets", e.lora->targets},
+                     {"matrices", e.lora->matrices},
+                     {"parameters", e.lora->parameters}};
   json doc = {{"schema", "memplan.estimate/1"},
               {"inputs", plan.inputs},
               {"model", model},

@@ -25,6 +25,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   // Hugging Face causal LMs upcast the logits to fp32 for the loss.
   o.fp32_logits = arch && arch->causal;
   o.dropout = arch && (arch->hidden_dropout > 0 || arch->attention_dropout > 0);
+  if (arch && r.lora) o.lora = r.lora;
   return o;
 }
 

@@ -105,30 +105,10 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
 }
 
 LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank) {
-  if (!model.arch || model.arch->layers == 0 || model.arch->hidden == 0 || model.arch->heads == 0)
-    throw Error("LoRA", "needs a transformer architecture (--model, --config or --layers/--hidden/--heads)");
-  if (rank == 0) throw Error("LoRA", "rank must be at least 1");
-  const TransformerArch& a = *model.arch;
-  const uint64_t hd = a.resolved_head_dim();
-  const uint64_t q = checked_mul(a.heads, hd, "LoRA parameters");
-  const uint64_t kv = checked_mul(a.resolved_kv_heads(), hd, "LoRA parameters");
-  // Attention blocks: one per layer, and self + cross attention per decoder layer of a T5.
-  const uint64_t blocks = checked_add(a.layers, a.encoder_decoder ? checked_mul(2, a.decoder_layers) : 0);
-  LoraAdapters out;
-  out.rank = rank;
-  uint64_t per_block = 0;
-  if (a.fused_qkv) {
-    out.targets = "c_attn (fused q,k,v)";
-    out.matrices = blocks;
-    per_block = checked_mul(rank, checked_add(a.hidden, checked_add(q, checked_mul(2, kv))), "LoRA parameters");
-  } else {
-    out.targets = "q_proj,v_proj";
-    out.matrices = checked_mul(2, blocks);
-    per_block = checked_add(checked_mul(rank, checked_add(a.hidden, q)), checked_mul(rank, checked_add(a.hidden, kv)),
-                            "LoRA parameters");
-  }
-  out.parameters = checked_mul(blocks, per_block, "LoRA parameters");
-  return out;
+  LoraTargets t;
+  t.rank = rank;
+  t.q = t.v = true;
+  return lora_adapters(model, t);
 }
 
 const std::vector<std::string>& tier0_checklist() {

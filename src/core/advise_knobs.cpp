@@ -174,6 +174,10 @@ EstimateRequest with_adapters(const EstimateRequest& r, const LoraAdapters& a) {
   EstimateRequest n = r;
   n.model.parameters = checked_add(r.model.parameters, a.parameters, "parameters");
   n.trainable = static_cast<double>(a.parameters) / static_cast<double>(n.model.parameters);
+  LoraTargets t;  // lora_adapters(model, rank): q and v
+  t.rank = a.rank;
+  t.q = t.v = true;
+  n.lora = t;  // frozen base weights: the activations drop what only weight gradients needed
   return n;
 }
 
@@ -199,7 +203,7 @@ std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
     ch.change += ", frozen weights " + n.quantize;
   }
   ch.notes.push_back("LoRA: peft LoraConfig(r=" + std::to_string(a.rank) + ", target_modules=[" + a.targets +
-                     "]); the adapters' own activations (batch x seq x r per matrix) are not counted");
+                     "]); activations counted with frozen base weights");
   return {with(c, n, ch)};
 }
 

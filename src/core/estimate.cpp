@@ -74,7 +74,10 @@ Term gradients_term(const EstimateRequest& r, uint64_t trainable) {
   return t;
 }
 
-Term optimizer_term(const EstimateRequest& r, uint64_t trainable, std::vector<std::string>& assumptions) {
+// trainable_tensors: the trainable parameter tensors when known apart from the model's (LoRA's A
+// and B per adapted matrix), else 0.
+Term optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t trainable_tensors,
+                    std::vector<std::string>& assumptions) {
   const Optimizer& o = r.optimizer;
   Term t{"optimizer_state", "Optimizer state", 0, "-", "", {}};
   if (r.mode == Mode::infer) {
@@ -125,7 +128,12 @@ Term optimizer_term(const EstimateRequest& r, uint64_t trainable, std::vector<st
     }
   }
   if (o.step_per_tensor) {
-    if (r.model.tensors && trainable == r.model.parameters) {
+    if (trainable_tensors) {
+      const uint64_t b = checked_mul(trainable_tensors, 4, "optimizer state bytes");
+      t.arithmetic.push_back("step counters = " + group_thousands(trainable_tensors) +
+                             " adapter tensors (A and B per matrix) x 4 B (float32) = " + group_thousands(b) + " B");
+      t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
+    } else if (r.model.tensors && trainable == r.model.parameters) {
       const uint64_t b = checked_mul(r.model.tensors, 4, "optimizer state bytes");
       t.arithmetic.push_back("step counters = " + group_thousands(r.model.tensors) + " tensors x 4 B (float32) = " +
                              group_thousands(b) + " B");
@@ -192,12 +200,27 @@ Estimate estimate(const EstimateRequest& r) {
   Estimate e;
   e.request = r;
   e.trainable_parameters = r.mode == Mode::infer ? 0 : trainable_count(r.model.parameters, r.trainable);
+  uint64_t trainable_tensors = 0;
+  if (r.lora) {  // exact: the adapters, not a rounded share
+    e.lora = lora_adapters(r.model, *r.lora);
+    if (e.lora->parameters >= r.model.parameters)
+      throw Error("--lora", "the adapters (" + group_thousands(e.lora->parameters) +
+                                ") are not part of the model's parameters (" + group_thousands(r.model.parameters) + ")");
+    if (r.mode == Mode::train) e.trainable_parameters = e.lora->parameters;
+    trainable_tensors = checked_mul(2, e.lora->matrices, "tensors");
+  }
   if (r.mode == Mode::train && e.trainable_parameters == 0)
     throw Error("--trainable", "leaves no trainable parameter of " + group_thousands(r.model.parameters));
 
   e.terms.push_back(parameters_term(r, e.trainable_parameters));
+  if (e.lora)
+    e.terms.back().arithmetic.insert(e.terms.back().arithmetic.begin(),
+                                     e.lora->arithmetic + " (parameters = " +
+                                         group_thousands(r.model.parameters - e.lora->parameters) + " base + " +
+                                         group_thousands(e.lora->parameters) + " adapters = " +
+                                         group_thousands(r.model.parameters) + ")");
   e.terms.push_back(gradients_term(r, e.trainable_parameters));
-  e.terms.push_back(optimizer_term(r, e.trainable_parameters, e.assumptions));
+  e.terms.push_back(optimizer_term(r, e.trainable_parameters, trainable_tensors, e.assumptions));
   ActivationTerms act = activation_terms(r);
   e.terms.push_back(act.activations);
   e.terms.push_back(act.kv_cache);
@@ -213,7 +236,14 @@ Estimate estimate(const EstimateRequest& r) {
                                 (r.overhead_bytes == k_default_overhead_bytes ? ", the default; --overhead to change)" : ", --overhead)"));
   e.terms.push_back(overhead);
 
-  if (r.mode == Mode::train && r.trainable < 1.0)
+  if (e.lora && r.mode == Mode::train)
+    e.assumptions.push_back("LoRA r=" + std::to_string(e.lora->rank) + " on " + e.lora->targets + ": " +
+                            group_thousands(e.trainable_parameters) +
+                            " trainable adapter parameters (in the weights' format " + r.recipe.weights.name +
+                            "), gradients and optimizer state for them only; base weights frozen" +
+                            (r.quantize.empty() ? "" : " in " + r.quantize) +
+                            (r.quantize == "nf4" || r.quantize == "nf4-dq" ? " (QLoRA)" : ""));
+  else if (r.mode == Mode::train && r.trainable < 1.0)
     e.assumptions.push_back("trainable share " + std::to_string(r.trainable) + ": gradients and optimizer state for " +
                             group_thousands(e.trainable_parameters) + " parameters only; frozen weights still held");
   if (r.recipe.loss_scaler && r.mode == Mode::train)

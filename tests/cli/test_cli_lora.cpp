@@ -1,0 +1,110 @@
+// --lora R [--lora-targets]: LoRA / QLoRA runs on estimate, fit and max-batch.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using memplan::test::line_count;
+using memplan::test::run_cli;
+using nlohmann::json;
+
+namespace {
+
+json estimate_json(std::vector<std::string> args) {
+  args.insert(args.begin(), "estimate");
+  args.insert(args.end(), {"--format", "json"});
+  auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);
+}
+
+const std::vector<std::string> k_qlora = {"--model",    "llama-2-7b", "--lora",      "16",
+                                          "--quantize", "nf4",        "--precision", "bf16",
+                                          "--seq",      "2048",       "--gpu",       "rtx-4090"};
+
+}  // namespace
+
+TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cli][lora]") {
+  const json doc = estimate_json(k_qlora);
+  // peft's count for r=16 on q_proj,v_proj: 32 layers x 2 matrices x 16 x (4096 + 4096).
+  CHECK(doc["model"]["trainable_parameters"] == 32ull * 2 * 16 * (4096 + 4096));
+  CHECK(doc["model"]["trainable_parameters"] == 8388608);
+  CHECK(doc["model"]["lora"]["parameters"] == 8388608);
+  CHECK(doc["model"]["lora"]["matrices"] == 64);
+  CHECK(doc["model"]["parameters"] == 6738415616ull + 8388608);  // base + adapters
+  CHECK(doc["inputs"]["lora"] == 16);
+  CHECK(doc["inputs"]["lora_targets"] == "q,v");
+  CHECK(doc["inputs"]["trainable"].is_null());
+  // Gradients and AdamW state only for the adapters, in bf16.
+  CHECK(doc["breakdown"]["gradients"] == 8388608ull * 2);
+  CHECK(doc["breakdown"]["optimizer_state"] == 8388608ull * 2 * 2 + 128 * 4);  // + step per A/B tensor
+  // Frozen base nf4 (4.5 bits) + adapters bf16.
+  CHECK(doc["breakdown"]["parameters"] == 6738415616ull * 9 / 16 + 8388608ull * 2);
+
+  // Activations, by hand (bf16, sdpa, CUDA; s = 2048, h = 4096, ff = 11008, 32 heads, r = 16):
+  //   layers 1..31: attention norm fp32 input 2048*4096*4 = 33,554,432 + rsqrt 8,192; its bf16
+  //   output (the LoRA input) 16,777,216; x.A for q and v 2 x 2048*16*2 = 131,072; sdpa q, k, v,
+  //   output 4 x 16,777,216 + lse 32*2048*4 = 262,144; MLP norm 33,554,432 + 8,192; gate,
+  //   silu(gate), up 3 x 2048*11008*2 = 135,266,304 (no down input: down is frozen) = 286,670,848.
+  //   layer 0: its input needs no gradient, so no attention norm: 286,670,848 - 33,562,624.
+  //   outside: final norm 33,562,624; logits bf16 131,072,000 + fp32 262,144,000 (held);
+  //   log-softmax 262,144,000.
+  const uint64_t layer = 286670848, first = layer - 33562624, outside = 33562624 + 131072000 + 2 * 262144000;
+  CHECK(doc["breakdown"]["activations"] == first + 31 * layer + outside);
+
+  std::vector<std::string> full = k_qlora;
+  full.erase(full.begin() + 2, full.begin() + 4);  // drop --lora 16
+  const json ft = estimate_json(full);
+  CHECK(doc["breakdown"]["activations"].get<uint64_t>() < ft["breakdown"]["activations"].get<uint64_t>());
+}
+
+TEST_CASE("lora: fit and max-batch, GPT-2's fused c_attn, all seven Llama matrices", "[cli][lora]") {
+  auto fit = run_cli({"fit", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision",
+                      "bf16", "--seq", "2048", "--gpu", "rtx-4090"});
+  CHECK(fit.code == 0);
+  auto mb = run_cli({"max-batch", "--model", "llama-2-7b", "--lora", "16", "--quantize", "nf4", "--precision",
+                     "bf16", "--seq", "2048", "--gpu", "rtx-4090"});
+  CHECK(mb.code == 0);
+  // GPT-2 small, c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 (peft's count).
+  const json g =
+      estimate_json({"--model", "gpt2", "--lora", "8", "--lora-targets", "c_attn", "--seq", "512"});
+  CHECK(g["model"]["trainable_parameters"] == 12 * 8 * (768 + 2304));
+  CHECK(g["model"]["lora"]["targets"] == "c_attn (fused q,k,v)");
+  // All seven Llama matrices at r=8: 32 x 8 x (3 x (4096 + 4096) + 4096 + 4096 + 2 x (4096 + 11008)
+  // + (11008 + 4096)) = 19,988,480.
+  const json all = estimate_json({"--model", "llama-2-7b", "--lora", "8", "--lora-targets", "all"});
+  CHECK(all["model"]["trainable_parameters"] == 32ull * 8 * (4 * 8192 + 3 * 15104));
+}
+
+TEST_CASE("lora: bad input is one stderr line, exit 2, empty stdout", "[cli][lora][errors]") {
+  struct Bad {
+    std::vector<std::string> args;
+    const char* fragment;
+  };
+  const Bad bad[] = {
+      {{"estimate", "--model", "llama-2-7b", "--lora", "0"}, "--lora: \"0\" must be at least 1"},
+      {{"estimate", "--model", "llama-2-7b", "--lora", "x"}, "--lora: \"x\" is not a number"},
+      {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--lora-targets", "x"},
+       "--lora-targets: \"x\" is not a LoRA target (expected q, k, v, o, gate, up, down, c_attn, c_fc, "
+       "c_proj or all"},
+      {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--lora-targets", "q_prj"},
+       "did you mean \"q_proj\"?"},
+      {{"estimate", "--model", "llama-2-7b", "--lora-targets", "q,v"}, "--lora-targets: needs --lora R"},
+      {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"},
+       "--lora: cannot be combined with --trainable"},
+      {{"fit", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"},
+       "cannot be combined with --trainable"},
+      {{"estimate", "--params", "7B", "--lora", "16"}, "LoRA: needs a transformer architecture"},
+      {{"estimate", "--model", "gpt2", "--lora", "8", "--lora-targets", "gate"}, "--lora-targets: adapts no matrix"},
+  };
+  for (const Bad& b : bad) {
+    auto r = run_cli(b.args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(line_count(r.err) == 1);
+    CHECK(r.err.find(b.fragment) != std::string::npos);
+  }
+}
