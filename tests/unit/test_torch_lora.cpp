@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torch_reference_arch.hpp"
+
 #include <memplan/activations.hpp>
 #include <memplan/lora.hpp>
 
@@ -21,6 +23,8 @@ using nlohmann::json;
 
 namespace {
 
+using memplan::test::arch_from;
+
 const json& lora_doc() {
   static const json doc = [] {
     std::ifstream in(std::string(MEMPLAN_TEST_DATA_DIR) + "/torch_cpu_lora.json");
@@ -28,27 +32,6 @@ const json& lora_doc() {
     return json::parse(in);
   }();
   return doc;
-}
-
-TransformerArch arch_from(const json& a) {
-  TransformerArch t;
-  t.layers = a.at("layers");
-  t.hidden = a.at("hidden");
-  t.heads = a.at("heads");
-  t.kv_heads = a.value("kv_heads", uint64_t{0});
-  t.intermediate = a.value("intermediate", uint64_t{0});
-  t.vocab = a.value("vocab", uint64_t{0});
-  t.max_positions = a.value("max_positions", uint64_t{0});
-  t.activation = a.value("activation", std::string("gelu"));
-  t.gated_mlp = a.value("gated_mlp", false);
-  t.norm = a.value("norm", std::string("layernorm"));
-  t.norm_first = a.value("norm_first", true);
-  t.fused_qkv = a.value("fused_qkv", false);
-  t.bias = a.value("bias", false);
-  t.position_embedding = a.value("position_embedding", std::string("none"));
-  t.tied_embeddings = a.value("tied_embeddings", false);
-  t.causal = a.value("causal", true);
-  return t;
 }
 
 LoraTargets targets_of(const json& c) {

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "torch_reference_arch.hpp"
+
 #include <memplan/activations.hpp>
 #include <memplan/block_parameters.hpp>
 #include <memplan/checked.hpp>
@@ -27,6 +29,8 @@ using namespace memplan;
 using nlohmann::json;
 
 namespace {
+
+using memplan::test::arch_from;
 
 json load(const char* name) {
   std::ifstream in(std::string(MEMPLAN_TEST_DATA_DIR) + "/" + name);
@@ -45,32 +49,6 @@ const json& reference() {
 const json& builtin() {
   static const json doc = load("torch_cpu_builtin.json");
   return doc;
-}
-
-TransformerArch arch_from(const json& a) {
-  TransformerArch t;
-  t.layers = a.at("layers");
-  t.hidden = a.at("hidden");
-  t.heads = a.at("heads");
-  t.kv_heads = a.value("kv_heads", uint64_t{0});
-  t.intermediate = a.value("intermediate", uint64_t{0});
-  t.vocab = a.value("vocab", uint64_t{0});
-  t.max_positions = a.value("max_positions", uint64_t{0});
-  t.activation = a.value("activation", std::string("gelu"));
-  t.gated_mlp = a.value("gated_mlp", false);
-  t.norm = a.value("norm", std::string("layernorm"));
-  t.norm_first = a.value("norm_first", true);
-  t.parallel_attention = a.value("parallel_attention", false);
-  t.fused_qkv = a.value("fused_qkv", false);
-  t.ffn_dropout = a.value("ffn_dropout", false);
-  t.final_norm = a.value("final_norm", true);
-  t.bias = a.value("bias", false);
-  t.position_embedding = a.value("position_embedding", std::string("none"));
-  t.tied_embeddings = a.value("tied_embeddings", false);
-  t.causal = a.value("causal", true);
-  t.hidden_dropout = a.value("hidden_dropout", 0.0);
-  t.attention_dropout = a.value("attention_dropout", 0.0);
-  return t;
 }
 
 std::vector<uint64_t> widths_of(const json& a) { return a.at("mlp_widths").get<std::vector<uint64_t>>(); }
