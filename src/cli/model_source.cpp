@@ -76,7 +76,7 @@ void apply_arch_flags(const Values& v, ModelSpec& m) {
     a.model_type = "gpt2";  // the plainest decoder: LayerNorm, GELU MLP, learned positions
     a.norm = "layernorm";
   }
-  a.head_dim = 0;
+  if (get(v, "hidden") || get(v, "heads")) a.head_dim = 0;  // hidden / heads again, unless the preset's stands
   m.arch = a;
 }
 
