@@ -12,7 +12,7 @@
 
 #include <memplan/estimate.hpp>
 #include <memplan/optimizer.hpp>
-#include <memplan/planning.hpp>
+#include "core/planning/planning.hpp"
 #include <memplan/presets.hpp>
 #include <memplan/recipe.hpp>
 

@@ -6,8 +6,8 @@
 
 #include <unistd.h>
 
-#include <memplan/gguf.hpp>
-#include <memplan/safetensors.hpp>
+#include "core/models/gguf.hpp"
+#include "core/models/safetensors.hpp"
 
 #include "model_file_builders.hpp"
 

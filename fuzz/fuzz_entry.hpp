@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include <memplan/error.hpp>
-#include <memplan/gguf.hpp>
-#include <memplan/hf_config.hpp>
-#include <memplan/safetensors.hpp>
+#include "core/models/gguf.hpp"
+#include "core/models/hf_config.hpp"
+#include "core/models/safetensors.hpp"
 
 namespace memplan::fuzz {
 

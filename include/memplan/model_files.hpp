@@ -8,9 +8,16 @@
 #include <vector>
 
 #include <memplan/model.hpp>
-#include <memplan/safetensors.hpp>
 
 namespace memplan {
+
+// Stored tensors of one dtype (safetensors) or ggml type (GGUF).
+struct DtypeTotal {
+  std::string dtype;
+  uint64_t tensors = 0;
+  uint64_t elements = 0;
+  uint64_t bytes = 0;
+};
 
 enum class ModelFileKind { hf_config, safetensors, gguf };
 

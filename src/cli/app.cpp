@@ -8,7 +8,7 @@
 #include <memplan/error.hpp>
 
 #include "cli/command.hpp"
-#include <memplan/did_you_mean.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <memory>
 #include <set>
 
-#include <memplan/advise.hpp>
+#include "core/planning/advise.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 

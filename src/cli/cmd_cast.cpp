@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include <memplan/cast.hpp>
+#include "core/formats/cast.hpp"
 #include <memplan/error.hpp>
-#include <memplan/number_format.hpp>
+#include "core/formats/number_format.hpp"
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/ladder.hpp>
-#include <memplan/process.hpp>
+#include "core/trials/ladder.hpp"
+#include "exec/process.hpp"
 #include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"

@@ -4,7 +4,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/fit.hpp>
-#include <memplan/planning.hpp>
+#include "core/planning/planning.hpp"
 #include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"

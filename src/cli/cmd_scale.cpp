@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/loss_scale.hpp>
-#include <memplan/number_format.hpp>
+#include "core/formats/loss_scale.hpp"
+#include "core/formats/number_format.hpp"
 #include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"

@@ -2,13 +2,13 @@
 
 #include <sstream>
 
-#include <memplan/arch_layout.hpp>
-#include <memplan/block_parameters.hpp>
+#include "core/models/arch_layout.hpp"
+#include "core/models/block_parameters.hpp"
 #include <memplan/error.hpp>
-#include <memplan/gguf.hpp>
-#include <memplan/hf_config.hpp>
+#include "core/models/gguf.hpp"
+#include "core/models/hf_config.hpp"
 #include <memplan/probe.hpp>
-#include <memplan/safetensors.hpp>
+#include "core/models/safetensors.hpp"
 #include <memplan/quantity.hpp>
 
 namespace memplan::cli {

@@ -7,12 +7,12 @@
 #include <sstream>
 #include <utility>
 
-#include <memplan/did_you_mean.hpp>
-#include <memplan/checked.hpp>
+#include "core/base/did_you_mean.hpp"
+#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/quantity.hpp>
-#include <memplan/sharded_estimate.hpp>
+#include "core/parallel/sharded_estimate.hpp"
 #include <memplan/storage_format.hpp>
 
 #include "cli/model_source.hpp"

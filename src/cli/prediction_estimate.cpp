@@ -2,7 +2,7 @@
 // (--model gpt2 --seq 1024 --gpu local ...) resolved as a plan, solved for the largest batch on
 // the first GPU named.
 #include <memplan/error.hpp>
-#include <memplan/planning.hpp>
+#include "core/planning/planning.hpp"
 
 #include "cli/plan_options.hpp"
 #include "cli/prediction.hpp"

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <memplan/trial.hpp>
+#include "core/trials/trial.hpp"
 
 #include "cli/command.hpp"
 #include "cli/prediction.hpp"

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include <memplan/error.hpp>
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 namespace memplan {
 

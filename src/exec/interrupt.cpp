@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include <memplan/error.hpp>
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 #include "exec/interrupt_state.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 namespace memplan {
 

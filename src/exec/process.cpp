@@ -1,6 +1,6 @@
 // The real ProcessRunner: fork + execvpe in a process group of its own, output through pipes read
 // with poll, a timeout that escalates SIGTERM -> SIGKILL, and Ctrl-C forwarded to the child.
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include <memplan/visible_devices.hpp>
+#include "probe/visible_devices.hpp"
 
 namespace memplan {
 namespace {

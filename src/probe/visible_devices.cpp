@@ -1,4 +1,4 @@
-#include <memplan/visible_devices.hpp>
+#include "probe/visible_devices.hpp"
 
 #include <algorithm>
 #include <cctype>

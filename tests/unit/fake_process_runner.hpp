@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 namespace memplan::test {
 

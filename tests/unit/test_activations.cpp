@@ -3,10 +3,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <memplan/activations.hpp>
-#include <memplan/arch_layout.hpp>
+#include "core/memory/activations.hpp"
+#include "core/models/arch_layout.hpp"
 #include <memplan/error.hpp>
-#include <memplan/kv_cache.hpp>
+#include "core/memory/kv_cache.hpp"
 
 using namespace memplan;
 

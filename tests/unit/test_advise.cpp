@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include <memplan/advise.hpp>
+#include "core/planning/advise.hpp"
 #include <memplan/error.hpp>
 #include <memplan/presets.hpp>
 

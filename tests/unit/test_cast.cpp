@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <memplan/cast.hpp>
+#include "core/formats/cast.hpp"
 #include <memplan/error.hpp>
-#include <memplan/number_format.hpp>
+#include "core/formats/number_format.hpp"
 
 #include "error_of.hpp"
 

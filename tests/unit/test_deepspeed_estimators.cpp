@@ -3,7 +3,7 @@
 // and the generic sharding model cross-checked against the same formulas.
 #include <catch2/catch.hpp>
 
-#include <memplan/deepspeed_estimators.hpp>
+#include "core/parallel/deepspeed_estimators.hpp"
 #include <memplan/sharding.hpp>
 
 using namespace memplan;

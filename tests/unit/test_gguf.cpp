@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/gguf.hpp>
+#include "core/models/gguf.hpp"
 
 #include "model_file_builders.hpp"
 

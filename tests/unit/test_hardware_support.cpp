@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/hardware_support.hpp>
+#include "core/formats/hardware_support.hpp"
 
 using namespace memplan;
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include <memplan/error.hpp>
-#include <memplan/hf_config.hpp>
+#include "core/models/hf_config.hpp"
 
 using namespace memplan;
 

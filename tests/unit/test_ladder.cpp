@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/ladder.hpp>
+#include "core/trials/ladder.hpp"
 
 #include "fake_process_runner.hpp"
 

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include <memplan/error.hpp>
-#include <memplan/loss_scale.hpp>
-#include <memplan/number_format.hpp>
+#include "core/formats/loss_scale.hpp"
+#include "core/formats/number_format.hpp"
 
 using namespace memplan;
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/megatron.hpp>
+#include "core/parallel/megatron.hpp"
 #include <memplan/sharding.hpp>
 
 using namespace memplan;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/number_format.hpp>
+#include "core/formats/number_format.hpp"
 
 using namespace memplan;
 

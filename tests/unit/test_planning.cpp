@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/planning.hpp>
+#include "core/planning/planning.hpp"
 
 using namespace memplan;
 

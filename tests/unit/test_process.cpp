@@ -4,7 +4,7 @@
 #include <csignal>
 
 #include <memplan/error.hpp>
-#include <memplan/process.hpp>
+#include "exec/process.hpp"
 
 using namespace memplan;
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/safetensors.hpp>
+#include "core/models/safetensors.hpp"
 
 #include "model_file_builders.hpp"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include <memplan/sweep.hpp>
+#include "core/trials/sweep.hpp"
 
 #include "fake_process_runner.hpp"
 

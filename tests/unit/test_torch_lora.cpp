@@ -15,7 +15,7 @@
 
 #include "torch_reference_arch.hpp"
 
-#include <memplan/activations.hpp>
+#include "core/memory/activations.hpp"
 #include <memplan/lora.hpp>
 
 using namespace memplan;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include <memplan/visible_devices.hpp>
+#include "probe/visible_devices.hpp"
 
 using namespace memplan;
 using Kind = VisibleDevices::Kind;

@@ -1,0 +1,252 @@
+#include <fmt/format.h>
+
+#include <memplan/quantity.hpp>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/base/checked.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace {
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// An exact decimal: value = digits x 10^exp10, digits as a string without leading zeros.
+struct Decimal {
+  std::string digits;  // "674"
+  long exp10 = 0;      // -2  -> 6.74
+};
+
+// Parses [digits][.digits][e[+-]digits] with '_' separators between digits; returns the
+// unparsed rest in `rest`. False when there is no number at the start.
+bool parse_decimal(std::string_view text, Decimal& out, std::string_view& rest) {
+  size_t i = 0;
+  bool any = false, dot = false;
+  long frac_digits = 0;
+  std::string digits;
+  while (i < text.size()) {
+    char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits += c;
+      any = true;
+      if (dot) ++frac_digits;
+    } else if (c == '_' && any && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+      // separator
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+    ++i;
+  }
+  if (!any) return false;
+  long exp10 = -frac_digits;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t j = i + 1;
+    bool neg = false;
+    if (j < text.size() && (text[j] == '+' || text[j] == '-')) neg = text[j++] == '-';
+    size_t start = j;
+    long e = 0;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+      if (e < 100000) e = e * 10 + (text[j] - '0');
+      ++j;
+    }
+    if (j > start) {
+      exp10 += neg ? -e : e;
+      i = j;
+    }
+  }
+  size_t nz = digits.find_first_not_of('0');
+  out.digits = nz == std::string::npos ? "" : digits.substr(nz);
+  out.exp10 = exp10;
+  rest = text.substr(i);
+  return true;
+}
+
+enum class Whole { ok, fractional, too_large };
+
+// value x 10^extra as an exact integer.
+Whole to_whole(const Decimal& d, long extra, uint64_t& result) {
+  result = 0;
+  if (d.digits.empty()) return Whole::ok;
+  std::string digits = d.digits;
+  long e = d.exp10 + extra;
+  while (e < 0 && !digits.empty() && digits.back() == '0') {
+    digits.pop_back();
+    ++e;
+  }
+  if (e < 0) return Whole::fractional;
+  if (static_cast<long>(digits.size()) + e > 20) return Whole::too_large;
+  u128 v = 0;
+  for (char c : digits) v = v * 10 + static_cast<unsigned>(c - '0');
+  for (long k = 0; k < e; ++k) v *= 10;
+  if (v > UINT64_MAX) return Whole::too_large;
+  result = static_cast<uint64_t>(v);
+  return Whole::ok;
+}
+
+[[noreturn]] void fail_number(std::string_view subject, std::string_view text, const char* expected) {
+  throw Error(std::string(subject), quoted(text) + " is not a number (expected " + expected + ")");
+}
+
+constexpr const char* k_count_examples = "e.g. 7e9, 7B, 125M";
+constexpr const char* k_size_examples = "e.g. 24GiB, 80GB, 15360MiB";
+
+}  // namespace
+
+uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max) {
+  if (text.empty()) throw Error(std::string(subject), "empty value (expected " + std::string(k_count_examples) + ")");
+  if (text[0] == '-') throw Error(std::string(subject), quoted(text) + " is negative (expected a count, " + k_count_examples + ")");
+  if (text[0] == '+') text.remove_prefix(1);
+  Decimal d;
+  std::string_view rest;
+  if (!parse_decimal(text, d, rest)) fail_number(subject, text, k_count_examples);
+  long extra = 0;
+  if (rest.size() == 1) {
+    switch (rest[0]) {
+      case 'k': case 'K': extra = 3; break;
+      case 'm': case 'M': extra = 6; break;
+      case 'b': case 'B': case 'g': case 'G': extra = 9; break;
+      case 't': case 'T': extra = 12; break;
+      default: fail_number(subject, text, k_count_examples);
+    }
+  } else if (!rest.empty()) {
+    fail_number(subject, text, k_count_examples);
+  }
+  uint64_t v = 0;
+  Whole w = to_whole(d, extra, v);
+  if (w == Whole::fractional)
+    throw Error(std::string(subject), quoted(text) + " is not a whole number (expected a count, " + k_count_examples + ")");
+  if (w == Whole::too_large || v > max) throw Error(std::string(subject), quoted(text) + " is too large (at most " + group_thousands(max) + ")");
+  return v;
+}
+
+uint64_t parse_size(std::string_view subject, std::string_view text) {
+  if (text.empty()) throw Error(std::string(subject), "empty value (expected " + std::string(k_size_examples) + ")");
+  if (text[0] == '-') throw Error(std::string(subject), quoted(text) + " is negative (expected a size, " + k_size_examples + ")");
+  Decimal d;
+  std::string_view rest;
+  if (!parse_decimal(text, d, rest)) fail_number(subject, text, k_size_examples);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  struct Unit { const char* name; uint64_t mult; };
+  static const Unit units[] = {{"", 1}, {"b", 1}, {"kb", 1000}, {"mb", 1000000}, {"gb", 1000000000},
+                               {"tb", 1000000000000ull}, {"kib", 1ull << 10}, {"mib", 1ull << 20},
+                               {"gib", 1ull << 30}, {"tib", 1ull << 40}};
+  for (const Unit& u : units) {
+    if (!iequals(rest, u.name)) continue;
+    // value x mult, rounded to whole bytes: scale the decimal by mult in 128-bit.
+    uint64_t scaled = 0;
+    if (to_whole(d, 0, scaled) == Whole::ok) {
+      u128 p = static_cast<u128>(scaled) * u.mult;
+      if (p > UINT64_MAX) throw Error(std::string(subject), quoted(text) + " is too large");
+      return static_cast<uint64_t>(p);
+    }
+    // Fractional: use long double, exact enough for sizes (1.5GiB).
+    long double v = std::strtold(std::string(text.substr(0, text.size() - rest.size())).c_str(), nullptr);
+    long double bytes = v * static_cast<long double>(u.mult);
+    if (!(bytes < 1.8e19L)) throw Error(std::string(subject), quoted(text) + " is too large");
+    return static_cast<uint64_t>(std::llround(bytes));
+  }
+  throw Error(std::string(subject), quoted(text) + " has an unknown unit (expected " + k_size_examples + ")");
+}
+
+double parse_real(std::string_view subject, std::string_view text) {
+  std::string s(text);
+  if (s.empty()) throw Error(std::string(subject), "empty value (expected a number)");
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])))
+    throw Error(std::string(subject), quoted(text) + " is not a number");
+  if (!std::isfinite(v)) throw Error(std::string(subject), quoted(text) + " is not a finite number");
+  return v;
+}
+
+double parse_fraction(std::string_view subject, std::string_view text) {
+  bool percent = !text.empty() && text.back() == '%';
+  std::string_view body = percent ? text.substr(0, text.size() - 1) : text;
+  double v = 0;
+  try {
+    v = parse_real(subject, body);
+  } catch (const Error&) {
+    throw Error(std::string(subject), quoted(text) + " is not a fraction (expected a number in (0, 1], e.g. 0.002 or 0.2%)");
+  }
+  if (percent) v /= 100.0;
+  if (!(v > 0.0 && v <= 1.0))
+    throw Error(std::string(subject), quoted(text) + " is outside (0, 1] (expected e.g. 0.002 or 0.2%)");
+  return v;
+}
+
+Units parse_units(std::string_view subject, std::string_view text) {
+  if (iequals(text, "gib")) return Units::gib;
+  if (iequals(text, "gb")) return Units::gb;
+  throw Error(std::string(subject), quoted(text) + " is not a unit (expected gib or gb)");
+}
+
+std::string format_bytes(uint64_t bytes, Units units) {
+  const bool bin = units == Units::gib;
+  const double base = bin ? 1024.0 : 1000.0;
+  static const char* bin_names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static const char* dec_names[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  int idx = 0;
+  double v = static_cast<double>(bytes);
+  // Stay in GiB/GB up to 1000 TiB-ish values only when they reach the next unit.
+  while (idx < 5 && v >= base && idx < 3) {
+    v /= base;
+    ++idx;
+  }
+  if (idx == 3 && v >= 100000.0) {  // absurd sizes: TiB
+    v /= base;
+    ++idx;
+  }
+  if (idx == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.1f} {}", v, bin ? bin_names[idx] : dec_names[idx]);
+}
+
+std::string format_gib(uint64_t bytes, Units units, int decimals) {
+  const double div = units == Units::gib ? 1073741824.0 : 1e9;
+  return fmt::format("{:.{}f} {}", static_cast<double>(bytes) / div, decimals, units == Units::gib ? "GiB" : "GB");
+}
+
+std::string format_signed_bytes(int64_t bytes, Units units) {
+  if (bytes < 0) {
+    uint64_t mag = bytes == INT64_MIN ? (1ull << 63) : static_cast<uint64_t>(-bytes);
+    return "-" + format_bytes(mag, units);
+  }
+  return format_bytes(static_cast<uint64_t>(bytes), units);
+}
+
+std::string group_thousands(uint64_t n) {
+  std::string s = std::to_string(n);
+  std::string out;
+  int count = 0;
+  for (auto it = s.rbegin(); it != s.rend(); ++it) {
+    if (count && count % 3 == 0) out.insert(out.begin(), ',');
+    out.insert(out.begin(), *it);
+    ++count;
+  }
+  return out;
+}
+
+std::string format_count(uint64_t n) {
+  const double v = static_cast<double>(n);
+  if (n >= 1000000000000ull) return fmt::format("{:.2f}T", v / 1e12);
+  if (n >= 1000000000ull) return fmt::format("{:.2f}B", v / 1e9);
+  if (n >= 1000000ull) return fmt::format("{:.1f}M", v / 1e6);
+  if (n >= 1000ull) return fmt::format("{:.1f}K", v / 1e3);
+  return std::to_string(n);
+}
+
+}  // namespace memplan

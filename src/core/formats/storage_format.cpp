@@ -1,0 +1,53 @@
+#include "core/base/text.hpp"
+#include <memplan/storage_format.hpp>
+
+#include <cctype>
+
+#include "core/base/checked.hpp"
+#include "core/base/did_you_mean.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+
+const std::vector<StorageFormat>& storage_formats() {
+  // nf4 (bitsandbytes): 4-bit codes plus one fp32 absmax per 64-element block = 4.5 bits.
+  // nf4-dq (double quantisation, QLoRA's default): absmax quantised to 8 bits per 64-block plus
+  // one fp32 constant per 256 of those = 4 + 8/64 + 32/(64*256) bits = 67616/16384 bits.
+  static const std::vector<StorageFormat> table = {
+      {"fp64", {8, 1}, "IEEE binary64: 8 bytes"},
+      {"fp32", {4, 1}, "IEEE binary32: 4 bytes"},
+      {"tf32", {4, 1}, "TensorFloat-32: a compute mode; stored as fp32, 4 bytes"},
+      {"fp16", {2, 1}, "IEEE binary16: 2 bytes"},
+      {"bf16", {2, 1}, "bfloat16: 2 bytes"},
+      {"fp8-e4m3", {1, 1}, "OCP FP8 E4M3: 1 byte (plus per-tensor scales, negligible)"},
+      {"fp8-e5m2", {1, 1}, "OCP FP8 E5M2: 1 byte (plus per-tensor scales, negligible)"},
+      {"int8", {1, 1}, "8-bit integer: 1 byte (LLM.int8 keeps per-row scales, negligible)"},
+      {"int4", {1, 2}, "4-bit integer: 1/2 byte (group scales not counted)"},
+      {"nf4", {9, 16}, "NormalFloat4: 4 bits + fp32 absmax per 64-element block = 4.5 bits"},
+      {"nf4-dq", {67616, 131072}, "NormalFloat4, double-quantised: 4 + 8/64 + 32/16384 bits = 4.127 bits"},
+  };
+  return table;
+}
+
+const StorageFormat& find_storage_format(std::string_view subject, std::string_view name) {
+  std::string key = to_lower(name);
+  static const std::pair<const char*, const char*> aliases[] = {
+      {"float64", "fp64"}, {"double", "fp64"}, {"float32", "fp32"}, {"float", "fp32"},
+      {"float16", "fp16"}, {"half", "fp16"}, {"bfloat16", "bf16"}, {"fp8", "fp8-e4m3"},
+      {"e4m3", "fp8-e4m3"}, {"e5m2", "fp8-e5m2"}, {"fp8_e4m3", "fp8-e4m3"}, {"fp8_e5m2", "fp8-e5m2"}};
+  for (const auto& [from, to] : aliases)
+    if (key == from) key = to;
+  std::vector<std::string> names;
+  for (const StorageFormat& f : storage_formats()) {
+    if (f.name == key) return f;
+    names.push_back(f.name);
+  }
+  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a number format (expected one of fp32, fp16, bf16, fp8-e4m3, fp8-e5m2, int8, int4, nf4" +
+                                        did_you_mean(name, names) + ")");
+}
+
+uint64_t bytes_for(uint64_t elements, ElementCost cost, const char* what) {
+  return checked_mul_ratio(elements, cost.num, cost.den, what);
+}
+
+}  // namespace memplan

@@ -1,0 +1,86 @@
+#include "core/memory/activation_ledger.hpp"
+
+#include <cctype>
+
+#include "core/base/text.hpp"
+#include "core/base/checked.hpp"
+#include "core/base/did_you_mean.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace detail {
+
+void add_entry(Entries& out, std::string name, std::vector<uint64_t> dims, const Fmt& fmt, Role role) {
+  uint64_t elements = 1;
+  for (uint64_t d : dims) elements = checked_mul(elements, d, "activation elements");
+  uint64_t bytes = bytes_for(elements, fmt.cost, "activation bytes");
+  out.push_back(Entry{std::move(name), std::move(dims), fmt, role, bytes});
+}
+
+uint64_t per_sample_bytes(const Entries& entries, Role role) {
+  uint64_t sum = 0;
+  for (const Entry& e : entries)
+    if (e.role == role) sum = checked_add(sum, e.per_sample, "activation bytes");
+  return sum;
+}
+
+std::vector<SavedTensor> to_rows(const Entries& entries, uint64_t batch) {
+  std::vector<SavedTensor> rows;
+  rows.reserve(entries.size());
+  for (const Entry& e : entries) {
+    std::string shape = std::to_string(batch);
+    for (uint64_t d : e.dims) shape += " x " + std::to_string(d);
+    rows.push_back(
+        SavedTensor{e.name, shape, e.fmt.name, checked_mul(batch, e.per_sample, "activation bytes"), e.role});
+  }
+  return rows;
+}
+
+}  // namespace detail
+
+Attention parse_attention(std::string_view subject, std::string_view text) {
+  std::string key = to_lower(text);
+  if (key == "eager" || key == "math") return Attention::eager;
+  if (key == "sdpa" || key == "flash" || key == "fused") return Attention::sdpa;
+  throw Error(std::string(subject), "\"" + std::string(text) +
+                                        "\" is not an attention implementation (expected eager or sdpa" +
+                                        did_you_mean(text, {"eager", "sdpa", "flash"}) + ")");
+}
+
+Checkpointing parse_checkpointing(std::string_view subject, std::string_view text) {
+  std::string key = to_lower(text);
+  if (key == "none" || key == "off") return Checkpointing::none;
+  if (key == "selective") return Checkpointing::selective;
+  if (key == "full") return Checkpointing::full;
+  throw Error(std::string(subject), "\"" + std::string(text) +
+                                        "\" is not a checkpointing mode (expected none, selective or full" +
+                                        did_you_mean(text, {"none", "selective", "full"}) + ")");
+}
+
+const char* to_string(Attention a) { return a == Attention::eager ? "eager" : "sdpa"; }
+
+const char* to_string(Checkpointing c) {
+  switch (c) {
+    case Checkpointing::none:
+      return "none";
+    case Checkpointing::selective:
+      return "selective";
+    case Checkpointing::full:
+      return "full";
+  }
+  return "none";
+}
+
+const char* to_string(Role r) {
+  switch (r) {
+    case Role::saved:
+      return "saved";
+    case Role::held:
+      return "held";
+    case Role::recomputed:
+      return "recomputed";
+  }
+  return "saved";
+}
+
+}  // namespace memplan

@@ -1,0 +1,195 @@
+// Activations under LoRA: every base weight frozen, adapters on some matrices. A frozen Linear
+// keeps only its weight (for its input's gradient), never its input; each adapter keeps its
+// input and x.A. Measured with torch 1.13 on CPU (tests/data/torch_cpu_lora.json, from
+// bench/measure_lora.py) and reproduced to the byte.
+
+#include "core/base/checked.hpp"
+
+#include "core/memory/transformer_layer_model.hpp"
+
+namespace memplan::detail {
+
+LayerModel::Grads LayerModel::lora_grads(bool first) const {
+  const LoraTargets& t = *m_opts.lora;
+  const bool fused = m_arch.fused_qkv && (t.q || t.k || t.v);
+  Grads g;
+  g.in = !first;
+  g.q = g.in || t.q || fused;
+  g.k = g.in || t.k || fused;
+  g.v = g.in || t.v || fused;
+  g.attn = g.q || g.k || g.v;
+  g.attn_out = g.attn || t.o;
+  g.mlp_in = m_arch.parallel_attention ? g.in : (g.in || g.attn_out);
+  g.gate = m_arch.gated_mlp && (g.mlp_in || t.gate);
+  g.up = g.mlp_in || t.up;
+  g.mlp_out = g.gate || g.up || t.down;
+  return g;
+}
+
+// The adapted q/k/v matrices: one where the model fuses them.
+std::vector<std::string> LayerModel::lora_qkv() const {
+  const LoraTargets& t = *m_opts.lora;
+  if (m_arch.fused_qkv)
+    return (t.q || t.k || t.v) ? std::vector<std::string>{"c_attn"} : std::vector<std::string>{};
+  std::vector<std::string> out;
+  if (t.q) out.push_back("q");
+  if (t.k) out.push_back("k");
+  if (t.v) out.push_back("v");
+  return out;
+}
+
+std::vector<std::string> LayerModel::lora_mlp_in() const {
+  const LoraTargets& t = *m_opts.lora;
+  std::vector<std::string> out;
+  if (t.gate && m_arch.gated_mlp) out.push_back("gate");
+  if (t.up) out.push_back("up");
+  return out;
+}
+
+// B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
+void LayerModel::lora_intermediate(Entries& e, const std::string& matrix) const {
+  add_entry(e, matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")",
+            {m_shape.s, m_opts.lora->rank}, m_act);
+}
+
+void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
+  const Shape& d = m_shape;
+  const LoraTargets& t = *m_opts.lora;
+  const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
+  const bool qk = g.q || g.k;
+  const char* o_input = "attention output (o LoRA input)";
+  if (!m_eager) {  // the fused kernel keeps all or nothing
+    if (g.attn) {
+      add_entry(e, "q", {d.s, d.qd}, m_act);
+      add_entry(e, "k", {d.s, d.kvd}, m_act);
+      add_entry(e, "v", {d.s, d.kvd}, m_act);
+      add_entry(e, t.o ? o_input : "attention output", {d.s, d.qd}, m_act);
+      add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+    } else if (t.o) {
+      add_entry(e, o_input, {d.s, d.qd}, m_act);
+    }
+    return;
+  }
+  // scores = q k^T keeps each operand for the other's gradient; P v keeps P for v's, v for P's.
+  if (g.k) add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
+  if (g.q) add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+  if (qk || (g.v && !m_drop_attn)) {
+    if (m_opts.autocast && m_opts.runtime == Runtime::cuda) {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
+      add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
+    } else {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
+    }
+  }
+  if (m_drop_attn) {
+    if (qk) add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
+    if (g.v) add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
+  }
+  if (qk) add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+  if (t.o) add_entry(e, o_input, {d.s, d.qd}, m_act);
+}
+
+void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
+  const Shape& d = m_shape;
+  const std::string& fn = m_arch.activation;
+  const bool ffn_drop = m_drop_hidden && m_arch.ffn_dropout;
+  const bool down_input = m_opts.lora->down && !ffn_drop;
+  if (m_arch.gated_mlp) {
+    if (g.gate) add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
+    if (g.up) add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
+    if (g.gate) add_entry(e, "up projection output", {d.s, d.ff}, m_act);
+    if (down_input) add_entry(e, fn + "(gate) x up (down LoRA input)", {d.s, d.ff}, m_act);
+  } else if (fn == "relu") {
+    if (g.up || down_input) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
+  } else {
+    if (g.up) add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
+    if (down_input) add_entry(e, fn + " output (down LoRA input)", {d.s, d.ff}, m_act);
+  }
+  if (ffn_drop) {
+    if (g.gate || g.up) add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
+    if (m_opts.lora->down) add_entry(e, "MLP inner dropout output (down LoRA input)", {d.s, d.ff}, m_act);
+  }
+}
+
+// One layer with frozen base weights: a frozen Linear keeps only its weight (for its input's
+// gradient); an adapted one's LoRA path keeps its input (one half copy per call under
+// autocast) and x.A.
+Entries LayerModel::lora_layer(bool first) const {
+  const LoraTargets& t = *m_opts.lora;
+  const Grads g = lora_grads(first);
+  const std::vector<std::string> qkv = lora_qkv(), mlp = lora_mlp_in();
+  const bool fed_hidden = first && m_arch.vocab == 0;
+  Entries e;
+  if (m_arch.norm_first) {
+    norm(e, "attention norm", g.in, true);
+    if (!qkv.empty()) linear_inputs(e, "attention norm output (q/k/v LoRA input)", qkv.size());
+  } else if (!qkv.empty() && !(fed_hidden && !m_opts.autocast)) {  // the model's input is not an activation
+    linear_inputs(e, "layer input (q/k/v LoRA input)", qkv.size());
+  }
+  for (const std::string& m : qkv) lora_intermediate(e, m);
+  lora_attention_core(e, g);
+  if (t.o) lora_intermediate(e, "o");
+  if (m_drop_hidden && g.attn_out)
+    add_entry(e, "attention residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", g.in || g.attn_out, true);
+  if (m_arch.norm_first) {
+    if (m_arch.parallel_attention)
+      norm(e, "MLP norm (same input)", g.in, false);
+    else
+      norm(e, "MLP norm", g.mlp_in, true);
+    if (!mlp.empty()) linear_inputs(e, "MLP norm output (MLP LoRA input)", mlp.size());
+  } else if (!mlp.empty()) {
+    linear_inputs(e, "attention norm output (MLP LoRA input)", mlp.size());
+  }
+  for (const std::string& m : mlp) lora_intermediate(e, m);
+  lora_mlp_core(e, g);
+  if (t.down) lora_intermediate(e, "down");
+  if (m_drop_hidden && g.mlp_out)
+    add_entry(e, "MLP residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", g.mlp_in || g.mlp_out, true);
+  return e;
+}
+
+// Half weight copies autocast keeps under LoRA in one layer: a frozen matrix's when its input
+// needs a gradient; an adapter's A likewise, its B always (x.A needs one).
+uint64_t LayerModel::lora_layer_weight_elements(bool first) const {
+  const Shape& d = m_shape;
+  const LoraTargets& t = *m_opts.lora;
+  const uint64_t r = t.rank;
+  const Grads g = lora_grads(first);
+  const uint64_t qkv_out = checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights");
+  uint64_t n = 0;
+  auto add = [&n](uint64_t in, uint64_t out) {
+    n = checked_add(n, checked_mul(in, out, "weights"), "weights");
+  };
+  auto adapter = [&](bool input_grad, uint64_t in, uint64_t out) {
+    if (input_grad) add(r, in);
+    add(r, out);
+  };
+  if (g.in) add(d.h, qkv_out);
+  if (g.attn) add(d.qd, d.h);
+  if (g.mlp_in) add(m_arch.gated_mlp ? 2 * d.h : d.h, d.ff);
+  if (g.gate || g.up) add(d.ff, d.h);
+  if (m_arch.fused_qkv) {
+    if (t.q || t.k || t.v) adapter(g.in, d.h, qkv_out);
+  } else {
+    if (t.q) adapter(g.in, d.h, d.qd);
+    if (t.k) adapter(g.in, d.h, d.kvd);
+    if (t.v) adapter(g.in, d.h, d.kvd);
+  }
+  if (t.o) adapter(g.attn, d.qd, d.h);
+  if (t.gate && m_arch.gated_mlp) adapter(g.mlp_in, d.h, d.ff);
+  if (t.up) adapter(g.mlp_in, d.h, d.ff);
+  if (t.down) adapter(g.gate || g.up, d.ff, d.h);
+  return n;
+}
+
+uint64_t LayerModel::lora_weight_elements() const {
+  uint64_t total =
+      checked_add(lora_layer_weight_elements(true),
+                  checked_mul(m_arch.layers - 1, lora_layer_weight_elements(false), "weights"), "weights");
+  if (m_arch.causal && m_shape.vocab > 0)  // the frozen LM head's, for the final norm's gradient
+    total = checked_add(total, checked_mul(m_shape.vocab, m_shape.h, "weights"), "weights");
+  return total;
+}
+}  // namespace memplan::detail

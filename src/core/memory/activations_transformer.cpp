@@ -1,0 +1,348 @@
+// Activations of a transformer: a ledger of what autograd keeps in one layer, plus what lives
+// outside the layers (embeddings, final norm, logits, loss).
+//
+// The rules follow what PyTorch saves for backward, measured with saved_tensors_hooks on
+// GPT-2-style decoders, LLaMA-style blocks and torch's nn.TransformerEncoderLayer
+// (tests/data/torch_cpu_reference.json; reproduced to the byte for batch > 1):
+//   LayerNorm   keeps its input and mean/rstd (fp32, 2 per token).
+//   RMSNorm     (HF style: x.float() * rsqrt(mean(x^2) + eps), cast back, times weight) keeps the
+//               fp32 input, rsqrt (1 per token) and the normalised tensor; torch 1.13 also x^2.
+//   Linear      keeps its input; under autocast a half copy made per Linear call (separate
+//               q/k/v projections make three copies, a fused one makes one).
+//   eager attn  q, k, v as batched-matmul copies, softmax probabilities (heads x s x s), the
+//               attention output; scores themselves are not kept (scaling keeps a scalar).
+//   sdpa        q, k, v, output, log-sum-exp (heads x s, fp32).
+//   MLP         ReLU: its output; GELU/SiLU: input and output; gated: gate, act(gate), up, product.
+//   dropout     a mask (CUDA: 1-byte bool; torch CPU: the input's dtype), and the next consumer
+//               keeps the dropped tensor.
+//   residual    adds keep nothing.
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "core/memory/activations.hpp"
+#include "core/base/checked.hpp"
+#include <memplan/error.hpp>
+
+#include "core/memory/activation_ledger.hpp"
+#include "core/memory/transformer_layer_model.hpp"
+
+namespace memplan {
+namespace detail {
+
+LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opts) : m_arch(arch), m_opts(opts) {
+  m_act = Fmt{opts.act_format, opts.act_cost};
+  m_res = opts.autocast ? detail::fp32_fmt() : m_act;
+  uint64_t hd = arch.resolved_head_dim();
+  uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
+  if (arch.experts > 0) ff = checked_mul(ff, std::max<uint64_t>(1, arch.experts_per_token), "intermediate");
+  m_shape = Shape{opts.seq,
+                  arch.hidden,
+                  arch.heads,
+                  checked_mul(arch.heads, hd, "q width"),
+                  checked_mul(arch.resolved_kv_heads(), hd, "kv width"),
+                  ff,
+                  arch.vocab};
+  m_eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
+  m_drop_hidden = opts.dropout && arch.hidden_dropout > 0.0;
+  m_drop_attn = opts.dropout && arch.attention_dropout > 0.0;
+}
+
+// The dropout mask for a tensor of format f.
+Fmt LayerModel::mask(const Fmt& f) const {
+  if (m_opts.runtime == Runtime::cuda) return Fmt{"bool", {1, 1}};
+  return f;
+}
+
+// A norm reading the residual stream. input_grad: its input requires grad (false for the first
+// layer of a stack fed hidden states); count_input: the input storage is not already counted.
+void LayerModel::norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const {
+  const Shape& d = m_shape;
+  if (m_opts.lora && !input_grad) return;  // frozen weight, input needs no gradient: keeps nothing
+  if (m_arch.norm == "rmsnorm") {
+    if (input_grad) {
+      bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
+      if (count_input || !already_fp32)
+        add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h},
+                  detail::fp32_fmt());
+      if (m_opts.runtime == Runtime::cpu_torch113)
+        add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h},
+                  detail::fp32_fmt());
+      add_entry(e, name + " rsqrt", {d.s, 1}, detail::fp32_fmt());
+    }
+    if (!m_opts.lora)  // kept for the weight's gradient only
+      add_entry(e, name + " normalised (weight-multiply input)", {d.s, d.h}, m_res);
+    return;
+  }
+  if (input_grad && count_input) add_entry(e, name + " input", {d.s, d.h}, m_res);
+  add_entry(e, name + " mean and rstd", {d.s, 2}, detail::fp32_fmt());
+}
+
+// What the Linear layers reading a residual-format tensor keep: one storage, or under
+// autocast one half copy per Linear call.
+void LayerModel::linear_inputs(Entries& e, const std::string& name, uint64_t calls) const {
+  if (!m_opts.autocast) {
+    add_entry(e, name, {m_shape.s, m_shape.h}, m_res);
+    return;
+  }
+  for (uint64_t i = 0; i < calls; ++i)
+    add_entry(e,
+              name + " cast to " + m_act.name +
+                  (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
+                             : std::string()),
+              {m_shape.s, m_shape.h}, m_act);
+}
+
+void LayerModel::attention_core(Entries& e) const {
+  const Shape& d = m_shape;
+  const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
+  if (m_eager) {
+    add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
+    add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+    if (fp32_softmax) {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
+      add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
+    } else {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
+    }
+    if (m_drop_attn) {
+      add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
+      add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
+    }
+    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+    return;
+  }
+  add_entry(e, "q", {d.s, d.qd}, m_act);
+  add_entry(e, "k", {d.s, d.kvd}, m_act);
+  add_entry(e, "v", {d.s, d.kvd}, m_act);
+  add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+  add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+}
+
+void LayerModel::mlp_core(Entries& e) const {
+  const Shape& d = m_shape;
+  const std::string& fn = m_arch.activation;
+  if (m_arch.gated_mlp) {
+    add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
+    add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
+    add_entry(e, "up projection output", {d.s, d.ff}, m_act);
+    add_entry(e, fn + "(gate) x up (down projection input)", {d.s, d.ff}, m_act);
+  } else if (fn == "relu") {
+    add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
+  } else {
+    add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
+    add_entry(e, fn + " output (down projection input)", {d.s, d.ff}, m_act);
+  }
+  if (m_drop_hidden && m_arch.ffn_dropout) {
+    add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
+    add_entry(e, "MLP inner dropout output", {d.s, d.ff}, m_act);
+  }
+}
+
+// One layer. first: layer 0 (its input may be the model's input, which is not an activation).
+Entries LayerModel::layer(bool first) const {
+  if (m_opts.lora) return lora_layer(first);
+  Entries e;
+  const Shape& d = m_shape;
+  const bool fed_hidden = first && m_arch.vocab == 0;
+  const uint64_t qkv_calls = m_arch.fused_qkv ? 1 : 3;
+  const uint64_t mlp_calls = m_arch.gated_mlp ? 2 : 1;
+  if (m_arch.norm_first) {
+    norm(e, "attention norm", !fed_hidden, !fed_hidden);
+    linear_inputs(e, "attention norm output (q/k/v projection input)", qkv_calls);
+  } else {
+    linear_inputs(e, "layer input (q/k/v projection input)", qkv_calls);
+  }
+  attention_core(e);
+  if (m_drop_hidden) add_entry(e, "attention residual dropout mask", {d.s, d.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", true, true);
+  if (m_arch.norm_first) {
+    if (m_arch.parallel_attention)
+      norm(e, "MLP norm (same input)", !fed_hidden, false);
+    else
+      norm(e, "MLP norm", true, true);
+    linear_inputs(e, "MLP norm output (MLP input)", mlp_calls);
+  } else {
+    linear_inputs(e, "attention norm output (MLP input)", mlp_calls);
+  }
+  mlp_core(e);
+  if (m_drop_hidden) add_entry(e, "MLP residual dropout mask", {d.s, d.h}, mask(m_act));
+  if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", true, true);
+  return e;
+}
+
+Entries LayerModel::outside() const {
+  Entries e;
+  const Shape& d = m_shape;
+  const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
+  if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
+  if (d.vocab > 0 && m_drop_hidden && !lora)
+    add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
+  if (m_arch.final_norm) norm(e, "final norm", true, true);
+  if (!(m_arch.causal && d.vocab > 0)) return e;
+  if (lora)
+    ;  // a frozen LM head keeps no input
+  else if (m_opts.autocast)
+    add_entry(e, "final norm output cast to " + m_act.name + " (LM head input)", {d.s, d.h}, m_act);
+  else
+    add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
+  add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
+  bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  if (m_opts.fp32_logits && !act_fp32)
+    add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
+  const Fmt& lsm = (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
+  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, lsm);
+  return e;
+}
+
+// Weights autocast copies to half and keeps (those whose input requires grad).
+uint64_t LayerModel::autocast_weight_elements() const {
+  if (m_opts.lora) return lora_weight_elements();
+  const Shape& d = m_shape;
+  uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
+  uint64_t qkv =
+      checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
+  uint64_t per_layer =
+      checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
+  uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
+  if (m_arch.vocab == 0 && !m_arch.norm_first) total -= qkv;  // its input needs no gradient
+  if (m_arch.causal && d.vocab > 0)
+    total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
+  return total;
+}
+
+// Extra compute of selective checkpointing: the attention matmuls (QK^T and PV, 4 s qd flops
+// per token) again, over a step of 3 forward passes' worth of flops.
+double LayerModel::selective_fraction() const {
+  const Shape& d = m_shape;
+  double mlp = (m_arch.gated_mlp ? 3.0 : 2.0) * double(d.h) * double(d.ff);
+  double dense = double(d.h) * double(d.qd + 2 * d.kvd) + double(d.qd) * double(d.h) + mlp;
+  double attn = 4.0 * double(d.s) * double(d.qd);
+  return attn / (3.0 * (2.0 * dense + attn));
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::add_entry;
+using detail::Entries;
+using detail::LayerModel;
+using detail::Shape;
+
+void validate(const TransformerArch& arch, const ActivationOptions& opts) {
+  if (arch.layers == 0)
+    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
+  if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
+  if (arch.heads == 0) throw Error("architecture", "the number of attention heads is 0 (give --heads)");
+  if (arch.resolved_head_dim() == 0)
+    throw Error("architecture", "the head dimension is 0 (hidden smaller than heads?)");
+  if (opts.seq == 0) throw Error("--seq", "the sequence length is 0 (expected tokens per sample, e.g. 2048)");
+  if (opts.act_cost.num == 0 || opts.act_cost.den == 0)
+    throw Error("activations", "the activation format has no size");
+  if (opts.lora && opts.lora->rank == 0) throw Error("--lora", "the rank is 0 (expected at least 1, e.g. 16)");
+  if (opts.lora && !opts.lora->any()) throw Error("--lora-targets", "no matrix is adapted (expected e.g. q,v)");
+}
+
+}  // namespace
+
+ActivationLedger transformer_activations(const TransformerArch& arch, const ActivationOptions& opts) {
+  validate(arch, opts);
+  LayerModel model(arch, opts);
+  const Shape& d = model.shape();
+
+  Entries typical = model.layer(false);
+  Entries first = model.layer(true);
+  Entries outside = model.outside();
+
+  ActivationLedger ledger;
+  ledger.layers = arch.layers;
+  uint64_t layer_ps = detail::per_sample_bytes(typical, Role::saved);
+  uint64_t first_ps = detail::per_sample_bytes(first, Role::saved);
+  uint64_t recompute_ps = detail::per_sample_bytes(typical, Role::recomputed);
+  if (opts.checkpointing == Checkpointing::full) {
+    for (auto& e : typical) e.role = Role::recomputed;
+    Entries kept;
+    add_entry(kept, "layer input (checkpoint)", {d.s, d.h}, model.res());
+    recompute_ps = layer_ps;
+    layer_ps = first_ps = kept.front().per_sample;
+    kept.insert(kept.end(), typical.begin(), typical.end());
+    typical = std::move(kept);
+    ledger.recompute_fraction = 1.0 / 3.0;
+    ledger.notes.push_back(
+        "full checkpointing keeps one input per layer and recomputes the layer in backward: "
+        "one extra forward pass per step, about 30% more compute (33% with backward = 2x forward); "
+        "one layer's activations are rebuilt at a time (recompute_bytes)");
+  } else if (opts.checkpointing == Checkpointing::selective) {
+    ledger.recompute_fraction = model.eager() ? model.selective_fraction() : 0.0;
+    const std::string pct = fmt::format("{:.1f}%", ledger.recompute_fraction * 100.0);
+    ledger.notes.push_back(
+        model.eager() ? "selective checkpointing recomputes the attention core (scores, softmax, "
+                        "attention dropout) in backward: about " +
+                            std::string(pct) + " more compute"
+                      : "selective checkpointing changes nothing with fused attention (sdpa keeps no "
+                        "s x s matrix)");
+  }
+
+  uint64_t outside_saved = detail::per_sample_bytes(outside, Role::saved);
+  uint64_t outside_held = detail::per_sample_bytes(outside, Role::held);
+  uint64_t saved =
+      checked_add(checked_mul(arch.layers - 1, layer_ps, "activation bytes"), first_ps, "activation bytes");
+  saved = checked_add(saved, outside_saved, "activation bytes");
+  ledger.saved_bytes_per_sample = saved;
+  ledger.bytes_per_sample =
+      checked_add(checked_add(saved, outside_held, "activation bytes"), recompute_ps, "activation bytes");
+  ledger.total_bytes = checked_mul(opts.batch, ledger.bytes_per_sample, "activation bytes");
+  ledger.layer_bytes = checked_mul(opts.batch, layer_ps, "activation bytes");
+  ledger.first_layer_bytes = checked_mul(opts.batch, first_ps, "activation bytes");
+  ledger.recompute_bytes = checked_mul(opts.batch, recompute_ps, "activation bytes");
+  ledger.per_layer = detail::to_rows(typical, opts.batch);
+  ledger.outside_layers = detail::to_rows(outside, opts.batch);
+  if (opts.autocast)
+    ledger.fixed_bytes =
+        bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
+
+  // Modelling choices, stated.
+  auto& n = ledger.notes;
+  n.push_back(
+      "counts what autograd keeps for backward, each storage once, in the format the recipe produces; "
+      "parameters and the model's input are not activations");
+  if (model.eager())
+    n.push_back(
+        opts.attention == Attention::sdpa
+            ? "torch 1.13 on CPU has only the math path of sdpa: the same tensors as eager attention"
+            : "eager attention keeps q, k, v (batched-matmul copies; grouped k/v repeated to all heads), the "
+              "softmax probabilities (heads x s x s) and the attention output");
+  else
+    n.push_back("fused attention (sdpa) keeps q, k, v, its output and the log-sum-exp; no s x s matrix");
+  if (opts.autocast) {
+    n.push_back("autocast: residual stream and norms stay fp32, matmul outputs are " + opts.act_format +
+                "; each Linear keeps a " + opts.act_format + " copy of its input");
+    n.push_back("autocast keeps a " + opts.act_format +
+                " copy of each weight matrix for backward: " + "batch independent, in fixed_bytes");
+  }
+  if (opts.dropout && (arch.hidden_dropout > 0.0 || arch.attention_dropout > 0.0))
+    n.push_back(opts.runtime == Runtime::cuda ? "dropout keeps a 1-byte mask per element (CUDA fused dropout)"
+                                              : "dropout keeps a mask in its input's dtype (torch CPU)");
+  if (arch.vocab == 0)
+    n.push_back("no vocabulary: the stack is fed hidden states (no embeddings, no LM head)");
+  if (arch.causal && arch.vocab > 0)
+    n.push_back(
+        "the loss keeps log-softmax of batch x seq x vocab; the logits it reads are alive too (held)");
+  if (opts.lora)
+    n.push_back("LoRA r=" + std::to_string(opts.lora->rank) + " on " + lora_target_names(*opts.lora, arch) +
+                ": base weights frozen, so frozen Linears keep no input and layer 0 keeps only what its adapters "
+                "need; each adapter keeps its input and x.A (batch x seq x r)");
+  if (arch.intermediate == 0) n.push_back("intermediate size unknown: 4 x hidden assumed");
+  if (arch.experts > 0)
+    n.push_back("mixture of experts: MLP activations counted for " +
+                std::to_string(std::max<uint64_t>(1, arch.experts_per_token)) +
+                " experts per token; router logits not counted");
+  return ledger;
+}
+
+}  // namespace memplan

@@ -1,0 +1,78 @@
+// Inference memory: the KV cache and the largest transient buffer of the prefill pass.
+//
+// KV cache = 2 (k and v) x layers x kv_heads x head_dim x seq x batch x bytes per element.
+// Working buffer (one forward over the prompt, no autograd): the residual stream and one norm
+// output (2 x seq x hidden) plus the largest of
+//   - eager attention: scores and probabilities, 2 x heads x seq x seq (sdpa: none);
+//   - MLP intermediate: gated 3 x seq x intermediate (gate activation, up, product), else 2;
+//   - logits: vocab per position computed (last position only unless all_logits), plus an fp32
+//     copy when upcast.
+
+#include "core/memory/kv_cache.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/base/checked.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace {
+
+uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
+  return checked_mul(checked_mul(a, b, "inference bytes"), c, "inference bytes");
+}
+
+}  // namespace
+
+KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts) {
+  if (arch.layers == 0)
+    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
+  if (arch.heads == 0 || arch.resolved_head_dim() == 0)
+    throw Error("architecture", "the number of attention heads is 0 (give --heads)");
+  if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
+  if (opts.seq == 0)
+    throw Error("--seq", "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
+
+  const uint64_t kvh = arch.resolved_kv_heads(), hd = arch.resolved_head_dim(), s = opts.seq;
+  KvCache kv;
+  uint64_t elements =
+      checked_mul(mul3(2, arch.layers, kvh), checked_mul(hd, s, "kv elements"), "kv elements");
+  kv.bytes_per_sample = bytes_for(elements, opts.kv_cost, "KV cache bytes");
+  kv.bytes = checked_mul(opts.batch, kv.bytes_per_sample, "KV cache bytes");
+
+  const uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
+  struct Candidate {
+    const char* name;
+    uint64_t bytes;
+  };
+  std::vector<Candidate> candidates;
+  if (opts.attention == Attention::eager)
+    candidates.push_back(
+        {"attention scores and probabilities (eager)",
+         bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")});
+  candidates.push_back({"MLP intermediate",
+                        bytes_for(mul3(arch.gated_mlp ? 3 : 2, s, ff), opts.act_cost, "MLP intermediate")});
+  if (arch.vocab > 0) {
+    uint64_t positions = opts.all_logits ? s : 1;
+    uint64_t logits = bytes_for(checked_mul(positions, arch.vocab, "logits"), opts.act_cost, "logits");
+    if (opts.fp32_logits)
+      logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
+    candidates.push_back({"logits", logits});
+  }
+  auto largest = std::max_element(candidates.begin(), candidates.end(),
+                                  [](const Candidate& a, const Candidate& b) { return a.bytes < b.bytes; });
+  uint64_t stream = bytes_for(mul3(2, s, arch.hidden), opts.act_cost, "hidden states");
+  kv.working_buffer_per_sample = checked_add(stream, largest->bytes, "working buffer");
+  kv.working_buffer_bytes = checked_mul(opts.batch, kv.working_buffer_per_sample, "working buffer");
+  kv.working_buffer_name = largest->name;
+
+  kv.explain = "KV cache = 2 x " + std::to_string(arch.layers) + " layers x " + std::to_string(kvh) +
+               " kv heads x " + std::to_string(hd) + " head dim x " + std::to_string(s) + " tokens x " +
+               std::to_string(opts.batch) + " batch x " + opts.kv_format + " = " + std::to_string(kv.bytes) +
+               " B; working buffer = hidden states (2 x seq x hidden) + " + largest->name + " = " +
+               std::to_string(kv.working_buffer_bytes) + " B";
+  return kv;
+}
+
+}  // namespace memplan

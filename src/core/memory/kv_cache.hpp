@@ -1,0 +1,40 @@
+#pragma once
+// Inference memory besides the weights: the KV cache
+// (2 x layers x kv_heads x head_dim x seq x batch x bytes) and the largest transient buffer of
+// one forward pass over the prompt (prefill). Both are exactly linear in batch.
+
+#include <cstdint>
+#include <string>
+
+#include "core/memory/activations.hpp"
+#include <memplan/model.hpp>
+#include <memplan/storage_format.hpp>
+
+namespace memplan {
+
+// What inference_memory needs besides the architecture.
+struct InferenceOptions {
+  uint64_t batch = 1;
+  uint64_t seq = 0;           // tokens cached per sequence (prompt + generated)
+  ElementCost kv_cost{2, 1};  // bytes per cached element (--kv-format)
+  std::string kv_format = "fp16";
+  ElementCost act_cost{2, 1};  // bytes per element of the forward's intermediates
+  std::string act_format = "fp16";
+  Attention attention = Attention::sdpa;  // eager materialises heads x seq x seq scores in prefill
+  bool fp32_logits = false;               // logits upcast to fp32
+  bool all_logits = false;                // prefill computes logits for every position, not only the last
+};
+
+struct KvCache {
+  uint64_t bytes = 0;                 // the cache, for the whole batch
+  uint64_t bytes_per_sample = 0;      // the cache for one sequence
+  uint64_t working_buffer_bytes = 0;  // largest transient buffer, whole batch
+  uint64_t working_buffer_per_sample = 0;
+  std::string working_buffer_name;  // which buffer that is ("MLP intermediate", ...)
+  std::string explain;              // the formula with the numbers filled in
+};
+
+// KV cache and working buffer of `arch` at opts; Error when layers/heads/hidden or seq are 0.
+KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts);
+
+}  // namespace memplan

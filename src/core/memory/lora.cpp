@@ -1,0 +1,162 @@
+#include <memplan/lora.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "core/models/arch_layout.hpp"
+#include "core/base/checked.hpp"
+#include "core/base/did_you_mean.hpp"
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include "core/base/text.hpp"
+
+namespace memplan {
+namespace {
+
+struct TargetName {
+  const char* name;
+  bool LoraTargets::*a;
+  bool LoraTargets::*b;  // c_attn names three, c_proj two: the rest repeat the first
+  bool LoraTargets::*c;
+};
+
+const TargetName k_names[] = {
+    {"q", &LoraTargets::q, &LoraTargets::q, &LoraTargets::q},
+    {"q_proj", &LoraTargets::q, &LoraTargets::q, &LoraTargets::q},
+    {"query", &LoraTargets::q, &LoraTargets::q, &LoraTargets::q},
+    {"k", &LoraTargets::k, &LoraTargets::k, &LoraTargets::k},
+    {"k_proj", &LoraTargets::k, &LoraTargets::k, &LoraTargets::k},
+    {"key", &LoraTargets::k, &LoraTargets::k, &LoraTargets::k},
+    {"v", &LoraTargets::v, &LoraTargets::v, &LoraTargets::v},
+    {"v_proj", &LoraTargets::v, &LoraTargets::v, &LoraTargets::v},
+    {"value", &LoraTargets::v, &LoraTargets::v, &LoraTargets::v},
+    {"o", &LoraTargets::o, &LoraTargets::o, &LoraTargets::o},
+    {"o_proj", &LoraTargets::o, &LoraTargets::o, &LoraTargets::o},
+    {"out_proj", &LoraTargets::o, &LoraTargets::o, &LoraTargets::o},
+    {"gate", &LoraTargets::gate, &LoraTargets::gate, &LoraTargets::gate},
+    {"gate_proj", &LoraTargets::gate, &LoraTargets::gate, &LoraTargets::gate},
+    {"up", &LoraTargets::up, &LoraTargets::up, &LoraTargets::up},
+    {"up_proj", &LoraTargets::up, &LoraTargets::up, &LoraTargets::up},
+    {"c_fc", &LoraTargets::up, &LoraTargets::up, &LoraTargets::up},
+    {"down", &LoraTargets::down, &LoraTargets::down, &LoraTargets::down},
+    {"down_proj", &LoraTargets::down, &LoraTargets::down, &LoraTargets::down},
+    {"c_attn", &LoraTargets::q, &LoraTargets::k, &LoraTargets::v},
+    {"qkv", &LoraTargets::q, &LoraTargets::k, &LoraTargets::v},
+    {"c_proj", &LoraTargets::o, &LoraTargets::down, &LoraTargets::down},
+};
+
+struct Widths {
+  uint64_t h, qd, kvd, ff;
+};
+
+Widths widths_of(const TransformerArch& a) {
+  const uint64_t hd = a.resolved_head_dim();
+  uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "LoRA parameters");
+  return {a.hidden, checked_mul(a.heads, hd, "LoRA parameters"),
+          checked_mul(a.resolved_kv_heads(), hd, "LoRA parameters"), ff};
+}
+
+// r x (d_in + d_out)
+uint64_t adapter(uint64_t r, uint64_t in, uint64_t out) {
+  return checked_mul(r, checked_add(in, out, "LoRA parameters"), "LoRA parameters");
+}
+
+}  // namespace
+
+LoraTargets parse_lora_targets(std::string_view subject, std::string_view text, uint64_t rank) {
+  LoraTargets t;
+  t.rank = rank;
+  std::stringstream ss{std::string(text)};
+  std::string item;
+  std::vector<std::string> known{"all"};
+  for (const TargetName& n : k_names) known.push_back(n.name);
+  while (std::getline(ss, item, ',')) {
+    const std::string key = to_lower(item);
+    if (key == "all") {
+      t.q = t.k = t.v = t.o = t.gate = t.up = t.down = true;
+      continue;
+    }
+    const auto* it = std::find_if(std::begin(k_names), std::end(k_names),
+                                  [&](const TargetName& n) { return key == n.name; });
+    if (it == std::end(k_names))
+      throw Error(std::string(subject), "\"" + item +
+                                            "\" is not a LoRA target (expected q, k, v, o, gate, up, down, " +
+                                            "c_attn, c_fc, c_proj or all" + did_you_mean(item, known) + ")");
+    t.*(it->a) = t.*(it->b) = t.*(it->c) = true;
+  }
+  if (!t.any())
+    throw Error(std::string(subject), "\"" + std::string(text) + "\" names no matrix (expected e.g. q,v)");
+  return t;
+}
+
+std::string lora_target_names(const LoraTargets& t, const TransformerArch& arch) {
+  std::string out;
+  auto add = [&out](const char* n) { out += (out.empty() ? "" : ",") + std::string(n); };
+  if (arch.fused_qkv) {
+    if (t.q || t.k || t.v) add("c_attn (fused q,k,v)");
+  } else {
+    if (t.q) add("q_proj");
+    if (t.k) add("k_proj");
+    if (t.v) add("v_proj");
+  }
+  if (t.o) add("o_proj");
+  if (t.gate && arch.gated_mlp) add("gate_proj");
+  if (t.up) add("up_proj");
+  if (t.down) add("down_proj");
+  return out;
+}
+
+LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
+  if (!model.arch || model.arch->layers == 0 || model.arch->hidden == 0 || model.arch->heads == 0)
+    throw Error("LoRA", "needs a transformer architecture (--model, --config or --layers/--hidden/--heads)");
+  if (t.rank == 0) throw Error("LoRA", "rank must be at least 1");
+  TransformerArch a = *model.arch;
+  apply_layout_defaults(a);  // GPT-2 fuses q/k/v into c_attn
+  const Widths w = widths_of(a);
+  const uint64_t r = t.rank;
+  // Attention blocks: one per layer, and self + cross attention per decoder layer of a T5.
+  const uint64_t attn_blocks =
+      checked_add(a.layers, a.encoder_decoder ? checked_mul(2, a.decoder_layers) : 0);
+  const uint64_t mlp_blocks = checked_add(a.layers, a.encoder_decoder ? a.decoder_layers : 0);
+  const uint64_t experts = a.experts > 0 ? a.experts : 1;
+  uint64_t attn = 0, attn_matrices = 0, mlp = 0, mlp_matrices = 0;
+  std::string attn_text, mlp_text;
+  auto add = [r](uint64_t& sum, uint64_t& count, std::string& text, uint64_t n, uint64_t in, uint64_t out) {
+    sum = checked_add(sum, checked_mul(n, adapter(r, in, out), "LoRA parameters"), "LoRA parameters");
+    count += n;
+    text += (text.empty() ? "" : " + ") + (n > 1 ? std::to_string(n) + " x " : std::string()) +
+            std::to_string(r) + " x (" + std::to_string(in) + " + " + std::to_string(out) + ")";
+  };
+  if (a.fused_qkv) {
+    if (t.q || t.k || t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.qd + 2 * w.kvd);
+  } else {
+    if (t.q) add(attn, attn_matrices, attn_text, 1, w.h, w.qd);
+    if (t.k) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
+    if (t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
+  }
+  if (t.o) add(attn, attn_matrices, attn_text, 1, w.qd, w.h);
+  if (t.gate && a.gated_mlp) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
+  if (t.up) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
+  if (t.down) add(mlp, mlp_matrices, mlp_text, experts, w.ff, w.h);
+  if (attn_matrices + mlp_matrices == 0)
+    throw Error("--lora-targets", "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
+  LoraAdapters out;
+  out.rank = r;
+  out.targets = lora_target_names(t, a);
+  out.matrices = attn_matrices * attn_blocks + mlp_matrices * mlp_blocks;
+  out.parameters = checked_add(checked_mul(attn_blocks, attn, "LoRA parameters"),
+                               checked_mul(mlp_blocks, mlp, "LoRA parameters"), "LoRA parameters");
+  // "32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + 4096)) = 8,388,608"
+  auto part = [](uint64_t blocks, const char* what, const std::string& text) {
+    return std::to_string(blocks) + " " + what + " x (" + text + ")";
+  };
+  std::string sum;
+  if (!attn_text.empty()) sum = part(attn_blocks, "attention blocks", attn_text);
+  if (!mlp_text.empty()) sum += (sum.empty() ? "" : " + ") + part(mlp_blocks, "MLP blocks", mlp_text);
+  out.arithmetic = "LoRA adapters (r=" + std::to_string(r) + " on " + out.targets + ") = " + sum + " = " +
+                   group_thousands(out.parameters) + " trainable parameters";
+  return out;
+}
+
+}  // namespace memplan

@@ -1,0 +1,59 @@
+#include <memplan/optimizer.hpp>
+
+#include <cctype>
+
+#include "core/base/did_you_mean.hpp"
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+
+namespace memplan {
+namespace {
+
+struct Row {
+  const char* name;
+  uint64_t copies;
+  StateKind kind;
+  bool step;
+  const char* description;
+};
+
+// Facts, not logic: one row per optimizer.
+const Row k_table[] = {
+    {"none", 0, StateKind::copies, false, "no optimizer (inference)"},
+    {"sgd", 0, StateKind::copies, false, "plain SGD keeps no state"},
+    {"sgd-momentum", 1, StateKind::copies, false, "SGD with momentum: one momentum buffer"},
+    {"adam", 2, StateKind::copies, true, "Adam: exp_avg and exp_avg_sq, plus a float32 step per tensor"},
+    {"adamw", 2, StateKind::copies, true, "AdamW: exp_avg and exp_avg_sq, plus a float32 step per tensor"},
+    {"adagrad", 1, StateKind::copies, false, "Adagrad: one sum of squares"},
+    {"rmsprop", 1, StateKind::copies, false, "RMSprop: one square average"},
+    {"rmsprop-momentum", 2, StateKind::copies, false, "RMSprop with momentum: square average and momentum buffer"},
+    {"lion", 1, StateKind::copies, false, "Lion: one momentum buffer"},
+    {"adamw-8bit", 2, StateKind::blockwise8bit, false,
+     "bitsandbytes AdamW8bit: 2 states of 1 byte + fp32 absmax per 256-element block"},
+    {"adafactor", 1, StateKind::factored, false,
+     "Adafactor (no momentum): row and column second-moment statistics per matrix"},
+};
+
+}  // namespace
+
+std::vector<std::string> optimizer_names() {
+  std::vector<std::string> names;
+  for (const Row& r : k_table) names.emplace_back(r.name);
+  return names;
+}
+
+Optimizer parse_optimizer(std::string_view subject, std::string_view text) {
+  for (const Row& r : k_table)
+    if (text == r.name) return {r.name, r.copies, r.kind, r.step, r.description};
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
+    const uint64_t copies = parse_count(subject, text, 16);
+    return {std::string(text), copies, StateKind::copies, false,
+            std::to_string(copies) + " state copies per parameter (as given)"};
+  }
+  throw Error(std::string(subject), "\"" + std::string(text) +
+                                        "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
+                                        "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor or a number of copies" +
+                                        did_you_mean(text, optimizer_names()) + ")");
+}
+
+}  // namespace memplan

@@ -1,0 +1,104 @@
+#pragma once
+// Internal: the transformer activation model of one layer and what lies outside the layers,
+// shared by activations_transformer.cpp (full fine-tuning) and activations_lora.cpp (frozen base
+// weights with LoRA adapters).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/memory/activations.hpp"
+
+#include "core/memory/activation_ledger.hpp"
+
+namespace memplan::detail {
+
+struct Shape {
+  uint64_t s, h, nh, qd, kvd, ff, vocab;
+};
+
+class LayerModel {
+ public:
+  LayerModel(const TransformerArch& arch, const ActivationOptions& opts);
+
+  const Shape& shape() const { return m_shape; }
+  const Fmt& act() const { return m_act; }
+  const Fmt& res() const { return m_res; }
+  bool eager() const { return m_eager; }
+
+  // The dropout mask for a tensor of format f.
+  Fmt mask(const Fmt& f) const;
+
+  // A norm reading the residual stream. input_grad: its input requires grad (false for the first
+  // layer of a stack fed hidden states); count_input: the input storage is not already counted.
+  void norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const;
+
+  // What the Linear layers reading a residual-format tensor keep: one storage, or under
+  // autocast one half copy per Linear call.
+  void linear_inputs(Entries& e, const std::string& name, uint64_t calls) const;
+
+  void attention_core(Entries& e) const;
+
+  void mlp_core(Entries& e) const;
+
+  // One layer. first: layer 0 (its input may be the model's input, which is not an activation).
+  Entries layer(bool first) const;
+
+  Entries outside() const;
+
+  // Weights autocast copies to half and keeps (those whose input requires grad).
+  uint64_t autocast_weight_elements() const;
+
+  // Extra compute of selective checkpointing: the attention matmuls (QK^T and PV, 4 s qd flops
+  // per token) again, over a step of 3 forward passes' worth of flops.
+  double selective_fraction() const;
+
+  // --- LoRA: every base weight frozen, adapters on some matrices -------------------------------
+
+  // Which tensors of a layer require a gradient when only the adapters train. Layer 0's input
+  // does not (frozen embeddings, or hidden states fed in); every later layer's does.
+  struct Grads {
+    bool in = false;  // the layer's input
+    bool q = false, k = false, v = false;
+    bool attn = false;              // attention output (o's input)
+    bool attn_out = false;          // o's output
+    bool mlp_in = false;            // the MLP's input (its norm's input)
+    bool gate = false, up = false;  // MLP projection outputs (not gated: up only)
+    bool mlp_out = false;
+  };
+
+  Grads lora_grads(bool first) const;
+
+  // The adapted q/k/v matrices: one where the model fuses them.
+  std::vector<std::string> lora_qkv() const;
+
+  std::vector<std::string> lora_mlp_in() const;
+
+  // B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
+  void lora_intermediate(Entries& e, const std::string& matrix) const;
+
+  void lora_attention_core(Entries& e, const Grads& g) const;
+
+  void lora_mlp_core(Entries& e, const Grads& g) const;
+
+  // One layer with frozen base weights: a frozen Linear keeps only its weight (for its input's
+  // gradient); an adapted one's LoRA path keeps its input (one half copy per call under
+  // autocast) and x.A.
+  Entries lora_layer(bool first) const;
+
+  // Half weight copies autocast keeps under LoRA in one layer: a frozen matrix's when its input
+  // needs a gradient; an adapter's A likewise, its B always (x.A needs one).
+  uint64_t lora_layer_weight_elements(bool first) const;
+
+  // All layers' and the frozen LM head's (its input, the final norm's output, needs a gradient).
+  uint64_t lora_weight_elements() const;
+
+ private:
+  const TransformerArch& m_arch;
+  const ActivationOptions& m_opts;
+  Fmt m_act, m_res;
+  Shape m_shape{};
+  bool m_eager = true, m_drop_hidden = false, m_drop_attn = false;
+};
+
+}  // namespace memplan::detail

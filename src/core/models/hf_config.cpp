@@ -1,0 +1,313 @@
+#include "core/models/hf_config.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include <memplan/error.hpp>
+#include "core/base/file_reader.hpp"
+#include <memplan/quantity.hpp>
+
+#include "core/models/hf_config_reader.hpp"
+#include "core/base/json_text.hpp"
+
+namespace memplan {
+namespace detail {
+
+namespace {
+constexpr uint64_t k_max_dimension = 1ull << 32;
+
+std::string keys_list(std::initializer_list<const char*> keys) {
+  std::string s;
+  size_t i = 0;
+  for (const char* k : keys) {
+    if (i) s += (i + 1 == keys.size()) ? " or " : ", ";
+    s += std::string("\"") + k + "\"";
+    ++i;
+  }
+  return s;
+}
+}  // namespace
+
+bool ConfigReader::has(const char* key) const {
+  auto it = m_j.find(key);
+  return it != m_j.end() && !it->is_null();
+}
+
+const nlohmann::json* ConfigReader::find(std::initializer_list<const char*> keys, std::string& key_out) {
+  for (const char* k : keys) {
+    auto it = m_j.find(k);
+    if (it == m_j.end() || it->is_null()) continue;
+    key_out = k;
+    m_used.emplace_back(k);
+    return &*it;
+  }
+  return nullptr;
+}
+
+void ConfigReader::fail(const std::string& key, const std::string& message) const {
+  throw Error(m_file + ": " + key, message);
+}
+
+std::optional<uint64_t> ConfigReader::count(std::initializer_list<const char*> keys) {
+  std::string key;
+  const nlohmann::json* v = find(keys, key);
+  if (!v) return std::nullopt;
+  uint64_t n = 0;
+  if (v->is_number_unsigned()) n = v->get<uint64_t>();
+  else if (v->is_number_integer()) fail(key, json_brief(*v) + " is negative (expected a whole number)");
+  else if (v->is_number_float()) {
+    double d = v->get<double>();
+    if (!(d >= 0) || d != std::floor(d) || d > static_cast<double>(k_max_dimension))
+      fail(key, json_brief(*v) + " is not a whole number up to 2^32");
+    n = static_cast<uint64_t>(d);
+  } else fail(key, json_brief(*v) + " is not a number (expected a whole number)");
+  if (n > k_max_dimension) fail(key, group_thousands(n) + " is absurdly large (at most 2^32)");
+  return n;
+}
+
+uint64_t ConfigReader::need(std::initializer_list<const char*> keys) {
+  if (auto v = count(keys)) {
+    if (*v == 0) fail(m_used.back(), "is 0 (expected at least 1)");
+    return *v;
+  }
+  throw Error(m_file, "missing " + keys_list(keys) + " (needed to count the parameters)");
+}
+
+uint64_t ConfigReader::count_or(std::initializer_list<const char*> keys, uint64_t fallback) {
+  auto v = count(keys);
+  return v ? *v : fallback;
+}
+
+std::optional<bool> ConfigReader::flag(std::initializer_list<const char*> keys) {
+  std::string key;
+  const nlohmann::json* v = find(keys, key);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) fail(key, json_brief(*v) + " is not true or false");
+  return v->get<bool>();
+}
+
+bool ConfigReader::flag_or(std::initializer_list<const char*> keys, bool fallback) {
+  auto v = flag(keys);
+  return v ? *v : fallback;
+}
+
+std::optional<double> ConfigReader::real(std::initializer_list<const char*> keys) {
+  std::string key;
+  const nlohmann::json* v = find(keys, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) fail(key, json_brief(*v) + " is not a number");
+  return v->get<double>();
+}
+
+std::optional<std::string> ConfigReader::text(std::initializer_list<const char*> keys) {
+  std::string key;
+  const nlohmann::json* v = find(keys, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) fail(key, json_brief(*v) + " is not a string");
+  return v->get<std::string>();
+}
+
+bool tied_embeddings(ConfigReader& c, const std::string& model_type, std::vector<std::string>& notes) {
+  if (auto t = c.flag({"tie_word_embeddings"})) return *t;
+  static const char* untied[] = {"llama", "mistral", "mixtral", "qwen2", "phi3", "gpt_neox"};
+  for (const char* u : untied)
+    if (model_type == u) {
+      notes.push_back("no tie_word_embeddings: " + model_type + " defaults to an untied lm_head");
+      return false;
+    }
+  notes.push_back("no tie_word_embeddings: " + model_type + " defaults to lm_head tied to the embeddings");
+  return true;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::ConfigReader;
+using detail::FamilyFn;
+
+struct Family {
+  const char* model_type;
+  const char* formula;
+  FamilyFn fn;
+};
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> table = {
+      {"llama", "llama-style decoder", detail::count_gated_decoder},
+      {"mistral", "llama-style decoder", detail::count_gated_decoder},
+      {"mixtral", "llama-style decoder (MoE)", detail::count_gated_decoder},
+      {"qwen2", "llama-style decoder", detail::count_gated_decoder},
+      {"gemma", "llama-style decoder", detail::count_gated_decoder},
+      {"phi3", "llama-style decoder", detail::count_gated_decoder},
+      {"gpt2", "gpt2", detail::count_gpt2},
+      {"bert", "bert encoder", detail::count_bert},
+      {"roberta", "bert encoder", detail::count_bert},
+      {"t5", "t5 encoder-decoder", detail::count_t5},
+      {"opt", "opt", detail::count_opt},
+      {"gpt_neox", "gpt_neox", detail::count_gpt_neox},
+      {"falcon", "falcon", detail::count_falcon},
+      {"RefinedWebModel", "falcon", detail::count_falcon},
+      {"RefinedWeb", "falcon", detail::count_falcon},
+  };
+  return table;
+}
+
+// Old configs (the first gpt2-medium upload, RefinedWeb falcon) lack model_type: infer it from
+// the class name in "architectures".
+std::string infer_model_type(ConfigReader& c, std::vector<std::string>& notes) {
+  if (auto mt = c.text({"model_type"})) return *mt;
+  const nlohmann::json& j = c.json();
+  auto it = j.find("architectures");
+  if (it != j.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
+    std::string arch = (*it)[0].get<std::string>();
+    static const std::pair<const char*, const char*> prefixes[] = {
+        {"GPT2", "gpt2"},     {"Bert", "bert"},      {"Roberta", "roberta"},   {"T5", "t5"},
+        {"Llama", "llama"},   {"Mistral", "mistral"}, {"Mixtral", "mixtral"},  {"Qwen2", "qwen2"},
+        {"Gemma", "gemma"},   {"Phi3", "phi3"},      {"OPT", "opt"},           {"GPTNeoX", "gpt_neox"},
+        {"Falcon", "falcon"}, {"RW", "falcon"}};
+    for (const auto& [prefix, mt] : prefixes)
+      if (arch.rfind(prefix, 0) == 0) {
+        notes.push_back(std::string("no model_type: inferred \"") + mt + "\" from architectures[0] \"" + arch + "\"");
+        return mt;
+      }
+  }
+  return "";
+}
+
+void read_weight_format(ConfigReader& c, ModelSpec& m) {
+  if (auto dt = c.text({"torch_dtype", "dtype"})) {
+    m.weight_format = storage_format_of_torch_dtype(*dt);
+    if (m.weight_format.empty()) m.notes.push_back("torch_dtype \"" + *dt + "\" is not a format memplan knows");
+    else m.notes.push_back("weights stored as " + m.weight_format + " (torch_dtype \"" + *dt + "\")");
+  } else {
+    m.notes.push_back("no torch_dtype: the stored format is unknown (older configs that omit it were saved in fp32)");
+  }
+  const nlohmann::json& j = c.json();
+  auto q = j.find("quantization_config");
+  if (q == j.end() || !q->is_object()) return;
+  auto str = [&](const char* key, const char* fallback) {
+    auto it = q->find(key);
+    return it != q->end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  };
+  auto yes = [&](const char* key) {
+    auto it = q->find(key);
+    return it != q->end() && it->is_boolean() && it->get<bool>();
+  };
+  std::string method = str("quant_method", "unknown");
+  uint64_t bits = 0;
+  auto b = q->find("bits");
+  if (b != q->end() && b->is_number_unsigned()) bits = b->get<uint64_t>();
+  bool bnb4 = yes("load_in_4bit");
+  bool bnb8 = yes("load_in_8bit");
+  std::string fmt;
+  if (bnb4) fmt = str("bnb_4bit_quant_type", "nf4") == "nf4" ? "nf4" : "int4";
+  else if (bnb8 || bits == 8) fmt = "int8";
+  else if (bits == 4) fmt = "int4";
+  std::string what = "quantization_config: " + method + (bits ? ", " + std::to_string(bits) + " bits" : "");
+  if (!fmt.empty()) {
+    m.weight_format = fmt;
+    m.notes.push_back(what + ": linear weights stored as " + fmt + " (torch_dtype is the format of the other tensors)");
+  } else {
+    m.notes.push_back(what + ": not a format memplan knows; weight format left as torch_dtype");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& hf_model_types() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const Family& f : families()) v.emplace_back(f.model_type);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& hf_generic_fields() {
+  static const std::vector<std::string> v = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                             "intermediate_size", "vocab_size"};
+  return v;
+}
+
+std::string storage_format_of_torch_dtype(std::string_view torch_dtype) {
+  std::string_view t = torch_dtype;
+  if (t.rfind("torch.", 0) == 0) t.remove_prefix(6);
+  static const std::pair<const char*, const char*> table[] = {
+      {"float32", "fp32"}, {"float", "fp32"}, {"float16", "fp16"}, {"half", "fp16"}, {"bfloat16", "bf16"},
+      {"float64", "fp64"}, {"double", "fp64"}, {"float8_e4m3fn", "fp8-e4m3"}, {"float8_e5m2", "fp8-e5m2"},
+      {"int8", "int8"}};
+  for (const auto& [from, to] : table)
+    if (t == from) return to;
+  return "";
+}
+
+HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name) {
+  std::string file(file_name);
+  if (json_text.size() > k_max_config_bytes)
+    throw Error(file, "is larger than " + std::to_string(k_max_config_bytes) + " bytes (not a config.json)");
+  nlohmann::json j = detail::parse_json_text(json_text, file, "the config");
+  if (!j.is_object()) throw Error(file, "is not a JSON object (expected a Hugging Face config.json)");
+
+  ConfigReader c(j, file);
+  HfConfig out;
+  ModelSpec& m = out.model;
+  std::vector<std::string> notes;
+  std::string model_type = infer_model_type(c, notes);
+
+  const Family* fam = nullptr;
+  for (const Family& f : families())
+    if (model_type == f.model_type) fam = &f;
+
+  detail::FamilyCount fc;
+  if (fam) {
+    fc = fam->fn(c, model_type);
+    out.family = fam->formula;
+  } else {
+    std::vector<std::string> missing;
+    for (const std::string& f : hf_generic_fields())
+      if (!c.has(f.c_str())) missing.push_back(f);
+    std::string shown = model_type.empty() ? "no model_type" : "model_type \"" + model_type + "\"";
+    if (!missing.empty()) {
+      std::string need, all;
+      for (size_t i = 0; i < missing.size(); ++i) need += (i ? ", " : "") + missing[i];
+      for (size_t i = 0; i < hf_model_types().size(); ++i) all += (i ? ", " : "") + hf_model_types()[i];
+      throw Error(file, shown + " is not one memplan knows (" + all + "), and the generic fields are missing: " +
+                            need + " (needed, with num_key_value_heads and head_dim if they apply)");
+    }
+    fc = detail::count_gated_decoder(c, model_type.empty() ? "unknown" : model_type);
+    out.family = "generic llama-style decoder";
+    notes.push_back(shown + " is not one memplan knows: counted as a llama-style decoder (SwiGLU MLP, "
+                    "RMSNorm, no biases) from the generic fields hidden_size, num_hidden_layers, "
+                    "num_attention_heads, intermediate_size, vocab_size");
+  }
+
+  m.id = file;
+  m.name = model_type.empty() ? file : model_type;
+  if (auto n = c.text({"_name_or_path"}); n && !n->empty()) m.name = *n;
+  m.source = file;
+  m.parameters = fc.total.v;
+  m.active_parameters = fc.active.v;
+  m.tensors = fc.tensors.v;
+  fc.arch.model_type = model_type.empty() ? "unknown" : model_type;
+  m.arch = fc.arch;
+  read_weight_format(c, m);
+  m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
+  m.notes.insert(m.notes.end(), fc.notes.begin(), fc.notes.end());
+  out.fields = c.used();
+  return out;
+}
+
+ModelSpec parse_hf_config(std::string_view json_text, std::string_view file_name) {
+  return parse_hf_config_detail(json_text, file_name).model;
+}
+
+HfConfig read_hf_config_detail(const std::string& path) {
+  std::string file = is_directory(path) ? join_path(path, "config.json") : path;
+  std::string text = read_small_file(file, k_max_config_bytes);
+  return parse_hf_config_detail(text, file);
+}
+
+ModelSpec read_hf_config(const std::string& path) { return read_hf_config_detail(path).model; }
+
+}  // namespace memplan

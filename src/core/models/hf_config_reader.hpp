@@ -1,0 +1,81 @@
+#pragma once
+// Internal to hf_config*.cpp: typed, validated access to config.json fields, and overflow-checked
+// counts so that parameter formulas read like the arithmetic they are.
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/checked.hpp"
+#include "core/models/hf_config.hpp"
+
+namespace memplan::detail {
+
+// A parameter count; + and * throw OverflowError instead of wrapping.
+struct Count {
+  uint64_t v = 0;
+  Count(uint64_t x = 0) : v(x) {}  // NOLINT: implicit on purpose, formulas mix literals and counts
+};
+inline Count operator+(Count a, Count b) { return {checked_add(a.v, b.v, "parameter count")}; }
+inline Count operator*(Count a, Count b) { return {checked_mul(a.v, b.v, "parameter count")}; }
+
+// One config.json object; every read records the key it used.
+class ConfigReader {
+public:
+  ConfigReader(const nlohmann::json& j, std::string file) : m_j(j), m_file(std::move(file)) {}
+
+  // Present and not null.
+  bool has(const char* key) const;
+  // First present key of `keys` as a whole number in [0, 2^32], or nullopt.
+  std::optional<uint64_t> count(std::initializer_list<const char*> keys);
+  // Like count() but required: Error naming every accepted key when none is present.
+  uint64_t need(std::initializer_list<const char*> keys);
+  // count() or `fallback`.
+  uint64_t count_or(std::initializer_list<const char*> keys, uint64_t fallback);
+  std::optional<bool> flag(std::initializer_list<const char*> keys);
+  bool flag_or(std::initializer_list<const char*> keys, bool fallback);
+  std::optional<double> real(std::initializer_list<const char*> keys);
+  std::optional<std::string> text(std::initializer_list<const char*> keys);
+
+  const nlohmann::json& json() const { return m_j; }
+  const std::string& file() const { return m_file; }
+  const std::vector<std::string>& used() const { return m_used; }
+  // Error about `key`: "<file>: <key>: <message>".
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+private:
+  const nlohmann::json* find(std::initializer_list<const char*> keys, std::string& key_out);
+  const nlohmann::json& m_j;
+  std::string m_file;
+  std::vector<std::string> m_used;
+};
+
+// A family's result: counts plus the architecture.
+struct FamilyCount {
+  Count total;
+  Count active;   // MoE only (0 otherwise)
+  Count tensors;  // parameter tensors
+  TransformerArch arch;
+  std::vector<std::string> notes;
+};
+
+using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);
+
+// hf_config_families.cpp
+FamilyCount count_gated_decoder(ConfigReader& c, const std::string& model_type);
+FamilyCount count_gpt2(ConfigReader& c, const std::string& model_type);
+FamilyCount count_bert(ConfigReader& c, const std::string& model_type);
+FamilyCount count_t5(ConfigReader& c, const std::string& model_type);
+FamilyCount count_opt(ConfigReader& c, const std::string& model_type);
+FamilyCount count_gpt_neox(ConfigReader& c, const std::string& model_type);
+FamilyCount count_falcon(ConfigReader& c, const std::string& model_type);
+
+// tie_word_embeddings, or the model class default (True for gpt2/t5/opt/falcon/gemma/bert, False
+// for llama/mistral/mixtral/qwen2/phi3/gpt_neox), with a note when the default was used.
+bool tied_embeddings(ConfigReader& c, const std::string& model_type, std::vector<std::string>& notes);
+
+}  // namespace memplan::detail

@@ -1,0 +1,272 @@
+#include "core/base/text.hpp"
+#include <memplan/presets.hpp>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/did_you_mean.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace embedded {
+std::string_view gpus();
+std::string_view models();
+}  // namespace embedded
+
+namespace {
+
+using nlohmann::json;
+
+// Typed field access with errors that name the document, the entry and the field.
+struct Reader {
+  std::string where;  // "data/gpus.json: gpus[3] (t4)"
+  const json& j;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw Error(where, "field \"" + field + "\" " + what);
+  }
+  std::string str(const char* field, bool required = true) const {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) {
+      if (required) fail(field, "is missing");
+      return "";
+    }
+    if (!it->is_string()) fail(field, "must be a string");
+    return it->get<std::string>();
+  }
+  uint64_t u64(const char* field, bool required = true) const {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) {
+      if (required) fail(field, "is missing");
+      return 0;
+    }
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
+      fail(field, "must be a non-negative integer");
+    return it->get<uint64_t>();
+  }
+  double real(const char* field) const {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) return 0.0;
+    if (!it->is_number()) fail(field, "must be a number");
+    double v = it->get<double>();
+    if (!(v >= 0.0 && v <= 1.0)) fail(field, "must be in [0, 1]");
+    return v;
+  }
+  bool boolean(const char* field, bool fallback) const {
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) fail(field, "must be true or false");
+    return it->get<bool>();
+  }
+  std::vector<std::string> strings(const char* field) const {
+    std::vector<std::string> out;
+    auto it = j.find(field);
+    if (it == j.end() || it->is_null()) return out;
+    if (!it->is_array()) fail(field, "must be an array of strings");
+    for (const json& s : *it) {
+      if (!s.is_string()) fail(field, "must be an array of strings");
+      out.push_back(s.get<std::string>());
+    }
+    return out;
+  }
+};
+
+json parse_doc(std::string_view text, const std::string& origin) {
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded()) throw Error(origin, "is not valid JSON");
+  if (!doc.is_object()) throw Error(origin, "must be a JSON object");
+  return doc;
+}
+
+GpuSpec read_gpu(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where, "must be an object");
+  Reader r{where, j};
+  GpuSpec g;
+  g.id = r.str("id");
+  Reader named{where + " (" + g.id + ")", j};
+  g.name = named.str("name");
+  g.aliases = named.strings("aliases");
+  g.vendor = named.str("vendor", false);
+  g.memory_total_bytes = named.u64("memory_total_bytes");
+  if (g.memory_total_bytes == 0) named.fail("memory_total_bytes", "must be positive");
+  g.reserved_known = j.contains("memory_reserved_bytes");
+  g.memory_reserved_bytes = named.u64("memory_reserved_bytes", false);
+  if (g.memory_reserved_bytes >= g.memory_total_bytes) named.fail("memory_reserved_bytes", "must be below the total");
+  g.budget_bytes = named.u64("budget_bytes", false);
+  if (g.budget_bytes > g.memory_total_bytes) named.fail("budget_bytes", "must not exceed the total");
+  g.budget_note = named.str("budget_note", false);
+  g.compute_capability = named.str("compute_capability", false);
+  g.bf16 = named.boolean("bf16", false);
+  g.fp8 = named.boolean("fp8", false);
+  g.source = named.str("source");
+  g.notes = named.str("notes", false);
+  return g;
+}
+
+TransformerArch read_arch(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where, "field \"arch\" must be an object");
+  Reader r{where + " arch", j};
+  TransformerArch a;
+  a.model_type = r.str("model_type");
+  a.causal = r.boolean("causal", true);
+  a.layers = r.u64("layers");
+  a.hidden = r.u64("hidden");
+  a.heads = r.u64("heads");
+  a.kv_heads = r.u64("kv_heads", false);
+  a.head_dim = r.u64("head_dim", false);
+  a.intermediate = r.u64("intermediate");
+  a.vocab = r.u64("vocab");
+  a.max_positions = r.u64("max_positions", false);
+  a.gated_mlp = r.boolean("gated_mlp", false);
+  a.activation = r.str("activation", false);
+  a.norm = r.str("norm", false);
+  a.tied_embeddings = r.boolean("tied_embeddings", false);
+  a.hidden_dropout = r.real("hidden_dropout");
+  a.attention_dropout = r.real("attention_dropout");
+  a.experts = r.u64("experts", false);
+  a.experts_per_token = r.u64("experts_per_token", false);
+  if (!a.layers || !a.hidden || !a.heads || !a.vocab) r.fail("layers/hidden/heads/vocab", "must be positive");
+  if (a.kv_heads && a.heads % a.kv_heads) r.fail("kv_heads", "must divide heads");
+  return a;
+}
+
+ModelPreset read_model(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where, "must be an object");
+  Reader r{where, j};
+  ModelPreset p;
+  p.model.id = r.str("id");
+  Reader named{where + " (" + p.model.id + ")", j};
+  p.model.name = named.str("name");
+  p.aliases = named.strings("aliases");
+  p.model.parameters = named.u64("parameters");
+  if (p.model.parameters == 0) named.fail("parameters", "must be positive");
+  p.model.active_parameters = named.u64("active_parameters", false);
+  p.model.tensors = named.u64("tensors", false);
+  p.model.source = named.str("source");
+  if (auto it = j.find("arch"); it != j.end() && !it->is_null()) p.model.arch = read_arch(*it, named.where);
+  return p;
+}
+
+template <class T, class Id>
+void check_unique(const std::vector<T>& items, Id id_of, const std::string& origin) {
+  std::vector<std::string> seen;
+  for (const T& item : items) {
+    for (const std::string& key : id_of(item)) {
+      const std::string k = to_lower(key);
+      for (const std::string& s : seen)
+        if (s == k) throw Error(origin, "the name \"" + key + "\" is used twice");
+      seen.push_back(k);
+    }
+  }
+}
+
+std::string read_file(const std::string& path, const std::string& subject) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(subject, "cannot read \"" + path + "\"");
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size > (16 << 20)) throw Error(subject, "\"" + path + "\" is larger than 16 MiB (not a presets file?)");
+  in.seekg(0);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A GPU file without "defaults": the fit table uses its first four GPUs.
+Presets with_defaults(Presets p) {
+  if (p.default_gpus.empty())
+    for (size_t i = 0; i < p.gpus.size() && i < 4; ++i) p.default_gpus.push_back(p.gpus[i].id);
+  return p;
+}
+
+}  // namespace
+
+Presets parse_presets(std::string_view gpus_json, std::string_view models_json, std::string_view origin) {
+  Presets p;
+  const std::string o(origin);
+  if (!gpus_json.empty()) {
+    json doc = parse_doc(gpus_json, o);
+    auto it = doc.find("gpus");
+    if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"gpus\" array");
+    for (size_t i = 0; i < it->size(); ++i) p.gpus.push_back(read_gpu((*it)[i], o + ": gpus[" + std::to_string(i) + "]"));
+    p.default_gpus = Reader{o, doc}.strings("defaults");
+    check_unique(p.gpus, [](const GpuSpec& g) { auto v = g.aliases; v.push_back(g.id); return v; }, o);
+    for (const std::string& d : p.default_gpus) find_gpu(p, o + ": defaults", d);
+  }
+  if (!models_json.empty()) {
+    json doc = parse_doc(models_json, o);
+    auto it = doc.find("models");
+    if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"models\" array");
+    for (size_t i = 0; i < it->size(); ++i)
+      p.models.push_back(read_model((*it)[i], o + ": models[" + std::to_string(i) + "]"));
+    check_unique(p.models, [](const ModelPreset& m) { auto v = m.aliases; v.push_back(m.model.id); return v; }, o);
+  }
+  return p;
+}
+
+const Presets& builtin_presets() {
+  static const Presets presets = parse_presets(embedded::gpus(), embedded::models(), "embedded presets");
+  return presets;
+}
+
+Presets load_presets_override(const std::string& path) {
+  namespace fs = std::filesystem;
+  Presets p = builtin_presets();
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const std::string g = path + "/gpus.json", m = path + "/model_presets.json";
+    const bool has_g = fs::exists(g, ec), has_m = fs::exists(m, ec);
+    if (!has_g && !has_m) throw Error(path, "holds neither gpus.json nor model_presets.json");
+    Presets o = parse_presets(has_g ? read_file(g, g) : "", has_m ? read_file(m, m) : "", path);
+    if (has_g) {
+      p.gpus = o.gpus;
+      p.default_gpus = o.default_gpus;
+    }
+    if (has_m) p.models = o.models;
+    return with_defaults(std::move(p));
+  }
+  const std::string text = read_file(path, "--presets");
+  json doc = parse_doc(text, path);
+  Presets o = parse_presets(doc.contains("gpus") ? text : "", doc.contains("models") ? text : "", path);
+  if (!doc.contains("gpus") && !doc.contains("models")) throw Error(path, "needs a \"gpus\" or \"models\" array");
+  if (doc.contains("gpus")) {
+    p.gpus = o.gpus;
+    p.default_gpus = o.default_gpus;
+  }
+  if (doc.contains("models")) p.models = o.models;
+  return with_defaults(std::move(p));
+}
+
+const GpuSpec& find_gpu(const Presets& presets, std::string_view subject, std::string_view name) {
+  const std::string key = to_lower(name);
+  std::vector<std::string> names;
+  for (const GpuSpec& g : presets.gpus) {
+    if (to_lower(g.id) == key) return g;
+    for (const std::string& a : g.aliases)
+      if (to_lower(a) == key) return g;
+    names.push_back(g.id);
+  }
+  for (const GpuSpec& g : presets.gpus) names.insert(names.end(), g.aliases.begin(), g.aliases.end());
+  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a known GPU (see `memplan gpus`" +
+                                        did_you_mean(name, names) + ")");
+}
+
+const ModelPreset& find_model(const Presets& presets, std::string_view subject, std::string_view name) {
+  const std::string key = to_lower(name);
+  std::vector<std::string> names;
+  for (const ModelPreset& m : presets.models) {
+    if (to_lower(m.model.id) == key) return m;
+    for (const std::string& a : m.aliases)
+      if (to_lower(a) == key) return m;
+    names.push_back(m.model.id);
+  }
+  for (const ModelPreset& m : presets.models) names.insert(names.end(), m.aliases.begin(), m.aliases.end());
+  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a known model (see `memplan models`" +
+                                        did_you_mean(name, names) + ")");
+}
+
+}  // namespace memplan

@@ -1,0 +1,96 @@
+#include "core/parallel/sharded_estimate.hpp"
+
+#include <algorithm>
+
+#include "core/models/arch_layout.hpp"
+#include "core/models/block_parameters.hpp"
+#include "core/base/checked.hpp"
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace {
+
+// Optimizer state per trainable parameter, without the master copy and the step counters, as
+// an exact fraction of the single-GPU term.
+ElementCost state_cost(const EstimateRequest& r, const Estimate& single, uint64_t step_bytes) {
+  const uint64_t trainable = std::max<uint64_t>(single.trainable_parameters, 1);
+  uint64_t state = single.bytes("optimizer_state");
+  if (r.recipe.has_master()) state -= std::min(state, bytes_for(single.trainable_parameters, r.recipe.master.cost));
+  state -= std::min(state, step_bytes);
+  return {state, trainable};
+}
+
+}  // namespace
+
+uint64_t largest_layer_parameters(const EstimateRequest& r) {
+  if (r.largest_layer) return r.largest_layer;
+  if (!r.model.arch || !r.model.arch->layers) return 0;
+  const TransformerArch& a = *r.model.arch;
+  const uint64_t h = a.hidden, hd = a.resolved_head_dim(), kv = a.resolved_kv_heads() * hd, q = a.heads * hd;
+  const uint64_t experts = a.experts ? a.experts : 1;
+  const uint64_t attention = h * q + 2 * h * kv + q * h;
+  const uint64_t mlp = (a.gated_mlp ? 3 : 2) * h * a.intermediate * experts;
+  return std::max(attention + mlp, a.vocab * h);
+}
+
+ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& single) {
+  ShardingRequest s;
+  s.parameters = r.model.parameters;
+  s.trainable = single.trainable_parameters;
+  const uint64_t steps = r.optimizer.step_per_tensor && r.model.tensors && s.trainable == s.parameters ? 4 * r.model.tensors : 0;
+  const ElementCost state = state_cost(r, single, steps);
+  if (r.recipe.has_master()) {
+    s.bytes = r.parallel && is_fsdp(r.parallel->sharding) ? fsdp_mixed_precision_state(r.recipe.weights.cost, state)
+                                                          : mixed_precision_state(r.recipe.weights.cost, state, r.grad_format);
+  } else {
+    s.bytes = single_format_state(r.recipe.weights.cost, state);
+    s.bytes.gradient = r.recipe.gradients.cost;
+  }
+  // The weights as the single-GPU estimate prices them (quantised frozen weights included).
+  s.bytes.weight = {single.bytes("parameters"), std::max<uint64_t>(r.model.parameters, 1)};
+  s.optimizer_extra_bytes = steps;
+  s.largest_layer_parameters = largest_layer_parameters(r);
+  s.activation_bytes = single.bytes("activations");
+  if (r.model.arch) {
+    TransformerArch a = *r.model.arch;
+    apply_layout_defaults(a);
+    s.arch = a;
+    s.step.linear_biases = a.bias;
+    s.step.position_rows = a.position_embedding == "learned" ? a.max_positions : 0;
+    s.step.dropout = a.hidden_dropout > 0 || a.attention_dropout > 0;
+  }
+  s.step.seq = r.seq;
+  s.step.micro_batch = r.batch;
+  s.step.activation = r.recipe.activations.cost;
+  s.step.flash_attention = r.attention == "sdpa";
+  if (r.parallel) {
+    s.layout = *r.parallel;
+    s.layout.recompute = parse_recompute("--checkpointing", r.checkpointing);
+  }
+  return s;
+}
+
+std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory, uint64_t gpus_per_node,
+                                               uint64_t max_gpus) {
+  EstimateRequest base = r;
+  if (!base.parallel) {
+    base.parallel = ParallelLayout{};
+    base.parallel->sharding = ShardingStrategy::zero3;  // the search tries every stage up to this one
+  }
+  EstimateRequest single_request = base;
+  single_request.parallel.reset();
+  const Estimate single = estimate(single_request);
+  const uint64_t fixed = checked_add(single.bytes("kv_cache"), single.bytes("overhead"));
+  LayoutSearch search;
+  search.gpus_per_node = gpus_per_node;
+  search.max_gpus = max_gpus;
+  const LayoutSearchResult found =
+      search_layout(sharding_request_for(base, single), search,
+                    [&](const ShardingResult& res) { return res.gpu.total <= memory && memory - res.gpu.total >= fixed; });
+  if (!found.found) return std::nullopt;
+  EstimateRequest out = base;
+  out.parallel = found.result.layout;
+  return out;
+}
+
+}  // namespace memplan

@@ -1,0 +1,124 @@
+// advise(): the current verdict, one suggestion per knob of the table, the smallest preset GPU
+// that fits as is, and the cheapest combinations that first make the run fit.
+#include "core/planning/advise.hpp"
+
+#include <optional>
+
+#include "core/base/checked.hpp"
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+
+#include "core/planning/advise_knobs.hpp"
+
+namespace memplan {
+namespace {
+
+using advice::Candidate;
+using advice::KnobContext;
+
+bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || g.budget_bytes != 0; }
+
+// The knob's mildest setting that fits, else the one that needs least memory.
+std::optional<Suggestion> best_setting(const advice::Knob& k, const Candidate& base, const KnobContext& ctx) {
+  std::vector<Candidate> settings;
+  try {
+    settings = k.apply(base, ctx);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  std::optional<Suggestion> best;
+  for (const Candidate& c : settings) {
+    Suggestion s = advice::to_suggestion(c, ctx);
+    if (s.fits()) return s;
+    if (!best || s.required_bytes < best->required_bytes) best = std::move(s);
+  }
+  return best;
+}
+
+// Tier 3: the smallest preset GPU (by usable memory) that runs the request as is, natively;
+// unified-memory (Apple) entries only when no other fits.
+Suggestion bigger_gpu(const EstimateRequest& r, uint64_t required, const GpuSpec& current,
+                      const std::vector<GpuSpec>& presets) {
+  const GpuSpec* best = nullptr;
+  const GpuSpec* largest = nullptr;
+  for (bool unified : {false, true}) {
+    for (const GpuSpec& g : presets) {
+      if (g.id == current.id || unified_memory(g) != unified || !hardware_warnings(g, r).empty()) continue;
+      if (!unified && (!largest || g.usable_bytes() > largest->usable_bytes())) largest = &g;
+      if (required <= g.usable_bytes() && (!best || g.usable_bytes() < best->usable_bytes())) best = &g;
+    }
+    if (best) break;
+  }
+  Suggestion s;
+  s.tier = 3;
+  s.request = r;
+  s.required_bytes = required;
+  s.cost_rank = 100;
+  const GpuSpec* judged = best ? best : largest ? largest : &current;
+  s.gpu = judged->id;
+  s.memory_bytes = judged->usable_bytes();
+  s.verdict = verdict_for(required, s.memory_bytes);
+  AdviceChange ch{"gpu", "", "new hardware: costs money (or a cloud instance)", 3, 100, {}};
+  if (best) {
+    ch.change = "a bigger GPU: " + best->id + " (" + format_bytes(best->usable_bytes(), Units::gib) + ")";
+    if (unified_memory(*best)) ch.notes.push_back(best->budget_note);
+  } else {
+    ch.change = "no single preset GPU fits as is (largest: " + judged->id + ")";
+  }
+  s.change = ch.change;
+  s.cost = ch.cost;
+  s.notes = ch.notes;
+  s.changes.push_back(ch);
+  return s;
+}
+
+}  // namespace
+
+Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vector<GpuSpec>& presets,
+              const AdviceOptions& options) {
+  if (options.max_knobs > 3 || options.max_candidates == 0)
+    throw Error("advise", "the search is limited to 3 knobs per combination and needs a candidate budget");
+  Advice a;
+  a.request = request;
+  a.gpu = gpu;
+  const Estimate e = estimate(request);
+  const FitRow row = fit_gpu(gpu, e);
+  a.required_bytes = row.required_bytes;
+  a.memory_bytes = row.memory_bytes;
+  a.spare_bytes = row.spare_bytes;
+  a.verdict = row.verdict;
+  a.hardware_notes = row.warnings;
+
+  const KnobContext ctx{gpu, a.memory_bytes, options};
+  const Candidate base{request, {}};
+  const std::vector<advice::Knob>& table = advice::knob_table();
+  std::vector<std::size_t> fitting;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    std::optional<Suggestion> s = best_setting(table[i], base, ctx);
+    if (!s || s->required_bytes >= a.required_bytes) continue;  // saves nothing on this run
+    if (s->fits()) fitting.push_back(i);
+    a.singles.push_back(std::move(*s));
+  }
+  a.singles.push_back(bigger_gpu(request, a.required_bytes, gpu, presets));
+  if (!a.fits()) a.combinations = advice::search_combinations(base, ctx, fitting, a.candidates_tried, a.search_capped);
+  return a;
+}
+
+LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank) {
+  LoraTargets t;
+  t.rank = rank;
+  t.q = t.v = true;
+  return lora_adapters(model, t);
+}
+
+const std::vector<std::string>& tier0_checklist() {
+  static const std::vector<std::string> list = {
+      "restart the kernel or process: a caught out-of-memory error's traceback (and a notebook's old cells) keep the failed step's tensors alive",
+      "log loss.item(), not loss: appending the tensor keeps every batch's computation graph alive (the commonest slow leak)",
+      "wrap evaluation in torch.no_grad() (or torch.inference_mode()): otherwise it stores activations for a backward that never comes",
+      "free what you no longer need: del, then gc.collect(), then torch.cuda.empty_cache() (nvidia-smi counts PyTorch's cache as used)",
+  };
+  return list;
+}
+
+}  // namespace memplan

@@ -1,0 +1,58 @@
+#pragma once
+// The knob table behind advise(): each knob maps a run to its settings, mildest first. Data,
+// not if-chains: advise_search.cpp walks the table for single changes and combines its rows
+// breadth-first for combinations.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/planning/advise.hpp"
+#include <memplan/estimate.hpp>
+#include <memplan/gpu.hpp>
+
+namespace memplan::advice {
+
+// A run part-way along a chain of knobs: the request (placement in request.parallel) and what
+// was changed to get it.
+struct Candidate {
+  EstimateRequest request;
+  std::vector<AdviceChange> changes;
+};
+
+struct KnobContext {
+  const GpuSpec& gpu;
+  uint64_t memory = 0;  // usable bytes of the GPU
+  const AdviceOptions& options;
+};
+
+// When a knob runs in a chain: transforms change the request; solvers find the largest batch or
+// sequence that fits what the chain has made so far; placements spread the result over GPUs.
+enum class Stage { transform = 0, solve = 1, place = 2 };
+
+struct Knob {
+  const char* id;
+  const char* group;  // a combination holds at most one knob of a group
+  int tier;
+  Stage stage;
+  // The knob's settings for `c`, mildest first; empty when it does not apply or changes nothing.
+  std::vector<Candidate> (*apply)(const Candidate& c, const KnobContext& ctx);
+};
+
+// Every knob, in the playbook's order (tier, then cost within the tier).
+const std::vector<Knob>& knob_table();
+
+// Required bytes of a candidate on its most-loaded GPU (overhead included).
+uint64_t required_bytes(const Candidate& c);
+
+// A candidate as a suggestion judged against the context's GPU.
+Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx);
+
+// Combinations of 2..options.max_knobs knobs (one per group) that fit and hold no fitting subset,
+// cheapest first. `fitting_singles`: indices into knob_table() of knobs that fit alone.
+// Breadth-first by size; stops after options.max_candidates chains (`capped`).
+std::vector<Suggestion> search_combinations(const Candidate& base, const KnobContext& ctx,
+                                            const std::vector<std::size_t>& fitting_singles,
+                                            std::size_t& tried, bool& capped);
+
+}  // namespace memplan::advice

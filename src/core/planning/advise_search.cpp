@@ -1,0 +1,129 @@
+// The combination search of advise(): breadth-first over sets of 2-3 knobs from the table, one
+// knob per group, keeping the sets that fit and hold no fitting subset, cheapest first.
+#include <algorithm>
+#include <cstdint>
+
+#include <memplan/error.hpp>
+
+#include "core/planning/advise_knobs.hpp"
+
+namespace memplan::advice {
+namespace {
+
+using Mask = uint32_t;
+
+// Every set of `size` indices out of `n`, in lexicographic order.
+void subsets(std::size_t n, std::size_t size, std::size_t from, std::vector<std::size_t>& cur,
+             std::vector<std::vector<std::size_t>>& out) {
+  if (cur.size() == size) {
+    out.push_back(cur);
+    return;
+  }
+  for (std::size_t i = from; i < n; ++i) {
+    cur.push_back(i);
+    subsets(n, size, i + 1, cur, out);
+    cur.pop_back();
+  }
+}
+
+// Settings of knob `k` for `c`; a knob that cannot be combined with the chain gives none.
+std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobContext& ctx) {
+  try {
+    return k.apply(c, ctx);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+bool cheaper(const Suggestion& a, const Suggestion& b) {
+  if (a.cost_rank != b.cost_rank) return a.cost_rank < b.cost_rank;
+  return a.required_bytes < b.required_bytes;
+}
+
+}  // namespace
+
+Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
+  Suggestion s;
+  s.changes = c.changes;
+  s.request = c.request;
+  const Estimate e = estimate(c.request);
+  s.required_bytes = e.required_bytes();
+  s.memory_bytes = ctx.memory;
+  s.gpu = ctx.gpu.id;
+  s.gpus = c.request.parallel ? c.request.parallel->gpus : 1;
+  s.host_bytes = e.sharded ? e.sharded->host_bytes_per_node : 0;
+  s.verdict = verdict_for(s.required_bytes, s.memory_bytes);
+  s.tier = 0;
+  for (const AdviceChange& ch : c.changes) {
+    s.tier = std::max(s.tier, ch.tier);
+    s.change += (s.change.empty() ? "" : " + ") + ch.change;
+    s.cost += (s.cost.empty() ? "" : "; ") + ch.cost;
+    s.cost_rank += ch.cost_rank;
+    s.notes.insert(s.notes.end(), ch.notes.begin(), ch.notes.end());
+  }
+  return s;
+}
+
+std::vector<Suggestion> search_combinations(const Candidate& base, const KnobContext& ctx,
+                                            const std::vector<std::size_t>& fitting_singles, std::size_t& tried,
+                                            bool& capped) {
+  const std::vector<Knob>& table = knob_table();
+  std::vector<Mask> fitting;
+  for (std::size_t i : fitting_singles) fitting.push_back(Mask{1} << i);
+  std::vector<Suggestion> out;
+  tried = 0;
+  capped = false;
+  for (std::size_t size = 2; size <= ctx.options.max_knobs && !capped; ++size) {
+    std::vector<std::vector<std::size_t>> sets;
+    std::vector<std::size_t> cur;
+    subsets(table.size(), size, 0, cur, sets);
+    for (std::vector<std::size_t>& set : sets) {
+      Mask mask = 0;
+      bool clash = false;
+      for (std::size_t i : set) {
+        for (std::size_t j : set)
+          clash = clash || (i < j && std::string(table[i].group) == table[j].group);
+        mask |= Mask{1} << i;
+      }
+      const bool has_fitting_subset =
+          std::any_of(fitting.begin(), fitting.end(), [&](Mask f) { return (f & mask) == f; });
+      if (clash || has_fitting_subset) continue;
+      // Transforms first, then the solvers (they fit the batch or sequence to what the
+      // transforms left), then placement.
+      std::stable_sort(set.begin(), set.end(), [&](std::size_t a, std::size_t b) {
+        return static_cast<int>(table[a].stage) < static_cast<int>(table[b].stage);
+      });
+      std::vector<Candidate> chain = {base};
+      for (std::size_t k : set) {
+        std::vector<Candidate> next;
+        for (const Candidate& c : chain)
+          for (Candidate& v : apply_knob(table[k], c, ctx)) next.push_back(std::move(v));
+        chain = std::move(next);
+        if (chain.empty()) break;
+      }
+      bool found = false;
+      Suggestion best;
+      for (const Candidate& c : chain) {
+        if (tried >= ctx.options.max_candidates) {
+          capped = true;
+          break;
+        }
+        ++tried;
+        Suggestion s = to_suggestion(c, ctx);
+        if (s.fits() && (!found || cheaper(s, best))) {
+          best = std::move(s);
+          found = true;
+        }
+      }
+      if (found) {
+        out.push_back(std::move(best));
+        fitting.push_back(mask);
+      }
+      if (capped) break;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), cheaper);
+  return out;
+}
+
+}  // namespace memplan::advice

@@ -1,0 +1,74 @@
+#include <memplan/fit.hpp>
+
+#include <cstdlib>
+
+#include "core/base/checked.hpp"
+#include "core/formats/hardware_support.hpp"
+#include <memplan/quantity.hpp>
+
+namespace memplan {
+namespace {
+
+// "8.9" -> 89; "" or non-NVIDIA -> -1 (unknown).
+int capability(const GpuSpec& g) {
+  const std::string& cc = g.compute_capability;
+  const auto dot = cc.find('.');
+  if (cc.empty() || dot == std::string::npos || g.vendor == "amd" || g.vendor == "apple") return -1;
+  return std::atoi(cc.substr(0, dot).c_str()) * 10 + std::atoi(cc.substr(dot + 1).c_str());
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::fits: return "fits";
+    case Verdict::tight: return "tight";
+    case Verdict::no: return "no";
+  }
+  return "no";
+}
+
+Verdict verdict_for(uint64_t required, uint64_t memory) {
+  if (required > memory) return Verdict::no;
+  // Tight: spare < 5% of memory, i.e. 20 x spare < memory (exact in integers).
+  const u128 spare = memory - required;
+  return spare * 20 < memory ? Verdict::tight : Verdict::fits;
+}
+
+std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateRequest& r) {
+  std::vector<std::string> w;
+  auto check = [&](const std::string& what) {
+    if (capability(g) >= 0) {
+      const HardwareSupport hs = hardware_support("--precision", what, g.compute_capability);
+      if (hs.native) return;
+      std::string use = hs.suggestion;
+      if (r.mode == Mode::infer && what.find("bf16") != std::string::npos) use = "fp16 (inference needs no loss scaling)";
+      w.push_back(what + ": " + hs.reason + "; use " + use);
+      return;
+    }
+    // No compute capability (AMD, Apple): the preset's own flags.
+    const bool bf16 = what.find("bf16") != std::string::npos, fp8 = what.rfind("fp8", 0) == 0;
+    if ((bf16 && !g.bf16) || (fp8 && !g.fp8))
+      w.push_back(what + ": " + g.id + " has no " + (bf16 ? "bf16" : "fp8") + " hardware");
+  };
+  if (!r.recipe.hardware_format.empty()) check(r.recipe.name);
+  if (!r.quantize.empty()) check(r.quantize);
+  return w;
+}
+
+FitRow fit_gpu(const GpuSpec& gpu, const Estimate& e, uint64_t memory_override) {
+  FitRow row;
+  row.gpu = gpu;
+  row.memory_bytes = memory_override ? memory_override : gpu.usable_bytes();
+  row.required_bytes = e.required_bytes();
+  const u128 m = row.memory_bytes, q = row.required_bytes;
+  const u128 k_max = INT64_MAX;
+  row.spare_bytes = m >= q ? static_cast<int64_t>(m - q > k_max ? k_max : m - q)
+                           : -static_cast<int64_t>(q - m > k_max ? k_max : q - m);
+  row.verdict = verdict_for(row.required_bytes, row.memory_bytes);
+  row.warnings = hardware_warnings(gpu, e.request);
+  if (gpu.budget_bytes && !memory_override) row.warnings.push_back(gpu.budget_note);
+  return row;
+}
+
+}  // namespace memplan

@@ -1,0 +1,68 @@
+#include "core/planning/planning.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <memplan/error.hpp>
+
+namespace memplan {
+namespace {
+
+// Largest x in [1, k_max_search] with fits(x), given fits is monotone (true then false);
+// 0 when fits(1) is false.
+uint64_t largest(const std::function<bool(uint64_t)>& fits, bool& capped) {
+  capped = false;
+  if (!fits(1)) return 0;
+  uint64_t lo = 1, hi = 2;
+  while (hi <= k_max_search && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > k_max_search) {
+    capped = true;
+    return lo;
+  }
+  while (hi - lo > 1) {  // fits(lo), !fits(hi)
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+uint64_t required_at(EstimateRequest r, uint64_t batch) {
+  r.batch = batch;
+  return estimate(r).required_bytes();
+}
+
+}  // namespace
+
+BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
+  if (required_at(base, 1) == required_at(base, 2))
+    throw Error("--batch", "the estimate does not grow with the batch: give --activation-bytes-per-row, --mlp, or an architecture with --seq");
+  BatchPlan p;
+  p.micro_batch = largest([&](uint64_t b) { return required_at(base, b) <= memory; }, p.capped);
+  p.max_micro_batch = p.micro_batch;
+  p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
+  if (effective_batch && p.micro_batch) {
+    // Fewest steps the largest micro-batch allows, then the smallest micro-batch that still
+    // needs only that many: the effective batch lands as close above E as possible, on less memory.
+    const uint64_t largest_micro = std::min(p.micro_batch, effective_batch);
+    p.accumulation_steps = (effective_batch + largest_micro - 1) / largest_micro;
+    p.micro_batch = (effective_batch + p.accumulation_steps - 1) / p.accumulation_steps;
+    p.effective_batch = p.micro_batch * p.accumulation_steps;
+    p.required_bytes = required_at(base, p.micro_batch);
+  }
+  return p;
+}
+
+uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
+  auto at = [&](uint64_t seq) {
+    EstimateRequest r = base;
+    r.seq = seq;
+    return estimate(r).required_bytes();
+  };
+  if (at(1) == at(2)) throw Error("--max-seq", "the estimate does not depend on the sequence: give an architecture (--model, --config or --layers/--hidden/--heads)");
+  return largest([&](uint64_t s) { return at(s) <= memory; }, capped);
+}
+
+}  // namespace memplan
