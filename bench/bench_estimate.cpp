@@ -12,9 +12,9 @@
 
 #include <memplan/estimate.hpp>
 #include <memplan/optimizer.hpp>
-#include "core/planning/planning.hpp"
 #include <memplan/presets.hpp>
 #include <memplan/recipe.hpp>
+#include "core/planning/planning.hpp"
 
 #include "cli/cli.hpp"
 

@@ -28,7 +28,8 @@ std::string make_safetensors(uint64_t bytes) {
   std::string path = bench_dir() + "/m" + std::to_string(bytes) + ".safetensors";
   uint64_t per = bytes / k_tensors / 2;
   std::vector<StTensor> ts;
-  for (uint64_t i = 0; i < k_tensors; ++i) ts.push_back({"model.layers." + std::to_string(i) + ".weight", "BF16", {per}});
+  for (uint64_t i = 0; i < k_tensors; ++i)
+    ts.push_back({"model.layers." + std::to_string(i) + ".weight", "BF16", {per}});
   uint64_t data = 0;
   std::string header = st_header(ts, data);
   std::string head = le64(header.size()) + header;
@@ -43,7 +44,8 @@ std::string make_gguf(uint64_t bytes) {
   uint64_t per = bytes / k_tensors / 2 / 16 * 16;  // a multiple of 16 F16 = 32 bytes: no padding
   GgufBytes g;
   g.u32(0x46554747).u32(3).u64(k_tensors).u64(1).kv_str("general.architecture", "llama");
-  for (uint64_t i = 0; i < k_tensors; ++i) g.tensor_info("blk." + std::to_string(i) + ".weight", {per}, 1, i * per * 2);
+  for (uint64_t i = 0; i < k_tensors; ++i)
+    g.tensor_info("blk." + std::to_string(i) + ".weight", {per}, 1, i * per * 2);
   g.pad(32);
   std::ofstream(path, std::ios::binary).write(g.b.data(), static_cast<std::streamsize>(g.b.size()));
   if (::truncate(path.c_str(), static_cast<off_t>(g.b.size() + k_tensors * per * 2)) != 0) std::abort();

@@ -9,7 +9,7 @@ namespace memplan {
 
 // Bad input from the user: an option, a file, a value. Exit code 2.
 class Error : public std::runtime_error {
-public:
+ public:
   // subject: "--params", a file path, "config.json: hidden_size"; message: what is wrong.
   // what() is "<subject>: <message>".
   Error(std::string subject, const std::string& message)
@@ -18,13 +18,13 @@ public:
 
   const std::string& subject() const { return m_subject; }
 
-private:
+ private:
   std::string m_subject;
 };
 
 // An arithmetic result that would not fit in 64 bits.
 class OverflowError : public Error {
-public:
+ public:
   using Error::Error;
 };
 

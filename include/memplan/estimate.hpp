@@ -15,11 +15,11 @@ namespace memplan {
 
 // One term of the breakdown.
 struct Term {
-  std::string key;     // "parameters", "gradients", "optimizer_state", "activations", "kv_cache", "overhead"
-  std::string label;   // "Parameters"
+  std::string key;    // "parameters", "gradients", "optimizer_state", "activations", "kv_cache", "overhead"
+  std::string label;  // "Parameters"
   uint64_t bytes = 0;
-  std::string format;  // "fp32", "bf16 + fp32 master", "—"
-  std::string detail;  // "2 copies x fp32", "batch 8 x 1,234 B/row"
+  std::string format;                   // "fp32", "bf16 + fp32 master", "—"
+  std::string detail;                   // "2 copies x fp32", "batch 8 x 1,234 B/row"
   std::vector<std::string> arithmetic;  // lines a reviewer can check by hand
 };
 
@@ -34,12 +34,12 @@ struct LedgerRow {
 struct Estimate {
   EstimateRequest request;
   uint64_t trainable_parameters = 0;
-  std::optional<LoraAdapters> lora;        // set when request.lora: the adapters trained
-  std::vector<Term> terms;                 // in order; overhead last
-  std::vector<std::string> assumptions;    // what the numbers rest on
-  std::vector<LedgerRow> layer_ledger;     // activations of one layer, when an architecture is known
+  std::optional<LoraAdapters> lora;      // set when request.lora: the adapters trained
+  std::vector<Term> terms;               // in order; overhead last
+  std::vector<std::string> assumptions;  // what the numbers rest on
+  std::vector<LedgerRow> layer_ledger;   // activations of one layer, when an architecture is known
   std::string ledger_title;
-  std::optional<ShardingResult> sharded;   // set when request.parallel: per-rank loads, host memory
+  std::optional<ShardingResult> sharded;  // set when request.parallel: per-rank loads, host memory
 
   uint64_t bytes(const std::string& key) const;
   uint64_t total_bytes() const;     // every term but the overhead

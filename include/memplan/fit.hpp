@@ -17,9 +17,9 @@ const char* verdict_name(Verdict v);  // "fits", "tight", "no"
 
 struct FitRow {
   GpuSpec gpu;
-  uint64_t memory_bytes = 0;    // usable memory of the GPU
+  uint64_t memory_bytes = 0;  // usable memory of the GPU
   uint64_t required_bytes = 0;
-  int64_t spare_bytes = 0;      // negative: shortfall
+  int64_t spare_bytes = 0;  // negative: shortfall
   Verdict verdict = Verdict::no;
   std::vector<std::string> warnings;  // recipe the card cannot run natively, unknown reserve, ...
 };

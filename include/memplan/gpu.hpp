@@ -8,22 +8,22 @@
 namespace memplan {
 
 struct GpuSpec {
-  std::string id;                 // "rtx-4090", "cuda:0"
-  std::string name;               // "NVIDIA GeForce RTX 4090 24GB"
+  std::string id;    // "rtx-4090", "cuda:0"
+  std::string name;  // "NVIDIA GeForce RTX 4090 24GB"
   std::vector<std::string> aliases;
-  std::string vendor;             // "nvidia", "amd", "apple"
+  std::string vendor;                  // "nvidia", "amd", "apple"
   uint64_t memory_total_bytes = 0;     // what NVML reports as total (R510+ drivers)
   uint64_t memory_reserved_bytes = 0;  // driver/firmware share a process cannot allocate
   bool reserved_known = false;
-  uint64_t budget_bytes = 0;      // unified memory: the share of RAM the GPU may use (0 = n/a)
+  uint64_t budget_bytes = 0;  // unified memory: the share of RAM the GPU may use (0 = n/a)
   std::string budget_note;
   std::string compute_capability;  // "8.9"; "" where it does not apply
   bool bf16 = false;
   bool fp8 = false;
   std::string source;
   std::string notes;
-  bool is_device = false;         // read from a real device, not a preset
-  uint64_t free_bytes = 0;        // real devices: free memory when probed (fit --against free)
+  bool is_device = false;   // read from a real device, not a preset
+  uint64_t free_bytes = 0;  // real devices: free memory when probed (fit --against free)
 
   // What a process can allocate: the unified-memory budget, else total minus the reserved share.
   uint64_t usable_bytes() const {

@@ -12,31 +12,32 @@ namespace memplan {
 
 // A transformer, decoder (causal LM) or encoder, in the terms the activation model needs.
 struct TransformerArch {
-  std::string model_type;        // "llama", "gpt2", "bert", ... as config.json names it
-  bool causal = true;            // decoder-only causal LM: keeps batch x seq x vocab logits
+  std::string model_type;  // "llama", "gpt2", "bert", ... as config.json names it
+  bool causal = true;      // decoder-only causal LM: keeps batch x seq x vocab logits
   uint64_t layers = 0;
   uint64_t hidden = 0;
   uint64_t heads = 0;
-  uint64_t kv_heads = 0;         // grouped-query attention; == heads for multi-head attention
-  uint64_t head_dim = 0;         // usually hidden / heads
-  uint64_t intermediate = 0;     // MLP inner width (per expert for MoE)
+  uint64_t kv_heads = 0;      // grouped-query attention; == heads for multi-head attention
+  uint64_t head_dim = 0;      // usually hidden / heads
+  uint64_t intermediate = 0;  // MLP inner width (per expert for MoE)
   uint64_t vocab = 0;
-  uint64_t max_positions = 0;    // context length the model was trained for (0 = unknown)
-  bool gated_mlp = false;        // SwiGLU/GeGLU: 3 matrices (gate, up, down) instead of 2
+  uint64_t max_positions = 0;       // context length the model was trained for (0 = unknown)
+  bool gated_mlp = false;           // SwiGLU/GeGLU: 3 matrices (gate, up, down) instead of 2
   std::string activation = "gelu";  // "gelu", "gelu_new", "silu", "relu", ...
   std::string norm = "layernorm";   // "layernorm" or "rmsnorm"
   // Block layout details the activation model and the reference parameter counter use.
-  bool norm_first = true;          // pre-LN (GPT-2, LLaMA); false = post-LN (BERT, torch encoder default)
-  bool parallel_attention = false; // attention and MLP read the same layer input (GPT-NeoX, Falcon, GPT-J)
-  bool fused_qkv = false;          // one q/k/v projection (GPT-2 c_attn, torch MHA in_proj)
-  bool ffn_dropout = false;        // dropout between the MLP's matrices (torch nn.TransformerEncoderLayer)
-  bool final_norm = true;          // a norm after the last layer (ln_f / model.norm)
-  bool bias = false;               // Linear layers have biases (GPT-2, BERT) - parameter counting only
-  std::string position_embedding = "rotary";  // "learned" (a max_positions x hidden table), "rotary", "alibi", "none"
+  bool norm_first = true;           // pre-LN (GPT-2, LLaMA); false = post-LN (BERT, torch encoder default)
+  bool parallel_attention = false;  // attention and MLP read the same layer input (GPT-NeoX, Falcon, GPT-J)
+  bool fused_qkv = false;           // one q/k/v projection (GPT-2 c_attn, torch MHA in_proj)
+  bool ffn_dropout = false;         // dropout between the MLP's matrices (torch nn.TransformerEncoderLayer)
+  bool final_norm = true;           // a norm after the last layer (ln_f / model.norm)
+  bool bias = false;                // Linear layers have biases (GPT-2, BERT) - parameter counting only
+  std::string position_embedding =
+      "rotary";                  // "learned" (a max_positions x hidden table), "rotary", "alibi", "none"
   bool tied_embeddings = false;  // lm_head shares the embedding matrix
   double hidden_dropout = 0.0;   // dropout probability on residual branches (0 = off)
   double attention_dropout = 0.0;
-  uint64_t experts = 0;          // MoE: experts per layer (0 = dense)
+  uint64_t experts = 0;  // MoE: experts per layer (0 = dense)
   uint64_t experts_per_token = 0;
   bool encoder_decoder = false;  // t5: `layers` counts the encoder, `decoder_layers` the decoder
   uint64_t decoder_layers = 0;   // encoder-decoder only (the decoder also has cross-attention)
@@ -47,18 +48,18 @@ struct TransformerArch {
 
 // The model being planned. `parameters` is always set; the rest is known or zero/empty.
 struct ModelSpec {
-  std::string id;                // preset id, file path, or "custom"
-  std::string name;              // human name
-  std::string source;            // where the parameter count comes from (citation or file)
-  uint64_t parameters = 0;       // total parameters
+  std::string id;                  // preset id, file path, or "custom"
+  std::string name;                // human name
+  std::string source;              // where the parameter count comes from (citation or file)
+  uint64_t parameters = 0;         // total parameters
   uint64_t active_parameters = 0;  // MoE: parameters used per token (0 = same as total)
-  uint64_t tensors = 0;          // number of parameter tensors (Adam's step counters); 0 = unknown
+  uint64_t tensors = 0;            // number of parameter tensors (Adam's step counters); 0 = unknown
   std::optional<TransformerArch> arch;
   std::vector<uint64_t> mlp_widths;  // --mlp 784,512,256,10
-  bool has_batchnorm = false;    // accumulation does not reproduce a large batch with BatchNorm
-  std::string weight_format;     // format the weights are stored in (from a file), "" = unknown
-  uint64_t weight_bytes = 0;     // exact bytes of the stored weights when read from a file (0 = unknown)
-  std::vector<std::string> notes;  // what was assumed while reading the model
+  bool has_batchnorm = false;        // accumulation does not reproduce a large batch with BatchNorm
+  std::string weight_format;         // format the weights are stored in (from a file), "" = unknown
+  uint64_t weight_bytes = 0;         // exact bytes of the stored weights when read from a file (0 = unknown)
+  std::vector<std::string> notes;    // what was assumed while reading the model
 };
 
 }  // namespace memplan

@@ -29,15 +29,15 @@ const char* to_string(ModelFileKind kind);
 ModelFileKind detect_model_file_kind(const std::string& path);
 
 struct ModelFileReport {
-  std::string path;                    // as given
+  std::string path;  // as given
   ModelFileKind kind = ModelFileKind::hf_config;
   ModelSpec model;
-  std::vector<std::string> files;      // every file read
-  std::vector<DtypeTotal> by_dtype;    // stored tensors per dtype / ggml type, largest first
-  uint64_t tensors = 0;                // stored tensors (buffers included)
+  std::vector<std::string> files;    // every file read
+  std::vector<DtypeTotal> by_dtype;  // stored tensors per dtype / ggml type, largest first
+  uint64_t tensors = 0;              // stored tensors (buffers included)
   uint64_t elements = 0;
-  uint64_t bytes = 0;                  // stored tensor bytes
-  std::string config_family;           // config.json formula used, "" when no config was read
+  uint64_t bytes = 0;                      // stored tensor bytes
+  std::string config_family;               // config.json formula used, "" when no config was read
   std::vector<std::string> config_fields;  // config.json keys read
 };
 

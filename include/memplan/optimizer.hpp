@@ -13,14 +13,14 @@
 namespace memplan {
 
 enum class StateKind {
-  copies,    // `copies` full-size tensors in the recipe's optimizer-state format
+  copies,         // `copies` full-size tensors in the recipe's optimizer-state format
   blockwise8bit,  // `copies` tensors of 1 byte + one fp32 absmax per 256-element block (bitsandbytes)
-  factored,  // Adafactor: row + column statistics per matrix, full size for vectors
+  factored,       // Adafactor: row + column statistics per matrix, full size for vectors
 };
 
 struct Optimizer {
-  std::string name;          // "adamw", "2" (bare copies)
-  uint64_t copies = 0;       // state tensors per parameter
+  std::string name;     // "adamw", "2" (bare copies)
+  uint64_t copies = 0;  // state tensors per parameter
   StateKind kind = StateKind::copies;
   bool step_per_tensor = false;  // torch.optim.Adam/AdamW keep a 4-byte float32 `step` per tensor
   std::string description;

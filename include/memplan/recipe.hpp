@@ -19,15 +19,15 @@ struct TermFormat {
 };
 
 struct Recipe {
-  std::string name;                 // as given: "amp-bf16", "fp16", "2"
+  std::string name;  // as given: "amp-bf16", "fp16", "2"
   TermFormat weights;
   TermFormat gradients;
-  TermFormat master;                // cost 0 when there is no master copy
-  TermFormat optimizer_state;       // format of each optimizer-state copy
-  TermFormat activations;           // format the forward pass produces
-  std::string hardware_format;      // "bf16", "fp16", "fp8" or "" : what the card must run natively
-  bool loss_scaler = false;         // fp16 training needs torch.amp.GradScaler
-  bool autocast = false;            // amp-*: weights fp32, matmuls in half
+  TermFormat master;            // cost 0 when there is no master copy
+  TermFormat optimizer_state;   // format of each optimizer-state copy
+  TermFormat activations;       // format the forward pass produces
+  std::string hardware_format;  // "bf16", "fp16", "fp8" or "" : what the card must run natively
+  bool loss_scaler = false;     // fp16 training needs torch.amp.GradScaler
+  bool autocast = false;        // amp-*: weights fp32, matmuls in half
   std::string description;
 
   bool has_master() const { return master.cost.num != 0; }

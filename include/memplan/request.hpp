@@ -24,19 +24,19 @@ struct EstimateRequest {
   Recipe recipe;
   Optimizer optimizer;
   Mode mode = Mode::train;
-  double trainable = 1.0;          // share of parameters trained (LoRA: ~0.002)
-  std::string quantize;            // frozen-weight format ("nf4", "int8", ...); "" = none
-  uint64_t batch = 1;              // micro-batch
-  uint64_t seq = 0;                // sequence length (0 = not given)
+  double trainable = 1.0;                 // share of parameters trained (LoRA: ~0.002)
+  std::string quantize;                   // frozen-weight format ("nf4", "int8", ...); "" = none
+  uint64_t batch = 1;                     // micro-batch
+  uint64_t seq = 0;                       // sequence length (0 = not given)
   uint64_t activation_bytes_per_row = 0;  // --activation-bytes-per-row (0 = not given)
   std::string attention = "sdpa";         // eager | sdpa (fused, PyTorch 2 default)
   std::string checkpointing = "none";     // none | selective | full
   std::string kv_format;                  // KV-cache format for inference ("" = activation format)
   uint64_t overhead_bytes = k_default_overhead_bytes;
-  bool stored_weights = false;     // inference: weights cost model.weight_bytes, as stored in the file
-  std::optional<ParallelLayout> parallel;  // several GPUs: report the most-loaded one
+  bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
+  std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)
-  uint64_t largest_layer = 0;      // --largest-layer: ZeRO-3/FSDP gathered unit (0 = derive)
+  uint64_t largest_layer = 0;                 // --largest-layer: ZeRO-3/FSDP gathered unit (0 = derive)
   // --lora R: adapters on these matrices are the trainable parameters (already counted in
   // model.parameters; trainable = their share); every base weight is frozen.
   std::optional<LoraTargets> lora;

@@ -70,42 +70,42 @@ ModelStateBytes single_format_state(ElementCost format, ElementCost optimizer_st
 
 // The GPUs and how the work is split over them.
 struct ParallelLayout {
-  uint64_t gpus = 1;              // world size (--gpus)
-  uint64_t nodes = 1;             // --nodes; gpus split evenly
+  uint64_t gpus = 1;   // world size (--gpus)
+  uint64_t nodes = 1;  // --nodes; gpus split evenly
   ShardingStrategy sharding = ShardingStrategy::ddp;
   Offload offload = Offload::none;
-  uint64_t tp = 1;                // tensor-parallel size (--tp)
-  uint64_t pp = 1;                // pipeline stages (--pp)
-  uint64_t dp = 0;                // data-parallel size (--dp); 0 = gpus / (tp x pp)
-  bool sequence_parallel = false; // --sequence-parallel (Megatron; needs tp > 1)
-  uint64_t virtual_stages = 1;    // interleaved 1F1B: model chunks per pipeline rank
-  uint64_t micro_batches = 0;     // micro-batches per step; 0 = enough to fill the pipeline
+  uint64_t tp = 1;                 // tensor-parallel size (--tp)
+  uint64_t pp = 1;                 // pipeline stages (--pp)
+  uint64_t dp = 0;                 // data-parallel size (--dp); 0 = gpus / (tp x pp)
+  bool sequence_parallel = false;  // --sequence-parallel (Megatron; needs tp > 1)
+  uint64_t virtual_stages = 1;     // interleaved 1F1B: model chunks per pipeline rank
+  uint64_t micro_batches = 0;      // micro-batches per step; 0 = enough to fill the pipeline
   Recompute recompute = Recompute::none;
-  uint64_t prefetch_layers = 1;   // ZeRO-3/FSDP: layers gathered ahead of the one computing
+  uint64_t prefetch_layers = 1;  // ZeRO-3/FSDP: layers gathered ahead of the one computing
 };
 
 // The step's shape for the Megatron activation model (Korthikanti et al. 2022).
 struct TransformerStep {
-  uint64_t seq = 0;                 // s
-  uint64_t micro_batch = 1;         // b
-  ElementCost activation{2, 1};     // bytes per saved activation (2: the paper's constants)
-  bool dropout = true;              // 1-byte dropout masks (the paper counts them)
-  bool flash_attention = false;     // fused attention keeps no s x s scores
-  bool linear_biases = false;       // biases on every linear layer (GPT-2/3 style)
-  uint64_t position_rows = 0;       // learned position embeddings (GPT: max positions); 0 = rotary
-  uint64_t vocab_multiple = 128;    // Megatron pads the vocabulary to a multiple of this x tp
+  uint64_t seq = 0;               // s
+  uint64_t micro_batch = 1;       // b
+  ElementCost activation{2, 1};   // bytes per saved activation (2: the paper's constants)
+  bool dropout = true;            // 1-byte dropout masks (the paper counts them)
+  bool flash_attention = false;   // fused attention keeps no s x s scores
+  bool linear_biases = false;     // biases on every linear layer (GPT-2/3 style)
+  uint64_t position_rows = 0;     // learned position embeddings (GPT: max positions); 0 = rotary
+  uint64_t vocab_multiple = 128;  // Megatron pads the vocabulary to a multiple of this x tp
 };
 
 // Everything the sharded estimate needs.
 struct ShardingRequest {
-  uint64_t parameters = 0;              // P, total
-  uint64_t trainable = 0;               // trainable parameters (<= P); gradients and optimizer
-  ModelStateBytes bytes;                // bytes per parameter of each term
-  uint64_t optimizer_extra_bytes = 0;   // per-tensor optimizer constants (Adam step), whole model
+  uint64_t parameters = 0;                // P, total
+  uint64_t trainable = 0;                 // trainable parameters (<= P); gradients and optimizer
+  ModelStateBytes bytes;                  // bytes per parameter of each term
+  uint64_t optimizer_extra_bytes = 0;     // per-tensor optimizer constants (Adam step), whole model
   uint64_t largest_layer_parameters = 0;  // ZeRO-3/FSDP gathered unit (DeepSpeed: largest module)
-  uint64_t activation_bytes = 0;        // per GPU when tp = pp = 1 (the single-GPU activation model)
-  std::optional<TransformerArch> arch;  // needed for tp/pp/sequence parallel
-  TransformerStep step;                 // seq, micro-batch, ... for the Megatron activation model
+  uint64_t activation_bytes = 0;          // per GPU when tp = pp = 1 (the single-GPU activation model)
+  std::optional<TransformerArch> arch;    // needed for tp/pp/sequence parallel
+  TransformerStep step;                   // seq, micro-batch, ... for the Megatron activation model
   ParallelLayout layout;
 };
 
@@ -115,14 +115,14 @@ struct GpuBreakdown {
   uint64_t gradients = 0;        // gradients (+ fp32 gradient copy)
   uint64_t optimizer_state = 0;  // optimizer state + fp32 master weights
   uint64_t activations = 0;
-  uint64_t buffers = 0;          // gathered layers (ZeRO-3/FSDP), unsharded half copy (FSDP)
+  uint64_t buffers = 0;  // gathered layers (ZeRO-3/FSDP), unsharded half copy (FSDP)
   uint64_t total = 0;
 };
 
 // One kind of rank (all ranks of a kind hold the same bytes).
 struct RankLoad {
-  std::string kind;            // "all ranks", "pipeline stage 0 (first)", ...
-  uint64_t count = 0;          // how many GPUs are of this kind
+  std::string kind;               // "all ranks", "pipeline stage 0 (first)", ...
+  uint64_t count = 0;             // how many GPUs are of this kind
   uint64_t model_parameters = 0;  // parameters in this rank's model-parallel slice (before sharding)
   GpuBreakdown gpu;
   uint64_t host_bytes = 0;         // offloaded to host memory by this rank
@@ -130,12 +130,12 @@ struct RankLoad {
 };
 
 struct ShardingResult {
-  ParallelLayout layout;        // resolved: dp filled in
+  ParallelLayout layout;  // resolved: dp filled in
   uint64_t gpus_per_node = 0;
-  uint64_t shard_group = 0;     // ranks one shard group spans (dp; HYBRID_SHARD: inside a node)
-  std::string most_loaded;      // kind of the most-loaded rank
-  GpuBreakdown gpu;             // the most-loaded GPU: the one that runs out first
-  uint64_t host_bytes_per_node = 0;         // upper bound: every rank on the node as the heaviest
+  uint64_t shard_group = 0;          // ranks one shard group spans (dp; HYBRID_SHARD: inside a node)
+  std::string most_loaded;           // kind of the most-loaded rank
+  GpuBreakdown gpu;                  // the most-loaded GPU: the one that runs out first
+  uint64_t host_bytes_per_node = 0;  // upper bound: every rank on the node as the heaviest
   uint64_t host_pinned_bytes_per_node = 0;
   std::vector<RankLoad> ranks;
   std::vector<std::string> explain;  // the arithmetic, each formula named with engine and version
@@ -154,12 +154,12 @@ ParallelLayout validate_layout(const ParallelLayout& layout, const std::optional
 struct LayoutSearch {
   uint64_t gpus_per_node = 8;  // counts above one node are whole nodes
   uint64_t max_gpus = 4096;
-  bool vary_sharding = true;   // also try lower ZeRO stages / lighter FSDP strategies, lowest first
+  bool vary_sharding = true;  // also try lower ZeRO stages / lighter FSDP strategies, lowest first
 };
 
 struct LayoutSearchResult {
   bool found = false;
-  ShardingResult result;       // the smallest layout that fits (when found)
+  ShardingResult result;  // the smallest layout that fits (when found)
   uint64_t layouts_tried = 0;
 };
 
@@ -173,12 +173,13 @@ LayoutSearchResult search_layout(const ShardingRequest& request, const LayoutSea
                                  uint64_t budget_bytes_per_gpu);
 
 // Names, for options and explain lines.
-ShardingStrategy parse_zero_stage(std::string_view subject, std::string_view text);   // "0".."3"
-ShardingStrategy parse_fsdp_strategy(std::string_view subject, std::string_view text);  // "full-shard", "FULL_SHARD"
+ShardingStrategy parse_zero_stage(std::string_view subject, std::string_view text);  // "0".."3"
+ShardingStrategy parse_fsdp_strategy(std::string_view subject,
+                                     std::string_view text);  // "full-shard", "FULL_SHARD"
 Offload parse_offload(std::string_view subject, std::string_view text);
 Recompute parse_recompute(std::string_view subject, std::string_view text);
 GradFormat parse_grad_format(std::string_view subject, std::string_view text);
-std::string sharding_name(ShardingStrategy s);  // "zero-2", "fsdp-full-shard", "ddp"
+std::string sharding_name(ShardingStrategy s);    // "zero-2", "fsdp-full-shard", "ddp"
 std::string sharding_engine(ShardingStrategy s);  // "DeepSpeed ZeRO stage 2", "PyTorch FSDP FULL_SHARD"
 std::string offload_name(Offload o);
 std::string recompute_name(Recompute r);

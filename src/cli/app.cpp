@@ -40,10 +40,14 @@ void add_output_options(CLI::App& sub, RawOutputOptions& raw) {
 
 OutputOptions resolve_output_options(const RawOutputOptions& raw, const Io& io) {
   OutputOptions o;
-  if (raw.format == "table") o.format = Format::table;
-  else if (raw.format == "json") o.format = Format::json;
-  else if (raw.format == "markdown" || raw.format == "md") o.format = Format::markdown;
-  else if (raw.format == "csv") o.format = Format::csv;
+  if (raw.format == "table")
+    o.format = Format::table;
+  else if (raw.format == "json")
+    o.format = Format::json;
+  else if (raw.format == "markdown" || raw.format == "md")
+    o.format = Format::markdown;
+  else if (raw.format == "csv")
+    o.format = Format::csv;
   else
     throw Error("--format", "\"" + raw.format + "\" is not a format (expected table, json, markdown or csv" +
                                 did_you_mean(raw.format, {"table", "json", "markdown", "csv"}) + ")");

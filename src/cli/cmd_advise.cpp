@@ -5,9 +5,9 @@
 #include <memory>
 #include <set>
 
-#include "core/planning/advise.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/planning/advise.hpp"
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
@@ -45,26 +45,35 @@ std::vector<Suggestion> first(const std::vector<Suggestion>& v, uint64_t limit) 
 
 std::string verdict_text(const Suggestion& s, const GpuSpec& gpu) {
   std::string v = verdict_name(s.verdict);
-  if (s.gpus > 1) v += " (each of " + std::to_string(s.gpus) + ")";
-  else if (s.gpu != gpu.id) v += " (" + s.gpu + ")";
+  if (s.gpus > 1)
+    v += " (each of " + std::to_string(s.gpus) + ")";
+  else if (s.gpu != gpu.id)
+    v += " (" + s.gpu + ")";
   return v;
 }
 
 std::string table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu, const OutputOptions& out) {
   using A = TextTable::Align;
-  TextTable t({{"tier", A::right}, {"change", A::left}, {"required", A::right}, {"verdict", A::left}, {"cost", A::left}});
+  TextTable t({{"tier", A::right},
+               {"change", A::left},
+               {"required", A::right},
+               {"verdict", A::left},
+               {"cost", A::left}});
   for (const Suggestion& s : list)
-    t.add_row({std::to_string(s.tier), s.change, format_bytes(s.required_bytes, out.units), verdict_text(s, gpu), s.cost});
+    t.add_row({std::to_string(s.tier), s.change, format_bytes(s.required_bytes, out.units),
+               verdict_text(s, gpu), s.cost});
   return out.format == Format::markdown ? t.render_markdown() : t.render();
 }
 
 std::string current_verdict(const Advice& a, const OutputOptions& out) {
-  const std::string req = format_bytes(a.required_bytes, out.units), mem = format_bytes(a.memory_bytes, out.units);
+  const std::string req = format_bytes(a.required_bytes, out.units),
+                    mem = format_bytes(a.memory_bytes, out.units);
   if (!a.fits())
     return "required " + req + ", " + a.gpu.id + " offers " + mem + ": short by " +
            format_bytes(static_cast<uint64_t>(-a.spare_bytes), out.units) + " (verdict no)";
   char pct[32];
-  std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * static_cast<double>(a.spare_bytes) / static_cast<double>(a.memory_bytes));
+  std::snprintf(pct, sizeof pct, "%.1f%%",
+                100.0 * static_cast<double>(a.spare_bytes) / static_cast<double>(a.memory_bytes));
   return "fits: required " + req + " of " + mem + " on " + a.gpu.id + ", with " +
          format_bytes(static_cast<uint64_t>(a.spare_bytes), out.units) + " spare (" + pct + ")" +
          (a.verdict == Verdict::tight ? " - tight" : "");
@@ -74,7 +83,8 @@ std::string run_title(const EstimateRequest& r) {
   std::string t = r.model.name + ", " + r.recipe.name + ", " + r.optimizer.name + ", " +
                   (r.mode == Mode::train ? "training" : "inference") + ", batch " + group_thousands(r.batch);
   if (r.seq) t += " x seq " + group_thousands(r.seq);
-  if (r.parallel) t += ", " + std::to_string(r.parallel->gpus) + " GPUs (" + sharding_name(r.parallel->sharding) + ")";
+  if (r.parallel)
+    t += ", " + std::to_string(r.parallel->gpus) + " GPUs (" + sharding_name(r.parallel->sharding) + ")";
   return t;
 }
 
@@ -92,7 +102,8 @@ void add_advise(CLI::App& sub, Runner& run) {
   add_plan_options(sub, s->plan);
   add_output_options(sub, s->output);
   sub.add_option("--limit", s->limit, "Suggestions to show in each list (default 12)");
-  sub.add_flag("--checklist", s->checklist, "Also print tier 0: free fixes no estimate can see (retained graphs, no_grad, ...)");
+  sub.add_flag("--checklist", s->checklist,
+               "Also print tier 0: free fixes no estimate can see (retained graphs, no_grad, ...)");
   sub.add_flag("--all", s->all, "List the changes even when the run already fits");
   run = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
@@ -107,9 +118,11 @@ void add_advise(CLI::App& sub, Runner& run) {
       std::string names;
       for (const GpuSpec& g : plan.targets.gpus) names += (names.empty() ? "" : ",") + g.id;
       if (plan.targets.gpus.empty())
-        throw Error("--gpu", "no GPU could be read" +
-                                 (plan.targets.device_notes.empty() ? std::string() : ": " + plan.targets.device_notes.front()));
-      throw Error("--gpu", "advise needs exactly one GPU, got " + std::to_string(plan.targets.gpus.size()) + " (" + names + ")");
+        throw Error("--gpu", "no GPU could be read" + (plan.targets.device_notes.empty()
+                                                           ? std::string()
+                                                           : ": " + plan.targets.device_notes.front()));
+      throw Error("--gpu", "advise needs exactly one GPU, got " + std::to_string(plan.targets.gpus.size()) +
+                               " (" + names + ")");
     }
     const GpuSpec& gpu = plan.targets.gpus.front();
     const Advice a = advise(plan.request, gpu, plan.presets.gpus);
@@ -139,7 +152,8 @@ void add_advise(CLI::App& sub, Runner& run) {
                   {"verdict", verdict_name(a.verdict)},
                   {"suggestions", sj},
                   {"combinations", cj},
-                  {"search", {{"candidates_tried", a.candidates_tried}, {"capped", a.search_capped}, {"max_knobs", 3}}},
+                  {"search",
+                   {{"candidates_tried", a.candidates_tried}, {"capped", a.search_capped}, {"max_knobs", 3}}},
                   {"notes", notes},
                   {"hardware_notes", hardware},
                   {"checklist", s->checklist ? json(tier0_checklist()) : json(nullptr)}};
@@ -151,7 +165,8 @@ void add_advise(CLI::App& sub, Runner& run) {
       for (const auto& [kind, list] : {std::pair{"single", &singles}, std::pair{"combination", &combos}})
         for (const Suggestion& sg : *list)
           io.out << kind << "," << sg.tier << "," << csv_field(sg.change) << "," << sg.required_bytes << ","
-                 << verdict_name(sg.verdict) << "," << csv_field(sg.cost) << "," << csv_field(sg.gpu) << "," << sg.gpus << "\n";
+                 << verdict_name(sg.verdict) << "," << csv_field(sg.cost) << "," << csv_field(sg.gpu) << ","
+                 << sg.gpus << "\n";
       return k_ok;
     }
     const bool md = out.format == Format::markdown;
@@ -163,7 +178,8 @@ void add_advise(CLI::App& sub, Runner& run) {
       for (const std::string& c : tier0_checklist()) io.out << (md ? "" : "  ") << ++i << ". " << c << "\n";
     }
     if (show) {
-      io.out << "\nChanges, cheapest first (tier 1: the run; tier 2: the computation or the model; tier 3: the GPU)\n";
+      io.out << "\nChanges, cheapest first (tier 1: the run; tier 2: the computation or the model; tier 3: "
+                "the GPU)\n";
       io.out << table_of(singles, gpu, out);
     }
     if (!combos.empty()) {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/formats/cast.hpp"
 #include <memplan/error.hpp>
+#include "core/formats/cast.hpp"
 #include "core/formats/number_format.hpp"
 
 #include "cli/command.hpp"

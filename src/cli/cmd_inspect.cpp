@@ -18,16 +18,26 @@ struct InspectArgs {
 };
 
 nlohmann::json arch_json(const TransformerArch& a) {
-  return {{"model_type", a.model_type},     {"causal", a.causal},
-          {"layers", a.layers},             {"hidden", a.hidden},
-          {"heads", a.heads},               {"kv_heads", a.resolved_kv_heads()},
-          {"head_dim", a.resolved_head_dim()}, {"intermediate", a.intermediate},
-          {"vocab", a.vocab},               {"max_positions", a.max_positions},
-          {"gated_mlp", a.gated_mlp},       {"activation", a.activation},
-          {"norm", a.norm},                 {"tied_embeddings", a.tied_embeddings},
-          {"hidden_dropout", a.hidden_dropout}, {"attention_dropout", a.attention_dropout},
-          {"experts", a.experts},           {"experts_per_token", a.experts_per_token},
-          {"encoder_decoder", a.encoder_decoder}, {"decoder_layers", a.decoder_layers}};
+  return {{"model_type", a.model_type},
+          {"causal", a.causal},
+          {"layers", a.layers},
+          {"hidden", a.hidden},
+          {"heads", a.heads},
+          {"kv_heads", a.resolved_kv_heads()},
+          {"head_dim", a.resolved_head_dim()},
+          {"intermediate", a.intermediate},
+          {"vocab", a.vocab},
+          {"max_positions", a.max_positions},
+          {"gated_mlp", a.gated_mlp},
+          {"activation", a.activation},
+          {"norm", a.norm},
+          {"tied_embeddings", a.tied_embeddings},
+          {"hidden_dropout", a.hidden_dropout},
+          {"attention_dropout", a.attention_dropout},
+          {"experts", a.experts},
+          {"experts_per_token", a.experts_per_token},
+          {"encoder_decoder", a.encoder_decoder},
+          {"decoder_layers", a.decoder_layers}};
 }
 
 std::string render_json(const ModelFileReport& r) {
@@ -38,7 +48,8 @@ std::string render_json(const ModelFileReport& r) {
   j["files"] = r.files;
   nlohmann::json rows = nlohmann::json::array();
   for (const DtypeTotal& d : r.by_dtype)
-    rows.push_back({{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}});
+    rows.push_back(
+        {{"dtype", d.dtype}, {"tensors", d.tensors}, {"elements", d.elements}, {"bytes", d.bytes}});
   j["by_dtype"] = rows;
   j["tensors"] = r.tensors;
   j["elements"] = r.elements;
@@ -46,7 +57,8 @@ std::string render_json(const ModelFileReport& r) {
   const ModelSpec& m = r.model;
   j["name"] = m.name;
   j["parameters"] = m.parameters;
-  j["active_parameters"] = m.active_parameters ? nlohmann::json(m.active_parameters) : nlohmann::json(nullptr);
+  j["active_parameters"] =
+      m.active_parameters ? nlohmann::json(m.active_parameters) : nlohmann::json(nullptr);
   j["parameter_tensors"] = m.tensors;
   j["weight_bytes"] = m.weight_bytes ? nlohmann::json(m.weight_bytes) : nlohmann::json(nullptr);
   j["weight_format"] = m.weight_format.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.weight_format);
@@ -61,27 +73,34 @@ std::string render_dtype_rows(const ModelFileReport& r, const OutputOptions& o) 
   std::string s;
   if (o.format == Format::csv) {
     s += "dtype,tensors,elements,bytes\n";
-    for (const DtypeTotal& d : r.by_dtype) s += fmt::format("{},{},{},{}\n", d.dtype, d.tensors, d.elements, d.bytes);
+    for (const DtypeTotal& d : r.by_dtype)
+      s += fmt::format("{},{},{},{}\n", d.dtype, d.tensors, d.elements, d.bytes);
     s += fmt::format("total,{},{},{}\n", r.tensors, r.elements, r.bytes);
     return s;
   }
   if (o.format == Format::markdown) {
     s += "| dtype | tensors | elements | bytes |\n|---|---:|---:|---:|\n";
     for (const DtypeTotal& d : r.by_dtype)
-      s += fmt::format("| {} | {} | {} | {} |\n", d.dtype, d.tensors, group_thousands(d.elements), format_bytes(d.bytes, o.units));
-    s += fmt::format("| total | {} | {} | {} |\n", r.tensors, group_thousands(r.elements), format_bytes(r.bytes, o.units));
+      s += fmt::format("| {} | {} | {} | {} |\n", d.dtype, d.tensors, group_thousands(d.elements),
+                       format_bytes(d.bytes, o.units));
+    s += fmt::format("| total | {} | {} | {} |\n", r.tensors, group_thousands(r.elements),
+                     format_bytes(r.bytes, o.units));
     return s;
   }
   s += fmt::format("  {:<12} {:>8} {:>18} {:>12}\n", "dtype", "tensors", "elements", "bytes");
   for (const DtypeTotal& d : r.by_dtype)
-    s += fmt::format("  {:<12} {:>8} {:>18} {:>12}\n", d.dtype, d.tensors, group_thousands(d.elements), format_bytes(d.bytes, o.units));
-  s += fmt::format("  {:<12} {:>8} {:>18} {:>12}\n", "total", r.tensors, group_thousands(r.elements), format_bytes(r.bytes, o.units));
+    s += fmt::format("  {:<12} {:>8} {:>18} {:>12}\n", d.dtype, d.tensors, group_thousands(d.elements),
+                     format_bytes(d.bytes, o.units));
+  s += fmt::format("  {:<12} {:>8} {:>18} {:>12}\n", "total", r.tensors, group_thousands(r.elements),
+                   format_bytes(r.bytes, o.units));
   return s;
 }
 
 std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
   const ModelSpec& m = r.model;
-  if (o.format == Format::csv) return r.by_dtype.empty() ? "parameters\n" + std::to_string(m.parameters) + "\n" : render_dtype_rows(r, o);
+  if (o.format == Format::csv)
+    return r.by_dtype.empty() ? "parameters\n" + std::to_string(m.parameters) + "\n"
+                              : render_dtype_rows(r, o);
   if (o.quiet) return std::to_string(m.parameters) + "\n";
   std::string s = fmt::format("{} ({})\n", r.path, to_string(r.kind));
   for (const std::string& f : r.files) s += "  read " + f + "\n";
@@ -90,18 +109,25 @@ std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
   if (m.tensors) s += fmt::format(" in {} tensors", m.tensors);
   s += "\n";
   if (m.active_parameters)
-    s += fmt::format("active per token: {} ({})\n", group_thousands(m.active_parameters), format_count(m.active_parameters));
-  if (m.weight_bytes) s += fmt::format("weight bytes: {} ({} B)\n", format_bytes(m.weight_bytes, o.units), group_thousands(m.weight_bytes));
+    s += fmt::format("active per token: {} ({})\n", group_thousands(m.active_parameters),
+                     format_count(m.active_parameters));
+  if (m.weight_bytes)
+    s += fmt::format("weight bytes: {} ({} B)\n", format_bytes(m.weight_bytes, o.units),
+                     group_thousands(m.weight_bytes));
   s += "weight format: " + (m.weight_format.empty() ? std::string("unknown") : m.weight_format) + "\n";
   if (m.arch) {
     const TransformerArch& a = *m.arch;
-    s += fmt::format("architecture: {}{}{}\n", a.model_type, r.config_family.empty() ? "" : ", counted as " + r.config_family,
+    s += fmt::format("architecture: {}{}{}\n", a.model_type,
+                     r.config_family.empty() ? "" : ", counted as " + r.config_family,
                      a.causal ? ", causal" : (a.encoder_decoder ? ", encoder-decoder" : ", encoder"));
-    s += fmt::format("  layers {}, hidden {}, heads {}, kv_heads {}, head_dim {}, intermediate {}, vocab {}, max_positions {}\n",
-                     a.layers, a.hidden, a.heads, a.resolved_kv_heads(), a.resolved_head_dim(), a.intermediate, a.vocab,
-                     a.max_positions);
-    s += fmt::format("  mlp {} ({}), norm {}, tied embeddings {}, dropout {}/{}", a.gated_mlp ? "gated" : "plain", a.activation,
-                     a.norm, a.tied_embeddings ? "yes" : "no", a.hidden_dropout, a.attention_dropout);
+    s += fmt::format(
+        "  layers {}, hidden {}, heads {}, kv_heads {}, head_dim {}, intermediate {}, vocab {}, "
+        "max_positions {}\n",
+        a.layers, a.hidden, a.heads, a.resolved_kv_heads(), a.resolved_head_dim(), a.intermediate, a.vocab,
+        a.max_positions);
+    s += fmt::format("  mlp {} ({}), norm {}, tied embeddings {}, dropout {}/{}",
+                     a.gated_mlp ? "gated" : "plain", a.activation, a.norm, a.tied_embeddings ? "yes" : "no",
+                     a.hidden_dropout, a.attention_dropout);
     if (a.experts) s += fmt::format(", experts {} (top-{})", a.experts, a.experts_per_token);
     if (a.encoder_decoder) s += fmt::format(", decoder layers {}", a.decoder_layers);
     s += "\n";
@@ -122,7 +148,8 @@ std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
 
 void add_inspect(CLI::App& sub, Runner& run) {
   auto args = std::make_shared<InspectArgs>();
-  sub.add_option("path", args->path, "config.json, .safetensors, model.safetensors.index.json, .gguf, or a model folder")
+  sub.add_option("path", args->path,
+                 "config.json, .safetensors, model.safetensors.index.json, .gguf, or a model folder")
       ->required();
   add_output_options(sub, args->raw);
   run = [args](Io& io) {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
 #include "core/trials/ladder.hpp"
 #include "exec/process.hpp"
-#include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"

@@ -4,8 +4,8 @@
 
 #include <memplan/error.hpp>
 #include <memplan/fit.hpp>
-#include "core/planning/planning.hpp"
 #include <memplan/quantity.hpp>
+#include "core/planning/planning.hpp"
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
@@ -37,11 +37,17 @@ void add_max_batch(CLI::App& sub, Runner& run) {
     }
     nlohmann::json results = nlohmann::json::array();
     using A = TextTable::Align;
-    TextTable t(s->max_seq ? std::vector<std::pair<std::string, A>>{{"gpu", A::left}, {"batch", A::right}, {"max seq", A::right},
-                                                                     {"required", A::right}, {"memory", A::right}}
-                           : std::vector<std::pair<std::string, A>>{{"gpu", A::left}, {"micro-batch", A::right},
-                                                                     {"accumulation", A::right}, {"effective", A::right},
-                                                                     {"required", A::right}, {"memory", A::right}});
+    TextTable t(s->max_seq ? std::vector<std::pair<std::string, A>>{{"gpu", A::left},
+                                                                    {"batch", A::right},
+                                                                    {"max seq", A::right},
+                                                                    {"required", A::right},
+                                                                    {"memory", A::right}}
+                           : std::vector<std::pair<std::string, A>>{{"gpu", A::left},
+                                                                    {"micro-batch", A::right},
+                                                                    {"accumulation", A::right},
+                                                                    {"effective", A::right},
+                                                                    {"required", A::right},
+                                                                    {"memory", A::right}});
     bool none_fit = false;
     for (const GpuSpec& g : plan.targets.gpus) {
       const uint64_t memory = g.usable_bytes();
@@ -52,18 +58,27 @@ void add_max_batch(CLI::App& sub, Runner& run) {
         r.seq = seq ? seq : 1;
         const uint64_t req = estimate(r).required_bytes();
         none_fit = none_fit || seq == 0;
-        results.push_back({{"gpu", g.id}, {"batch", plan.request.batch}, {"max_seq", seq}, {"required_bytes", req},
-                           {"memory_bytes", memory}, {"capped", capped}});
+        results.push_back({{"gpu", g.id},
+                           {"batch", plan.request.batch},
+                           {"max_seq", seq},
+                           {"required_bytes", req},
+                           {"memory_bytes", memory},
+                           {"capped", capped}});
         t.add_row({g.id, std::to_string(plan.request.batch), (capped ? ">= " : "") + group_thousands(seq),
                    format_bytes(req, out.units), format_bytes(memory, out.units)});
         continue;
       }
       const BatchPlan p = max_batch(plan.request, memory, effective);
       none_fit = none_fit || p.micro_batch == 0;
-      results.push_back({{"gpu", g.id}, {"micro_batch", p.micro_batch}, {"max_micro_batch", p.max_micro_batch},
-                         {"accumulation_steps", effective ? nlohmann::json(p.accumulation_steps) : nlohmann::json(nullptr)},
-                         {"effective_batch", effective ? nlohmann::json(p.effective_batch) : nlohmann::json(p.micro_batch)},
-                         {"required_bytes", p.required_bytes}, {"memory_bytes", memory}, {"capped", p.capped}});
+      results.push_back(
+          {{"gpu", g.id},
+           {"micro_batch", p.micro_batch},
+           {"max_micro_batch", p.max_micro_batch},
+           {"accumulation_steps", effective ? nlohmann::json(p.accumulation_steps) : nlohmann::json(nullptr)},
+           {"effective_batch", effective ? nlohmann::json(p.effective_batch) : nlohmann::json(p.micro_batch)},
+           {"required_bytes", p.required_bytes},
+           {"memory_bytes", memory},
+           {"capped", p.capped}});
       t.add_row({g.id, (p.capped ? ">= " : "") + group_thousands(p.micro_batch),
                  effective ? std::to_string(p.accumulation_steps) : "-",
                  effective ? group_thousands(p.effective_batch) : group_thousands(p.micro_batch),
@@ -71,7 +86,8 @@ void add_max_batch(CLI::App& sub, Runner& run) {
     }
     std::vector<std::string> notes;
     for (const auto& r : results) {
-      if (!r.contains("max_micro_batch") || r["max_micro_batch"] == r["micro_batch"] || r["micro_batch"] == 0) continue;
+      if (!r.contains("max_micro_batch") || r["max_micro_batch"] == r["micro_batch"] || r["micro_batch"] == 0)
+        continue;
       const std::string gpu = r["gpu"].get<std::string>();
       if (r["accumulation_steps"] == 1)
         notes.push_back(gpu + ": up to " + group_thousands(r["max_micro_batch"].get<uint64_t>()) +
@@ -85,24 +101,36 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       for (const std::string& w : hardware_warnings(g, plan.request)) notes.push_back(g.id + ": " + w);
     for (const std::string& n : plan.targets.device_notes) notes.push_back(n);
     if (plan.request.model.has_batchnorm)
-      notes.push_back("the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a large batch");
+      notes.push_back(
+          "the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a "
+          "large batch");
     if (effective)
-      notes.push_back("the learning rate follows the effective batch (micro-batch x accumulation steps x data-parallel ranks); divide the loss by the accumulation steps");
+      notes.push_back(
+          "the learning rate follows the effective batch (micro-batch x accumulation steps x data-parallel "
+          "ranks); divide the loss by the accumulation steps");
     if (out.format == Format::json) {
-      nlohmann::json doc = {{"schema", "memplan.max-batch/1"}, {"inputs", plan.inputs},
-                            {"effective_batch", effective ? nlohmann::json(effective) : nlohmann::json(nullptr)},
-                            {"results", results}, {"notes", notes}};
+      nlohmann::json doc = {
+          {"schema", "memplan.max-batch/1"},
+          {"inputs", plan.inputs},
+          {"effective_batch", effective ? nlohmann::json(effective) : nlohmann::json(nullptr)},
+          {"results", results},
+          {"notes", notes}};
       io.out << doc.dump(2) << "\n";
     } else if (out.format == Format::csv) {
       io.out << "gpu,micro_batch,accumulation_steps,effective_batch,required_bytes,memory_bytes\n";
       for (const auto& r : results)
-        io.out << r["gpu"].get<std::string>() << "," << r.value("micro_batch", r.value("max_seq", uint64_t{0})) << ","
-               << (r.contains("accumulation_steps") && !r["accumulation_steps"].is_null() ? r["accumulation_steps"].dump() : "")
+        io.out << r["gpu"].get<std::string>() << ","
+               << r.value("micro_batch", r.value("max_seq", uint64_t{0})) << ","
+               << (r.contains("accumulation_steps") && !r["accumulation_steps"].is_null()
+                       ? r["accumulation_steps"].dump()
+                       : "")
                << "," << (r.contains("effective_batch") ? r["effective_batch"].dump() : "") << ","
                << r["required_bytes"].dump() << "," << r["memory_bytes"].dump() << "\n";
     } else {
-      if (!out.quiet) io.out << "memplan max-batch: " << plan.request.model.name << ", " << plan.request.recipe.name
-                             << (s->max_seq ? ", longest sequence at batch " + std::to_string(plan.request.batch) : "") << "\n\n";
+      if (!out.quiet)
+        io.out << "memplan max-batch: " << plan.request.model.name << ", " << plan.request.recipe.name
+               << (s->max_seq ? ", longest sequence at batch " + std::to_string(plan.request.batch) : "")
+               << "\n\n";
       io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
       if (!out.quiet)
         for (const std::string& n : notes) io.out << "  note: " << n << "\n";

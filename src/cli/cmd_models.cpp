@@ -18,12 +18,23 @@ int list_models(const Presets& p, const OutputOptions& out, Io& io) {
       const ModelSpec& m = mp.model;
       nlohmann::json arch = nullptr;
       if (m.arch)
-        arch = {{"model_type", m.arch->model_type}, {"layers", m.arch->layers}, {"hidden", m.arch->hidden},
-                {"heads", m.arch->heads}, {"kv_heads", m.arch->resolved_kv_heads()}, {"head_dim", m.arch->resolved_head_dim()},
-                {"intermediate", m.arch->intermediate}, {"vocab", m.arch->vocab}};
-      list.push_back({{"id", m.id}, {"name", m.name}, {"aliases", mp.aliases}, {"parameters", m.parameters},
-                      {"active_parameters", m.active_parameters ? nlohmann::json(m.active_parameters) : nlohmann::json(nullptr)},
-                      {"tensors", m.tensors}, {"arch", arch}, {"source", m.source}});
+        arch = {{"model_type", m.arch->model_type},
+                {"layers", m.arch->layers},
+                {"hidden", m.arch->hidden},
+                {"heads", m.arch->heads},
+                {"kv_heads", m.arch->resolved_kv_heads()},
+                {"head_dim", m.arch->resolved_head_dim()},
+                {"intermediate", m.arch->intermediate},
+                {"vocab", m.arch->vocab}};
+      list.push_back({{"id", m.id},
+                      {"name", m.name},
+                      {"aliases", mp.aliases},
+                      {"parameters", m.parameters},
+                      {"active_parameters",
+                       m.active_parameters ? nlohmann::json(m.active_parameters) : nlohmann::json(nullptr)},
+                      {"tensors", m.tensors},
+                      {"arch", arch},
+                      {"source", m.source}});
     }
     io.out << nlohmann::json{{"schema", "memplan.models/1"}, {"models", list}}.dump(2) << "\n";
     return k_ok;
@@ -33,22 +44,29 @@ int list_models(const Presets& p, const OutputOptions& out, Io& io) {
     for (const ModelPreset& mp : p.models) {
       const ModelSpec& m = mp.model;
       io.out << m.id << "," << csv_field(m.name) << "," << m.parameters << "," << m.tensors << ","
-             << (m.arch ? std::to_string(m.arch->layers) + "," + std::to_string(m.arch->hidden) + "," +
-                              std::to_string(m.arch->heads) + "," + std::to_string(m.arch->resolved_kv_heads())
-                        : std::string(",,,"))
+             << (m.arch
+                     ? std::to_string(m.arch->layers) + "," + std::to_string(m.arch->hidden) + "," +
+                           std::to_string(m.arch->heads) + "," + std::to_string(m.arch->resolved_kv_heads())
+                     : std::string(",,,"))
              << "\n";
     }
     return k_ok;
   }
   using A = TextTable::Align;
-  TextTable t({{"id", A::left}, {"parameters", A::right}, {"tensors", A::right}, {"layers", A::right},
-               {"hidden", A::right}, {"heads/kv", A::right}, {"name", A::left}});
+  TextTable t({{"id", A::left},
+               {"parameters", A::right},
+               {"tensors", A::right},
+               {"layers", A::right},
+               {"hidden", A::right},
+               {"heads/kv", A::right},
+               {"name", A::left}});
   for (const ModelPreset& mp : p.models) {
     const ModelSpec& m = mp.model;
     const bool a = m.arch.has_value();
-    t.add_row({m.id, group_thousands(m.parameters), std::to_string(m.tensors), a ? std::to_string(m.arch->layers) : "-",
-               a ? std::to_string(m.arch->hidden) : "-",
-               a ? std::to_string(m.arch->heads) + "/" + std::to_string(m.arch->resolved_kv_heads()) : "-", m.name});
+    t.add_row({m.id, group_thousands(m.parameters), std::to_string(m.tensors),
+               a ? std::to_string(m.arch->layers) : "-", a ? std::to_string(m.arch->hidden) : "-",
+               a ? std::to_string(m.arch->heads) + "/" + std::to_string(m.arch->resolved_kv_heads()) : "-",
+               m.name});
   }
   io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
   if (out.format == Format::table && !out.quiet)

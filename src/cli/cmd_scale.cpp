@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
 #include "core/formats/loss_scale.hpp"
 #include "core/formats/number_format.hpp"
-#include <memplan/quantity.hpp>
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
-#include "exec/process.hpp"
 #include <memplan/quantity.hpp>
 #include "core/trials/sweep.hpp"
+#include "exec/process.hpp"
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"

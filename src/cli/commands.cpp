@@ -9,16 +9,19 @@ const std::vector<CommandSpec>& commands() {
       {"estimate", "Memory breakdown and fit table for a training or inference run", add_estimate},
       {"fit", "Does it fit on these GPUs? One line per GPU; exit 0 fits, 1 not", add_fit},
       {"max-batch", "Largest micro-batch that fits, and gradient-accumulation steps", add_max_batch},
-      {"advise", "When it does not fit: changes ranked cheapest first, each with its new total and verdict", add_advise},
+      {"advise", "When it does not fit: changes ranked cheapest first, each with its new total and verdict",
+       add_advise},
       {"gpus", "GPU presets", add_gpus},
       {"models", "Model presets", add_models},
       {"dtype", "Number formats: bits, range, precision (as torch.finfo reports them)", add_dtype},
       {"cast", "What each format stores for a value: exact rounding, bits, error", add_cast},
       {"scale", "The loss scale that keeps gradients in range of fp16 (bf16 needs none)", add_scale},
-      {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)", add_probe},
+      {"probe", "Read the real GPUs of this machine through NVML (name, memory, compute capability, MIG)",
+       add_probe},
       {"ladder", "Run your training command, halving the batch on out-of-memory until one runs", add_ladder},
       {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
-      {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture", add_inspect},
+      {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture",
+       add_inspect},
   };
   return table;
 }

@@ -2,14 +2,14 @@
 
 #include <sstream>
 
+#include <memplan/error.hpp>
+#include <memplan/probe.hpp>
+#include <memplan/quantity.hpp>
 #include "core/models/arch_layout.hpp"
 #include "core/models/block_parameters.hpp"
-#include <memplan/error.hpp>
 #include "core/models/gguf.hpp"
 #include "core/models/hf_config.hpp"
-#include <memplan/probe.hpp>
 #include "core/models/safetensors.hpp"
-#include <memplan/quantity.hpp>
 
 namespace memplan::cli {
 namespace {
@@ -30,7 +30,8 @@ std::vector<uint64_t> parse_widths(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) widths.push_back(parse_count("--mlp", item, 1ull << 32));
-  if (widths.size() < 2) throw Error("--mlp", "\"" + text + "\" needs at least two widths (expected e.g. 784,512,256,10)");
+  if (widths.size() < 2)
+    throw Error("--mlp", "\"" + text + "\" needs at least two widths (expected e.g. 784,512,256,10)");
   for (uint64_t w : widths)
     if (w == 0) throw Error("--mlp", "\"" + text + "\" has a zero width");
   return widths;
@@ -57,9 +58,11 @@ void apply_arch_flags(const Values& v, ModelSpec& m) {
   take("vocab", "--vocab", a.vocab);
   if (!a.layers || !a.hidden || !a.heads)
     throw Error("--layers", "an architecture needs at least --layers, --hidden and --heads");
-  if (a.hidden % a.heads) throw Error("--heads", std::to_string(a.heads) + " does not divide --hidden " + std::to_string(a.hidden));
+  if (a.hidden % a.heads)
+    throw Error("--heads", std::to_string(a.heads) + " does not divide --hidden " + std::to_string(a.hidden));
   if (a.kv_heads && a.heads % a.kv_heads)
-    throw Error("--kv-heads", std::to_string(a.kv_heads) + " does not divide --heads " + std::to_string(a.heads));
+    throw Error("--kv-heads",
+                std::to_string(a.kv_heads) + " does not divide --heads " + std::to_string(a.heads));
   if (!a.intermediate) a.intermediate = 4 * a.hidden;
   if (const std::string* f = get(v, "family")) {
     if (*f != "gpt2" && *f != "llama" && *f != "bert")
@@ -76,7 +79,8 @@ void apply_arch_flags(const Values& v, ModelSpec& m) {
     a.model_type = "gpt2";  // the plainest decoder: LayerNorm, GELU MLP, learned positions
     a.norm = "layernorm";
   }
-  if (get(v, "hidden") || get(v, "heads")) a.head_dim = 0;  // hidden / heads again, unless the preset's stands
+  if (get(v, "hidden") || get(v, "heads"))
+    a.head_dim = 0;  // hidden / heads again, unless the preset's stands
   m.arch = a;
 }
 
@@ -93,7 +97,9 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
   ModelSpec m;
   const bool arch_flags = get(v, "layers") || get(v, "hidden") || get(v, "heads");
   if (given.empty() && !arch_flags)
-    throw Error("--params", "no model given (expected --params N, --model NAME, --config FILE, --safetensors PATH, --gguf FILE, --mlp WIDTHS or --layers/--hidden/--heads)");
+    throw Error("--params",
+                "no model given (expected --params N, --model NAME, --config FILE, --safetensors PATH, "
+                "--gguf FILE, --mlp WIDTHS or --layers/--hidden/--heads)");
   const std::string source = given.empty() ? "" : given[0];
   if (source == "params") {
     m.id = "custom";
@@ -128,7 +134,8 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
     if (!a.vocab) throw Error("--vocab", "an architecture from flags needs --vocab (or --params N)");
     const BlockParameters b = count_block_parameters(a);
     m.id = "custom";
-    m.name = a.model_type + "-style transformer, " + std::to_string(a.layers) + " layers x " + std::to_string(a.hidden);
+    m.name = a.model_type + "-style transformer, " + std::to_string(a.layers) + " layers x " +
+             std::to_string(a.hidden);
     m.parameters = b.parameters;
     m.tensors = b.tensors;
     m.source = "counted from the architecture flags (" + a.model_type + " block layout)";

@@ -7,13 +7,13 @@
 #include <sstream>
 #include <utility>
 
-#include "core/base/did_you_mean.hpp"
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/quantity.hpp>
-#include "core/parallel/sharded_estimate.hpp"
 #include <memplan/storage_format.hpp>
+#include "core/base/checked.hpp"
+#include "core/base/did_you_mean.hpp"
+#include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/model_source.hpp"
 
@@ -44,13 +44,16 @@ const PlanFlag k_flags[] = {
     {"--vocab", "vocab", "Vocabulary size"},
     {"--family", "family", "Block layout of an architecture given by flags: gpt2, llama or bert"},
     {"--tensors", "tensors", "Number of parameter tensors (Adam keeps a 4-byte step per tensor)"},
-    {"--precision", "precision", "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number"},
-    {"--optimizer", "optimizer", "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies"},
+    {"--precision", "precision",
+     "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number"},
+    {"--optimizer", "optimizer",
+     "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies"},
     {"--mode", "mode", "train (default) or infer"},
     {"--trainable", "trainable", "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)"},
     {"--quantize", "quantize", "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8"},
     {"--lora", "lora", "LoRA rank: train adapters only, base weights frozen (with --quantize nf4: QLoRA)"},
-    {"--lora-targets", "lora_targets", "Matrices with LoRA adapters: q,k,v,o,gate,up,down, c_attn, all (default q,v)"},
+    {"--lora-targets", "lora_targets",
+     "Matrices with LoRA adapters: q,k,v,o,gate,up,down, c_attn, all (default q,v)"},
     {"--batch", "batch", "Micro-batch size (default 1)"},
     {"--seq", "seq", "Sequence length"},
     {"--activation-bytes-per-row", "activation_bytes_per_row", "Measured activation bytes per batch row"},
@@ -70,7 +73,8 @@ const PlanFlag k_flags[] = {
     {"--dp", "dp", "Data-parallel size (default gpus / (tp x pp))"},
     {"--virtual-stages", "virtual_stages", "Interleaved pipeline: model chunks per stage"},
     {"--micro-batches", "micro_batches", "Micro-batches per step in the pipeline"},
-    {"--grad-format", "grad_format", "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18), half+fp32 (20)"},
+    {"--grad-format", "grad_format",
+     "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18), half+fp32 (20)"},
     {"--largest-layer", "largest_layer", "Parameters of the largest layer (ZeRO-3/FSDP gather unit)"},
     {"--prefetch", "prefetch", "ZeRO-3/FSDP layers gathered ahead (default 1)"},
 };
@@ -101,7 +105,8 @@ std::map<std::string, std::string> read_plan_file(const std::string& path) {
   const std::string text = ss.str();
   if (text.size() > (1 << 20)) throw Error(path, "is larger than 1 MiB (not a plan file?)");
   json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) throw Error(path, "is not a JSON object (expected a plan: the \"inputs\" of `--format json`)");
+  if (doc.is_discarded() || !doc.is_object())
+    throw Error(path, "is not a JSON object (expected a plan: the \"inputs\" of `--format json`)");
   if (doc.contains("inputs") && doc["inputs"].is_object()) doc = doc["inputs"];  // a whole JSON output
   std::map<std::string, std::string> values;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -134,8 +139,8 @@ std::string flag_of(const char* key) {
   return key;
 }
 
-uint64_t count_value(const std::map<std::string, std::string>& v, const char* key, uint64_t fallback, uint64_t max,
-                     bool positive) {
+uint64_t count_value(const std::map<std::string, std::string>& v, const char* key, uint64_t fallback,
+                     uint64_t max, bool positive) {
   const std::string* s = get(v, key);
   if (!s) return fallback;
   const uint64_t n = parse_count(flag_of(key), *s, max);
@@ -150,20 +155,24 @@ std::string choice(const std::map<std::string, std::string>& v, const char* key,
   for (const std::string& a : allowed)
     if (*s == a) return a;
   std::string list;
-  for (size_t i = 0; i < allowed.size(); ++i) list += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") + allowed[i];
-  throw Error(flag_of(key), "\"" + *s + "\" is not valid (expected " + list + did_you_mean(*s, allowed) + ")");
+  for (size_t i = 0; i < allowed.size(); ++i)
+    list += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") + allowed[i];
+  throw Error(flag_of(key),
+              "\"" + *s + "\" is not valid (expected " + list + did_you_mean(*s, allowed) + ")");
 }
 
 // --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
 void resolve_layout(const std::map<std::string, std::string>& v, EstimateRequest& r) {
-  const char* keys[] = {"gpus", "nodes", "zero", "fsdp", "offload", "tp", "pp", "dp", "sequence_parallel",
-                        "virtual_stages", "micro_batches", "prefetch"};
+  const char* keys[] = {
+      "gpus",           "nodes",         "zero",    "fsdp", "offload", "tp", "pp", "dp", "sequence_parallel",
+      "virtual_stages", "micro_batches", "prefetch"};
   if (const std::string* g = get(v, "grad_format")) r.grad_format = parse_grad_format("--grad-format", *g);
   r.largest_layer = count_value(v, "largest_layer", 0, 1ull << 50, true);
   bool any = false;
   for (const char* k : keys) any = any || get(v, k);
   if (!any) return;
-  if (get(v, "zero") && get(v, "fsdp")) throw Error("--zero", "cannot be combined with --fsdp (pick one engine)");
+  if (get(v, "zero") && get(v, "fsdp"))
+    throw Error("--zero", "cannot be combined with --fsdp (pick one engine)");
   ParallelLayout l;
   const std::string* gpus = get(v, "gpus");
   if (gpus && *gpus != "auto") l.gpus = count_value(v, "gpus", 1, 1ull << 20, true);
@@ -193,11 +202,14 @@ const char* const k_presets_help = "GPU/model presets file or directory replacin
 // --lora R [--lora-targets q,v]: the adapters join the model's parameters and are its trainable ones.
 void resolve_lora(const std::map<std::string, std::string>& v, EstimateRequest& r) {
   if (!get(v, "lora")) {
-    if (get(v, "lora_targets")) throw Error("--lora-targets", "needs --lora R (the adapters' rank, e.g. --lora 16)");
+    if (get(v, "lora_targets"))
+      throw Error("--lora-targets", "needs --lora R (the adapters' rank, e.g. --lora 16)");
     return;
   }
   if (get(v, "trainable"))
-    throw Error("--lora", "cannot be combined with --trainable (the LoRA adapters are the trainable parameters; drop one)");
+    throw Error(
+        "--lora",
+        "cannot be combined with --trainable (the LoRA adapters are the trainable parameters; drop one)");
   const uint64_t r_value = count_value(v, "lora", 0, 1ull << 20, true);
   const std::string* t = get(v, "lora_targets");
   const LoraTargets targets = parse_lora_targets("--lora-targets", t ? *t : "q,v", r_value);
@@ -221,7 +233,8 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
   sub.add_flag_function(
       "--sequence-parallel", [&raw](int64_t) { raw.given["sequence_parallel"] = "true"; },
       "Megatron sequence parallelism (with --tp)");
-  sub.add_option("--plan", raw.plan_file, "A plan file (JSON, the \"inputs\" of --format json); flags override it");
+  sub.add_option("--plan", raw.plan_file,
+                 "A plan file (JSON, the \"inputs\" of --format json); flags override it");
   sub.add_option("--presets", raw.presets_file, k_presets_help);
 }
 
@@ -287,14 +300,16 @@ Plan resolve_plan(const RawPlan& raw) {
     const bool half_or_float = stored == "fp32" || stored == "fp16" || stored == "bf16";
     precision = half_or_float ? stored : r.model.weight_bytes ? "fp16" : "fp32";
     if (!stored.empty() && half_or_float)
-      r.model.notes.push_back("precision " + stored + ": the format the weights are stored in (--precision to change)");
+      r.model.notes.push_back("precision " + stored +
+                              ": the format the weights are stored in (--precision to change)");
     r.stored_weights = r.model.weight_bytes != 0 && !get(v, "quantize");
     if (r.model.weight_bytes && !half_or_float)
       r.model.notes.push_back("weights counted as stored (" + group_thousands(r.model.weight_bytes) +
                               " B); activations and KV cache in fp16 (--precision to change)");
   }
   r.recipe = parse_recipe("--precision", precision);
-  const std::string optimizer = get(v, "optimizer") ? *get(v, "optimizer") : (r.mode == Mode::infer ? "none" : "adamw");
+  const std::string optimizer =
+      get(v, "optimizer") ? *get(v, "optimizer") : (r.mode == Mode::infer ? "none" : "adamw");
   r.optimizer = parse_optimizer("--optimizer", optimizer);
   if (const std::string* t = get(v, "trainable")) r.trainable = parse_fraction("--trainable", *t);
   if (const std::string* q = get(v, "quantize")) r.quantize = find_storage_format("--quantize", *q).name;
@@ -303,7 +318,8 @@ Plan resolve_plan(const RawPlan& raw) {
   r.seq = count_value(v, "seq", 0, 1ull << 32, true);
   if (const std::string* a = get(v, "activation_bytes_per_row")) {
     r.activation_bytes_per_row = parse_size("--activation-bytes-per-row", *a);
-    if (!r.activation_bytes_per_row) throw Error("--activation-bytes-per-row", "\"" + *a + "\" must be at least 1");
+    if (!r.activation_bytes_per_row)
+      throw Error("--activation-bytes-per-row", "\"" + *a + "\" must be at least 1");
   }
   r.attention = choice(v, "attention", "sdpa", {"eager", "sdpa"});
   r.checkpointing = choice(v, "checkpointing", "none", {"none", "selective", "full"});
@@ -320,17 +336,20 @@ Plan resolve_plan(const RawPlan& raw) {
   if (plan.gpu_given) {
     plan.targets = resolve_gpus(plan.presets, *get(v, "gpu"));
   } else {
-    for (const std::string& id : plan.presets.default_gpus) plan.targets.gpus.push_back(find_gpu(plan.presets, "--gpu", id));
+    for (const std::string& id : plan.presets.default_gpus)
+      plan.targets.gpus.push_back(find_gpu(plan.presets, "--gpu", id));
   }
 
   if (get(v, "gpus") && *get(v, "gpus") == "auto") {
-    if (plan.targets.gpus.size() != 1) throw Error("--gpus", "auto needs exactly one GPU type (--gpu a100-80gb)");
+    if (plan.targets.gpus.size() != 1)
+      throw Error("--gpus", "auto needs exactly one GPU type (--gpu a100-80gb)");
     const uint64_t per_node = count_value(v, "gpus_per_node", 8, 1024, true);
     auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
     if (found) {
       r = *found;
-      r.model.notes.push_back("--gpus auto: the smallest layout of " + plan.targets.gpus[0].id + " that fits is " +
-                              std::to_string(r.parallel->gpus) + " GPUs with " + sharding_name(r.parallel->sharding));
+      r.model.notes.push_back("--gpus auto: the smallest layout of " + plan.targets.gpus[0].id +
+                              " that fits is " + std::to_string(r.parallel->gpus) + " GPUs with " +
+                              sharding_name(r.parallel->sharding));
     } else {
       r.model.notes.push_back("--gpus auto: no layout of up to 4096 x " + plan.targets.gpus[0].id + " fits");
     }

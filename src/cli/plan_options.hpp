@@ -29,7 +29,7 @@ struct RawPlan {
 // What the GPU list asks for.
 struct GpuTargets {
   std::vector<GpuSpec> gpus;
-  bool asked_local = false;          // "local" / "cuda:N" was named
+  bool asked_local = false;               // "local" / "cuda:N" was named
   std::vector<std::string> device_notes;  // why a real device could not be read
 };
 

@@ -9,7 +9,8 @@
 
 namespace memplan::cli {
 
-std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>& plan_args, std::string& why) {
+std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>& plan_args,
+                                                 std::string& why) {
   CLI::App app{"plan"};
   RawPlan raw;
   add_plan_options(app, raw);

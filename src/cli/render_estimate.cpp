@@ -19,18 +19,24 @@ std::string verdict_cell(const FitRow& r, bool color) {
   std::string v = verdict_name(r.verdict);
   if (!r.warnings.empty() && !r.gpu.budget_bytes) v += " !";
   if (!color) return v;
-  const char* c = r.verdict == Verdict::fits ? "\033[32m" : r.verdict == Verdict::tight ? "\033[33m" : "\033[31m";
+  const char* c = r.verdict == Verdict::fits    ? "\033[32m"
+                  : r.verdict == Verdict::tight ? "\033[33m"
+                                                : "\033[31m";
   return c + v + "\033[0m";
 }
 
 std::string breakdown_table(const Estimate& e, const OutputOptions& o) {
-  TextTable t({{"term", Align::left}, {"bytes", Align::right}, {"size", Align::right}, {"format", Align::left},
+  TextTable t({{"term", Align::left},
+               {"bytes", Align::right},
+               {"size", Align::right},
+               {"format", Align::left},
                {"detail", Align::left}});
   for (const Term& term : e.terms) {
     if (!shown(e, term)) continue;
     if (term.key == "overhead")
       t.add_row({"Total", group_thousands(e.total_bytes()), format_bytes(e.total_bytes(), o.units), "", ""});
-    t.add_row({term.label, group_thousands(term.bytes), format_bytes(term.bytes, o.units), term.format, term.detail});
+    t.add_row({term.label, group_thousands(term.bytes), format_bytes(term.bytes, o.units), term.format,
+               term.detail});
   }
   t.add_row({"Required", group_thousands(e.required_bytes()), format_bytes(e.required_bytes(), o.units), "",
              "total + overhead"});
@@ -41,12 +47,17 @@ std::string explain_text(const Estimate& e, const OutputOptions& o) {
   std::string out = "\nArithmetic:\n";
   for (const Term& term : e.terms)
     for (const std::string& line : term.arithmetic) out += "  " + line + "\n";
-  out += "  total = " + group_thousands(e.total_bytes()) + " B; required = total + overhead = " +
-         group_thousands(e.required_bytes()) + " B (" + format_bytes(e.required_bytes(), o.units) + ")\n";
+  out += "  total = " + group_thousands(e.total_bytes()) +
+         " B; required = total + overhead = " + group_thousands(e.required_bytes()) + " B (" +
+         format_bytes(e.required_bytes(), o.units) + ")\n";
   if (!e.layer_ledger.empty()) {
     out += "\n" + e.ledger_title + "\n";
-    TextTable t({{"saved tensor", Align::left}, {"shape", Align::left}, {"format", Align::left}, {"bytes", Align::right}});
-    for (const LedgerRow& r : e.layer_ledger) t.add_row({r.name, r.shape, r.format, group_thousands(r.bytes)});
+    TextTable t({{"saved tensor", Align::left},
+                 {"shape", Align::left},
+                 {"format", Align::left},
+                 {"bytes", Align::right}});
+    for (const LedgerRow& r : e.layer_ledger)
+      t.add_row({r.name, r.shape, r.format, group_thousands(r.bytes)});
     out += o.format == Format::markdown ? t.render_markdown() : t.render();
   }
   return out;
@@ -63,28 +74,49 @@ json layout_json(const ShardingResult& res) {
   const ParallelLayout& l = res.layout;
   json ranks = json::array();
   for (const RankLoad& k : res.ranks)
-    ranks.push_back({{"kind", k.kind}, {"count", k.count}, {"model_parameters", k.model_parameters},
-                     {"parameters", k.gpu.parameters}, {"gradients", k.gpu.gradients},
-                     {"optimizer_state", k.gpu.optimizer_state}, {"activations", k.gpu.activations},
-                     {"buffers", k.gpu.buffers}, {"total_bytes", k.gpu.total}, {"host_bytes", k.host_bytes},
+    ranks.push_back({{"kind", k.kind},
+                     {"count", k.count},
+                     {"model_parameters", k.model_parameters},
+                     {"parameters", k.gpu.parameters},
+                     {"gradients", k.gpu.gradients},
+                     {"optimizer_state", k.gpu.optimizer_state},
+                     {"activations", k.gpu.activations},
+                     {"buffers", k.gpu.buffers},
+                     {"total_bytes", k.gpu.total},
+                     {"host_bytes", k.host_bytes},
                      {"host_pinned_bytes", k.host_pinned_bytes}});
-  return {{"gpus", l.gpus}, {"nodes", l.nodes}, {"gpus_per_node", res.gpus_per_node}, {"sharding", sharding_name(l.sharding)},
-          {"engine", sharding_engine(l.sharding)}, {"offload", offload_name(l.offload)}, {"tp", l.tp}, {"pp", l.pp},
-          {"dp", l.dp}, {"sequence_parallel", l.sequence_parallel}, {"virtual_stages", l.virtual_stages},
-          {"shard_group", res.shard_group}, {"most_loaded", res.most_loaded}, {"ranks", ranks}};
+  return {{"gpus", l.gpus},
+          {"nodes", l.nodes},
+          {"gpus_per_node", res.gpus_per_node},
+          {"sharding", sharding_name(l.sharding)},
+          {"engine", sharding_engine(l.sharding)},
+          {"offload", offload_name(l.offload)},
+          {"tp", l.tp},
+          {"pp", l.pp},
+          {"dp", l.dp},
+          {"sequence_parallel", l.sequence_parallel},
+          {"virtual_stages", l.virtual_stages},
+          {"shard_group", res.shard_group},
+          {"most_loaded", res.most_loaded},
+          {"ranks", ranks}};
 }
 
 std::string ranks_text(const ShardingResult& res, const OutputOptions& o) {
   const ParallelLayout& l = res.layout;
-  std::string out = "\n" + std::string(o.format == Format::markdown ? "" : "  ") + "Layout: " + std::to_string(l.gpus) +
-                    " GPUs on " + std::to_string(l.nodes) + " node(s), " + sharding_engine(l.sharding) +
+  std::string out = "\n" + std::string(o.format == Format::markdown ? "" : "  ") +
+                    "Layout: " + std::to_string(l.gpus) + " GPUs on " + std::to_string(l.nodes) +
+                    " node(s), " + sharding_engine(l.sharding) +
                     (l.offload == Offload::none ? "" : ", offload " + offload_name(l.offload)) + ", tp " +
                     std::to_string(l.tp) + " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
-                    (l.sequence_parallel ? ", sequence parallel" : "") + "; the breakdown is the most-loaded GPU (" +
-                    res.most_loaded + ")\n";
-  TextTable t({{"ranks", Align::left}, {"count", Align::right}, {"per GPU", Align::right}, {"host (offload)", Align::right}});
+                    (l.sequence_parallel ? ", sequence parallel" : "") +
+                    "; the breakdown is the most-loaded GPU (" + res.most_loaded + ")\n";
+  TextTable t({{"ranks", Align::left},
+               {"count", Align::right},
+               {"per GPU", Align::right},
+               {"host (offload)", Align::right}});
   for (const RankLoad& k : res.ranks)
-    t.add_row({k.kind, std::to_string(k.count), format_bytes(k.gpu.total, o.units), format_bytes(k.host_bytes, o.units)});
+    t.add_row({k.kind, std::to_string(k.count), format_bytes(k.gpu.total, o.units),
+               format_bytes(k.host_bytes, o.units)});
   out += o.format == Format::markdown ? t.render_markdown() : t.render();
   if (res.host_bytes_per_node)
     out += "  host memory per node: " + format_bytes(res.host_bytes_per_node, o.units) + " (pinned " +
@@ -99,8 +131,9 @@ std::string csv(const Estimate& e, const std::vector<FitRow>& fit) {
   out += "total,total," + std::to_string(e.total_bytes()) + ",,,,\n";
   out += "total,required," + std::to_string(e.required_bytes()) + ",,,,\n";
   for (const FitRow& r : fit)
-    out += "gpu," + csv_field(r.gpu.id) + "," + std::to_string(r.required_bytes) + "," + std::to_string(r.memory_bytes) +
-           "," + std::to_string(r.spare_bytes) + "," + verdict_name(r.verdict) + ",\n";
+    out += "gpu," + csv_field(r.gpu.id) + "," + std::to_string(r.required_bytes) + "," +
+           std::to_string(r.memory_bytes) + "," + std::to_string(r.spare_bytes) + "," +
+           verdict_name(r.verdict) + ",\n";
   return out;
 }
 
@@ -119,7 +152,8 @@ std::string describe_model(const Estimate& e) {
     s += ", inference";
   }
   if (!r.quantize.empty()) s += ", weights " + r.quantize;
-  if (r.activation_bytes_per_row || r.seq || !r.model.mlp_widths.empty()) s += ", batch " + group_thousands(r.batch);
+  if (r.activation_bytes_per_row || r.seq || !r.model.mlp_widths.empty())
+    s += ", batch " + group_thousands(r.batch);
   if (r.seq) s += " x seq " + group_thousands(r.seq);
   return s;
 }
@@ -189,11 +223,15 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
                              const OutputOptions& o) {
   std::string out;
   if (!fit.empty()) {
-    TextTable t({{"gpu", Align::left}, {"memory", Align::right}, {"required", Align::right}, {"spare", Align::right},
+    TextTable t({{"gpu", Align::left},
+                 {"memory", Align::right},
+                 {"required", Align::right},
+                 {"spare", Align::right},
                  {"verdict", Align::left}});
     for (const FitRow& r : fit)
       t.add_row({r.gpu.id, format_bytes(r.memory_bytes, o.units), format_bytes(r.required_bytes, o.units),
-                 format_signed_bytes(r.spare_bytes, o.units), verdict_cell(r, o.color && o.format == Format::table)});
+                 format_signed_bytes(r.spare_bytes, o.units),
+                 verdict_cell(r, o.color && o.format == Format::table)});
     out += o.format == Format::markdown ? t.render_markdown() : t.render();
   }
   std::string notes;
@@ -207,10 +245,13 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
 std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
                             const OutputOptions& o) {
   switch (o.format) {
-    case Format::json: return estimate_json(plan, e, fit).dump(2) + "\n";
-    case Format::csv: return csv(e, fit);
+    case Format::json:
+      return estimate_json(plan, e, fit).dump(2) + "\n";
+    case Format::csv:
+      return csv(e, fit);
     case Format::table:
-    case Format::markdown: break;
+    case Format::markdown:
+      break;
   }
   if (o.quiet) return format_bytes(e.required_bytes(), o.units) + "\n";
   const bool md = o.format == Format::markdown;
@@ -218,9 +259,12 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   out += breakdown_table(e, o);
   if (e.sharded) out += ranks_text(*e.sharded, o);
   out += "\n";
-  std::string memory_note = "memory = what a process can allocate: NVML total minus the driver-reserved share where known";
+  std::string memory_note =
+      "memory = what a process can allocate: NVML total minus the driver-reserved share where known";
   out += render_fit_table(fit, plan.targets.device_notes, o);
-  if (!fit.empty()) out += (md ? "\n" : "  ") + memory_note + "; overhead " + format_bytes(e.bytes("overhead"), o.units) + " for the CUDA context and workspaces (--overhead)\n";
+  if (!fit.empty())
+    out += (md ? "\n" : "  ") + memory_note + "; overhead " + format_bytes(e.bytes("overhead"), o.units) +
+           " for the CUDA context and workspaces (--overhead)\n";
   if (o.explain) {
     out += explain_text(e, o);
     out += assumptions_text(e);

@@ -17,7 +17,8 @@ namespace memplan::cli {
 // The "memplan.estimate/1" document (DESIGN.md section 4).
 nlohmann::json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit);
 
-// One fit row as JSON: {"gpu", "name", "memory_bytes", "required_bytes", "spare_bytes", "verdict", "warnings"}.
+// One fit row as JSON: {"gpu", "name", "memory_bytes", "required_bytes", "spare_bytes", "verdict",
+// "warnings"}.
 nlohmann::json fit_row_json(const FitRow& row);
 
 // The whole output of `memplan estimate` in the chosen format.

@@ -7,7 +7,7 @@
 namespace memplan::cli {
 
 class TextTable {
-public:
+ public:
   enum class Align { left, right };
 
   // Column headers with their alignment.
@@ -20,7 +20,7 @@ public:
   // GitHub-flavoured markdown table.
   std::string render_markdown() const;
 
-private:
+ private:
   std::vector<std::pair<std::string, Align>> m_columns;
   std::vector<std::vector<std::string>> m_rows;
 };

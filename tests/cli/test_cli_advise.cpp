@@ -12,8 +12,9 @@ using memplan::test::run_cli;
 namespace {
 
 std::vector<std::string> example(std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"advise", "--model", "llama-2-7b", "--precision", "fp32", "--optimizer", "adamw",
-                                "--batch", "16", "--seq", "2048", "--gpu", "rtx-4090"};
+  std::vector<std::string> a = {"advise",      "--model", "llama-2-7b", "--precision", "fp32",
+                                "--optimizer", "adamw",   "--batch",    "16",          "--seq",
+                                "2048",        "--gpu",   "rtx-4090"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -29,7 +30,8 @@ TEST_CASE("advise: the example run gets tiers, verdicts and combinations", "[cli
   // Tier 1 first: micro-batch 1 with 16 accumulation steps keeps the effective batch of 16.
   const auto table = r.out.find("Changes, cheapest first");
   REQUIRE(table != std::string::npos);
-  const auto first_row = r.out.find("     1  micro-batch 1 x 16 accumulation steps (effective batch 16)", table);
+  const auto first_row =
+      r.out.find("     1  micro-batch 1 x 16 accumulation steps (effective batch 16)", table);
   CHECK(first_row != std::string::npos);
   CHECK(r.out.find("autocast amp-bf16") > first_row);
   CHECK(r.out.find("a bigger GPU") == std::string::npos);  // nothing holds 442 GiB
@@ -63,8 +65,8 @@ TEST_CASE("advise: JSON follows memplan.advise/1", "[cli][advise]") {
 }
 
 TEST_CASE("advise: a run that fits shows its headroom, changes only with --all", "[cli][advise]") {
-  const std::vector<std::string> args = {"advise", "--model", "gpt2", "--precision", "fp32", "--batch", "8",
-                                         "--seq", "1024", "--gpu", "t4"};
+  const std::vector<std::string> args = {"advise", "--model", "gpt2", "--precision", "fp32", "--batch",
+                                         "8",      "--seq",   "1024", "--gpu",       "t4"};
   const auto r = run_cli(args);
   REQUIRE(r.code == 0);
   CHECK(r.out.find("fits: required") != std::string::npos);
@@ -80,7 +82,8 @@ TEST_CASE("advise: --checklist prints tier 0, --limit trims, csv and markdown", 
   REQUIRE(c.code == 0);
   CHECK(c.out.find("loss.item()") != std::string::npos);
   CHECK(c.out.find("torch.no_grad()") != std::string::npos);
-  const auto j = nlohmann::json::parse(run_cli(example({"--format", "json", "--limit", "2", "--checklist"})).out);
+  const auto j =
+      nlohmann::json::parse(run_cli(example({"--format", "json", "--limit", "2", "--checklist"})).out);
   CHECK(j["suggestions"].size() == 2);
   CHECK(j["combinations"].size() <= 2);
   CHECK(j["checklist"].size() == 4);

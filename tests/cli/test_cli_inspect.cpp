@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.hpp"
 #include "../unit/model_file_builders.hpp"
+#include "cli_harness.hpp"
 
 using namespace memplan::test;
 
@@ -44,7 +44,8 @@ TEST_CASE("inspect a config.json", "[cli][inspect]") {
 TEST_CASE("inspect a safetensors folder with its config", "[cli][inspect]") {
   TempDir dir("cli_st");
   dir.write("model.safetensors", st_file({{"embed.weight", "BF16", {10, 4}}, {"norm.weight", "F32", {4}}}));
-  dir.write("config.json", R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 4, "num_hidden_layers": 1,
+  dir.write("config.json",
+            R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 4, "num_hidden_layers": 1,
       "num_attention_heads": 2, "intermediate_size": 8})");
   CliResult r = run_cli({"inspect", dir.path.string(), "--format", "json"});
   REQUIRE(r.code == 0);
@@ -73,7 +74,8 @@ TEST_CASE("inspect a GGUF file", "[cli][inspect]") {
   GgufBytes kv;
   kv.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 1);
   // Q4_0 256 x 4: 1,024 / 32 = 32 blocks x 18 = 576 bytes; F32 256: 1,024 bytes.
-  std::string path = dir.write("m.gguf", gguf_file(kv, 2, {{"token_embd.weight", {256, 4}, 2}, {"output_norm.weight", {256}, 0}}));
+  std::string path = dir.write(
+      "m.gguf", gguf_file(kv, 2, {{"token_embd.weight", {256, 4}, 2}, {"output_norm.weight", {256}, 0}}));
   CliResult r = run_cli({"inspect", path, "--format", "json"});
   REQUIRE(r.code == 0);
   nlohmann::json doc = nlohmann::json::parse(r.out);
@@ -86,23 +88,38 @@ TEST_CASE("inspect a GGUF file", "[cli][inspect]") {
 
 TEST_CASE("inspect: malformed files exit 2 with one line", "[cli][inspect]") {
   TempDir dir("cli_bad");
-  auto st = [&](const std::string& name, const std::string& bytes) { return dir.write(name + ".safetensors", bytes); };
+  auto st = [&](const std::string& name, const std::string& bytes) {
+    return dir.write(name + ".safetensors", bytes);
+  };
   std::string f = dir.file("");
   expect_bad_input(run_cli({"inspect", st("short", "abc")}), f + "short.safetensors: is 3 bytes, too short");
-  expect_bad_input(run_cli({"inspect", st("beyond", le64(1000) + "{}")}), f + "beyond.safetensors: header length 1,000 runs past the end");
-  expect_bad_input(run_cli({"inspect", st("huge", le64(1ull << 63) + "{}")}), f + "huge.safetensors: header length 9,223,372,036,854,775,808 is larger");
-  expect_bad_input(run_cli({"inspect", st("json", st_raw("{nope", 0))}), f + "json.safetensors: the safetensors header is not valid JSON");
-  expect_bad_input(run_cli({"inspect", st("dtype", st_raw(R"({"w":{"dtype":"X9","shape":[1],"data_offsets":[0,1]}})", 1))}),
-                   f + "dtype.safetensors: tensor \"w\": unknown dtype \"X9\"");
-  expect_bad_input(run_cli({"inspect", st("neg", st_raw(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1))}),
-                   f + "neg.safetensors: tensor \"w\": shape value -1 is negative");
-  expect_bad_input(run_cli({"inspect", st("frac", st_raw(R"({"w":{"dtype":"U8","shape":[0.5],"data_offsets":[0,1]}})", 1))}),
-                   f + "frac.safetensors: tensor \"w\": shape value 0.5 is not a whole number");
-  expect_bad_input(run_cli({"inspect", st("overlap", st_raw(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},
-      "b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3))}), f + "overlap.safetensors: tensor \"b\": data_offsets [1, 3] overlap");
-  expect_bad_input(run_cli({"inspect", dir.write("bad.gguf", "GGUF\x03")}), f + "bad.gguf: truncated at byte 4");
+  expect_bad_input(run_cli({"inspect", st("beyond", le64(1000) + "{}")}),
+                   f + "beyond.safetensors: header length 1,000 runs past the end");
+  expect_bad_input(run_cli({"inspect", st("huge", le64(1ull << 63) + "{}")}),
+                   f + "huge.safetensors: header length 9,223,372,036,854,775,808 is larger");
+  expect_bad_input(run_cli({"inspect", st("json", st_raw("{nope", 0))}),
+                   f + "json.safetensors: the safetensors header is not valid JSON");
+  expect_bad_input(
+      run_cli(
+          {"inspect", st("dtype", st_raw(R"({"w":{"dtype":"X9","shape":[1],"data_offsets":[0,1]}})", 1))}),
+      f + "dtype.safetensors: tensor \"w\": unknown dtype \"X9\"");
+  expect_bad_input(
+      run_cli({"inspect", st("neg", st_raw(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1))}),
+      f + "neg.safetensors: tensor \"w\": shape value -1 is negative");
+  expect_bad_input(
+      run_cli(
+          {"inspect", st("frac", st_raw(R"({"w":{"dtype":"U8","shape":[0.5],"data_offsets":[0,1]}})", 1))}),
+      f + "frac.safetensors: tensor \"w\": shape value 0.5 is not a whole number");
+  expect_bad_input(
+      run_cli({"inspect", st("overlap", st_raw(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},
+      "b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+                                               3))}),
+      f + "overlap.safetensors: tensor \"b\": data_offsets [1, 3] overlap");
+  expect_bad_input(run_cli({"inspect", dir.write("bad.gguf", "GGUF\x03")}),
+                   f + "bad.gguf: truncated at byte 4");
   expect_bad_input(run_cli({"inspect", dir.write("config.json", "{\"model_type\": \"llama\"}")}),
                    f + "config.json: missing \"vocab_size\"");
   expect_bad_input(run_cli({"inspect", f + "missing.safetensors"}), f + "missing.safetensors: no such file");
-  expect_bad_input(run_cli({"inspect", k_configs + "gpt2.json", "--format", "yaml"}), "--format: \"yaml\" is not a format");
+  expect_bad_input(run_cli({"inspect", k_configs + "gpt2.json", "--format", "yaml"}),
+                   "--format: \"yaml\" is not a format");
 }

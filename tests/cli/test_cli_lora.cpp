@@ -97,7 +97,8 @@ TEST_CASE("lora: bad input is one stderr line, exit 2, empty stdout", "[cli][lor
       {{"fit", "--model", "llama-2-7b", "--lora", "16", "--trainable", "0.01"},
        "cannot be combined with --trainable"},
       {{"estimate", "--params", "7B", "--lora", "16"}, "LoRA: needs a transformer architecture"},
-      {{"estimate", "--model", "gpt2", "--lora", "8", "--lora-targets", "gate"}, "--lora-targets: adapts no matrix"},
+      {{"estimate", "--model", "gpt2", "--lora", "8", "--lora-targets", "gate"},
+       "--lora-targets: adapts no matrix"},
   };
   for (const Bad& b : bad) {
     auto r = run_cli(b.args);

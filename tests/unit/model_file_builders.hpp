@@ -21,8 +21,9 @@ namespace memplan::test {
 // Bits per element of a safetensors dtype (README "Format"; F4 and F6 are sub-byte).
 inline uint64_t st_bits(const std::string& dtype) {
   static const std::map<std::string, uint64_t> bits = {
-      {"BOOL", 8}, {"U8", 8}, {"I8", 8}, {"F8_E4M3", 8}, {"F8_E5M2", 8}, {"I16", 16}, {"F16", 16}, {"BF16", 16},
-      {"I32", 32}, {"F32", 32}, {"I64", 64}, {"F64", 64}, {"F4", 4}, {"U64", 64}, {"C64", 64}};
+      {"BOOL", 8}, {"U8", 8},   {"I8", 8},    {"F8_E4M3", 8}, {"F8_E5M2", 8},
+      {"I16", 16}, {"F16", 16}, {"BF16", 16}, {"I32", 32},    {"F32", 32},
+      {"I64", 64}, {"F64", 64}, {"F4", 4},    {"U64", 64},    {"C64", 64}};
   auto it = bits.find(dtype);
   return it == bits.end() ? 8 : it->second;
 }
@@ -82,47 +83,82 @@ inline std::string st_file(const std::vector<StTensor>& tensors, const std::stri
 // (block elements, bytes per block) of ggml types, from ggml-common.h's block structs.
 inline std::pair<uint64_t, uint64_t> gguf_block(uint32_t type) {
   switch (type) {
-    case 0: return {1, 4};      // F32
-    case 1: return {1, 2};      // F16
-    case 2: return {32, 18};    // Q4_0: fp16 scale + 16 bytes of nibbles
-    case 8: return {32, 34};    // Q8_0: fp16 scale + 32 int8
-    case 12: return {256, 144}; // Q4_K: 2 fp16 + 12 bytes scales + 128 bytes of nibbles
-    case 14: return {256, 210}; // Q6_K: 128 + 64 + 16 + fp16
-    case 16: return {256, 66};  // IQ2_XXS: fp16 + 32 uint16
-    case 30: return {1, 2};     // BF16
-    default: return {1, 1};
+    case 0:
+      return {1, 4};  // F32
+    case 1:
+      return {1, 2};  // F16
+    case 2:
+      return {32, 18};  // Q4_0: fp16 scale + 16 bytes of nibbles
+    case 8:
+      return {32, 34};  // Q8_0: fp16 scale + 32 int8
+    case 12:
+      return {256, 144};  // Q4_K: 2 fp16 + 12 bytes scales + 128 bytes of nibbles
+    case 14:
+      return {256, 210};  // Q6_K: 128 + 64 + 16 + fp16
+    case 16:
+      return {256, 66};  // IQ2_XXS: fp16 + 32 uint16
+    case 30:
+      return {1, 2};  // BF16
+    default:
+      return {1, 1};
   }
 }
 
 // A GGUF byte stream written field by field (little-endian).
 struct GgufBytes {
   std::string b;
-  GgufBytes& u8(uint8_t v) { b += static_cast<char>(v); return *this; }
-  GgufBytes& u32(uint32_t v) { for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i))); return *this; }
-  GgufBytes& u64(uint64_t v) { for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i))); return *this; }
-  GgufBytes& str(const std::string& s) { u64(s.size()); b += s; return *this; }
-  GgufBytes& kv_u32(const std::string& k, uint32_t v) { str(k).u32(4).u32(v); return *this; }
-  GgufBytes& kv_u64(const std::string& k, uint64_t v) { str(k).u32(10).u64(v); return *this; }
+  GgufBytes& u8(uint8_t v) {
+    b += static_cast<char>(v);
+    return *this;
+  }
+  GgufBytes& u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  GgufBytes& u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  GgufBytes& str(const std::string& s) {
+    u64(s.size());
+    b += s;
+    return *this;
+  }
+  GgufBytes& kv_u32(const std::string& k, uint32_t v) {
+    str(k).u32(4).u32(v);
+    return *this;
+  }
+  GgufBytes& kv_u64(const std::string& k, uint64_t v) {
+    str(k).u32(10).u64(v);
+    return *this;
+  }
   GgufBytes& kv_f32(const std::string& k, float v) {
     uint32_t bits;
     std::memcpy(&bits, &v, 4);
     str(k).u32(6).u32(bits);
     return *this;
   }
-  GgufBytes& kv_str(const std::string& k, const std::string& v) { str(k).u32(8).str(v); return *this; }
+  GgufBytes& kv_str(const std::string& k, const std::string& v) {
+    str(k).u32(8).str(v);
+    return *this;
+  }
   GgufBytes& kv_strings(const std::string& k, const std::vector<std::string>& v) {
     str(k).u32(9).u32(8).u64(v.size());
     for (const std::string& s : v) str(s);
     return *this;
   }
-  GgufBytes& tensor_info(const std::string& name, const std::vector<uint64_t>& dims, uint32_t type, uint64_t offset) {
+  GgufBytes& tensor_info(const std::string& name, const std::vector<uint64_t>& dims, uint32_t type,
+                         uint64_t offset) {
     str(name).u32(static_cast<uint32_t>(dims.size()));
     for (uint64_t d : dims) u64(d);
     u32(type).u64(offset);
     return *this;
   }
   // Zero padding up to a multiple of `a`.
-  GgufBytes& pad(uint64_t a) { while (b.size() % a) b += '\0'; return *this; }
+  GgufBytes& pad(uint64_t a) {
+    while (b.size() % a) b += '\0';
+    return *this;
+  }
 };
 
 struct GgTensor {

@@ -3,10 +3,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/memory/activations.hpp"
-#include "core/models/arch_layout.hpp"
 #include <memplan/error.hpp>
+#include "core/memory/activations.hpp"
 #include "core/memory/kv_cache.hpp"
+#include "core/models/arch_layout.hpp"
 
 using namespace memplan;
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "core/planning/advise.hpp"
 #include <memplan/error.hpp>
 #include <memplan/presets.hpp>
+#include "core/planning/advise.hpp"
 
 using namespace memplan;
 
@@ -63,8 +63,10 @@ TEST_CASE("LoRA r=16 on q,v of Llama-2-7B is 8,388,608 trainable parameters", "[
   // GPT-2's fused c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 at r=8, peft's well-known count.
   const LoraAdapters g = lora_adapters(find_model(builtin_presets(), "--model", "gpt2").model, 8);
   CHECK(g.parameters == 294912);
-  // Grouped-query attention: Llama-3-8B v_proj is 4096 -> 1024; 32 x 16 x ((4096+4096) + (4096+1024)) = 6,815,744.
-  CHECK(lora_adapters(find_model(builtin_presets(), "--model", "llama-3-8b").model, 16).parameters == 6815744);
+  // Grouped-query attention: Llama-3-8B v_proj is 4096 -> 1024; 32 x 16 x ((4096+4096) + (4096+1024)) =
+  // 6,815,744.
+  CHECK(lora_adapters(find_model(builtin_presets(), "--model", "llama-3-8b").model, 16).parameters ==
+        6815744);
   ModelSpec bare;
   bare.parameters = 7000000000;
   CHECK_THROWS_AS(lora_adapters(bare, 16), Error);
@@ -116,7 +118,8 @@ TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
   CHECK(q->request.quantize == "nf4");
 }
 
-TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch", "[advise]") {
+TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch",
+          "[advise]") {
   const Advice& a = example_advice();
   const Estimate base = estimate(a.request);
   const Suggestion* ck = single(a, "checkpointing");
@@ -138,7 +141,8 @@ TEST_CASE("suggestions are cheapest first; combinations only without a fitting s
   REQUIRE_FALSE(a.fits());
   for (size_t i = 1; i < a.singles.size(); ++i) {
     CHECK(a.singles[i - 1].tier <= a.singles[i].tier);
-    if (a.singles[i - 1].tier == a.singles[i].tier) CHECK(a.singles[i - 1].cost_rank <= a.singles[i].cost_rank);
+    if (a.singles[i - 1].tier == a.singles[i].tier)
+      CHECK(a.singles[i - 1].cost_rank <= a.singles[i].cost_rank);
   }
   CHECK(a.singles.front().changes[0].knob == "micro-batch");
   CHECK(a.singles.back().tier == 3);
@@ -155,7 +159,8 @@ TEST_CASE("suggestions are cheapest first; combinations only without a fitting s
     for (size_t j = 0; j < a.combinations.size(); ++j) {
       if (i == j) continue;
       const std::set<std::string> small = knobs_of(a.combinations[j]), big = knobs_of(c);
-      CHECK_FALSE((small.size() < big.size() && std::includes(big.begin(), big.end(), small.begin(), small.end())));
+      CHECK_FALSE(
+          (small.size() < big.size() && std::includes(big.begin(), big.end(), small.begin(), small.end())));
     }
   }
   // QLoRA's 4-bit weights with micro-batch 1 x 16 is the cheapest that fits.
@@ -163,12 +168,14 @@ TEST_CASE("suggestions are cheapest first; combinations only without a fitting s
   // The brief's example: LoRA + checkpointing at micro-batch 4 (x 4 steps) is found by the search.
   bool lora_ck = false;
   for (const Suggestion& c : a.combinations)
-    lora_ck = lora_ck || (knobs_of(c) == std::set<std::string>{"lora", "checkpointing", "micro-batch"} && c.request.batch == 4);
+    lora_ck = lora_ck || (knobs_of(c) == std::set<std::string>{"lora", "checkpointing", "micro-batch"} &&
+                          c.request.batch == 4);
   CHECK(lora_ck);
 }
 
 TEST_CASE("a fitting single knob suppresses every combination containing it", "[advise]") {
-  // 7B fp32 AdamW, no activations: 112,000,000,000 B + 512 MiB = 112,536,870,912 B > 84,928,364,544 B on an A100 80GB.
+  // 7B fp32 AdamW, no activations: 112,000,000,000 B + 512 MiB = 112,536,870,912 B > 84,928,364,544 B on an
+  // A100 80GB.
   EstimateRequest r;
   r.model.parameters = 7000000000;
   r.recipe = parse_recipe("--precision", "fp32");

@@ -3,8 +3,8 @@
 // and the generic sharding model cross-checked against the same formulas.
 #include <catch2/catch.hpp>
 
-#include "core/parallel/deepspeed_estimators.hpp"
 #include <memplan/sharding.hpp>
+#include "core/parallel/deepspeed_estimators.hpp"
 
 using namespace memplan;
 
@@ -16,26 +16,29 @@ std::vector<std::string> rows(const std::vector<DeepSpeedEstimate>& table) {
   return out;
 }
 
-const uint64_t k_t5_3b_cold = 2851000000ull;     // total_params=2851e6 in the docs' "cold" call
-const uint64_t k_t5_3b_live = 2851598336ull;     // AutoModel t5-3b, shared params counted once
-const uint64_t k_t5_3b_layer_cold = 32000000ull; // largest_layer_params=32e6
-const uint64_t k_t5_3b_layer_live = 32899072ull; // 32128 x 1024 shared embedding
+const uint64_t k_t5_3b_cold = 2851000000ull;      // total_params=2851e6 in the docs' "cold" call
+const uint64_t k_t5_3b_live = 2851598336ull;      // AutoModel t5-3b, shared params counted once
+const uint64_t k_t5_3b_layer_cold = 32000000ull;  // largest_layer_params=32e6
+const uint64_t k_t5_3b_layer_live = 32899072ull;  // 32128 x 1024 shared embedding
 
 }  // namespace
 
 TEST_CASE("ZeRO-2 documented table for t5-3b on 8 GPUs (memory.rst, cold)", "[deepspeed]") {
   CHECK(rows(deepspeed_zero2_all_cold(k_t5_3b_cold, 8, 1, DeepSpeedFormula::documented)) ==
-        std::vector<std::string>{"  127.45GB |   5.31GB | cpu_offload=1", "  127.45GB |  15.93GB | cpu_offload=0"});
+        std::vector<std::string>{"  127.45GB |   5.31GB | cpu_offload=1",
+                                 "  127.45GB |  15.93GB | cpu_offload=0"});
   // Exact bytes: gpu = 4P + 16P/8 = 11,404,000,000 + 5,702,000,000; cpu = P x max(4 x 8, 16) x 1.5 = 48P.
   const auto row = deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, false, DeepSpeedFormula::documented);
   CHECK(row.gpu_bytes == 17106000000ull);
   CHECK(row.cpu_bytes == 136848000000ull);
-  CHECK(deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, true, DeepSpeedFormula::documented).gpu_bytes == 5702000000ull);
+  CHECK(deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, true, DeepSpeedFormula::documented).gpu_bytes ==
+        5702000000ull);
 }
 
 TEST_CASE("ZeRO-2 documented table for t5-3b on 8 GPUs (memory.rst, live model)", "[deepspeed]") {
   CHECK(rows(deepspeed_zero2_all_cold(k_t5_3b_live, 8, 1, DeepSpeedFormula::documented)) ==
-        std::vector<std::string>{"  127.48GB |   5.31GB | cpu_offload=1", "  127.48GB |  15.93GB | cpu_offload=0"});
+        std::vector<std::string>{"  127.48GB |   5.31GB | cpu_offload=1",
+                                 "  127.48GB |  15.93GB | cpu_offload=0"});
 }
 
 TEST_CASE("ZeRO-2 current formula (PR #5099, April 2024): 2P + 18P/N", "[deepspeed]") {
@@ -44,7 +47,8 @@ TEST_CASE("ZeRO-2 current formula (PR #5099, April 2024): 2P + 18P/N", "[deepspe
   CHECK(row.gpu_bytes == 12116750000ull);
   CHECK(format_deepspeed_row(row) == "  127.45GB |  11.28GB | offload_optimizer=none");
   // Offload rows are the same in both versions.
-  CHECK(deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, true, DeepSpeedFormula::current).gpu_bytes == 5702000000ull);
+  CHECK(deepspeed_zero2_estimate(k_t5_3b_cold, 8, 1, true, DeepSpeedFormula::current).gpu_bytes ==
+        5702000000ull);
 }
 
 TEST_CASE("ZeRO-3 documented table for t5-3b on 8 GPUs (memory.rst, cold)", "[deepspeed]") {
@@ -87,7 +91,8 @@ TEST_CASE("multi-node: gpus_factor = 1 / nodes and total GPUs in the partition",
   const auto row = deepspeed_zero3_estimate(1000000000ull, 10000000ull, 8, 2, true, true, true);
   CHECK(row.cpu_bytes == 13500000000ull);
   // ZeRO-2 offload: max(4 x 16, 16) x 1.5 = 96 P.
-  CHECK(deepspeed_zero2_estimate(1000000000ull, 8, 2, true, DeepSpeedFormula::current).cpu_bytes == 96000000000ull);
+  CHECK(deepspeed_zero2_estimate(1000000000ull, 8, 2, true, DeepSpeedFormula::current).cpu_bytes ==
+        96000000000ull);
 }
 
 TEST_CASE("the generic sharding model reproduces each DeepSpeed formula", "[deepspeed][sharding]") {
@@ -112,7 +117,7 @@ TEST_CASE("the generic sharding model reproduces each DeepSpeed formula", "[deep
     r.layout.offload = Offload::optimizer;  // GPU keeps 2P/N fp16 params + the layer; host 16P/N per rank
     auto res = estimate_sharded(r);
     CHECK(res.gpu.total == deepspeed_zero3_estimate(p, layer, 8, 1, true, false, true).gpu_bytes);
-    CHECK(res.host_bytes_per_node == 8 * (p / 8) * 16);  // p divisible by 8; DeepSpeed adds x1.5 on top
+    CHECK(res.host_bytes_per_node == 8 * (p / 8) * 16);        // p divisible by 8; DeepSpeed adds x1.5 on top
     CHECK(res.host_pinned_bytes_per_node == 8 * (p / 8) * 4);  // docs: 4 B fp32 gradients pinned
 
     r.layout.offload = Offload::parameters;

@@ -11,7 +11,8 @@ using namespace memplan;
 
 namespace {
 
-EstimateRequest request(uint64_t params, const char* precision, const char* optimizer, Mode mode = Mode::train) {
+EstimateRequest request(uint64_t params, const char* precision, const char* optimizer,
+                        Mode mode = Mode::train) {
   EstimateRequest r;
   r.model.id = "custom";
   r.model.parameters = params;
@@ -97,7 +98,8 @@ TEST_CASE("optimizer state copies follow the lesson", "[estimate][optimizer]") {
   CHECK(estimate(request(1024, "fp32", "adamw-8bit")).bytes("optimizer_state") == 2080);
 }
 
-TEST_CASE("Adam's step counters count 4 B per parameter tensor when the tensors are known", "[estimate][optimizer]") {
+TEST_CASE("Adam's step counters count 4 B per parameter tensor when the tensors are known",
+          "[estimate][optimizer]") {
   const ModelPreset& llama = find_model(builtin_presets(), "--model", "llama-2-7b");
   // Llama-2-7B: 32 layers x 9 tensors + embeddings + final norm + lm_head = 291 tensors.
   CHECK(llama.model.tensors == 291);

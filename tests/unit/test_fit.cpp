@@ -56,7 +56,8 @@ TEST_CASE("fit_gpu: spare and verdict agree", "[fit]") {
   for (const GpuSpec& g : builtin_presets().gpus) {
     FitRow row = fit_gpu(g, e);
     CHECK(row.required_bytes == e.required_bytes());
-    CHECK(static_cast<int64_t>(row.memory_bytes) - static_cast<int64_t>(row.required_bytes) == row.spare_bytes);
+    CHECK(static_cast<int64_t>(row.memory_bytes) - static_cast<int64_t>(row.required_bytes) ==
+          row.spare_bytes);
     CHECK((row.verdict == Verdict::no) == (row.spare_bytes < 0));
   }
 }

@@ -76,31 +76,58 @@ TEST_CASE("fuzz corpus: write the seeds", "[.generate-corpus]") {
       "n_layer": 4294967296, "n_head": 1, "n_positions": 1})");
 
   // safetensors: good files and each malformed case.
-  put("safetensors", "good.safetensors", st_file({{"embed.weight", "BF16", {4, 2}}, {"norm.weight", "F32", {2}},
-                                                  {"rotary_emb.inv_freq", "F32", {1}}}, R"({"format":"pt"})"));
+  put("safetensors", "good.safetensors",
+      st_file({{"embed.weight", "BF16", {4, 2}},
+               {"norm.weight", "F32", {2}},
+               {"rotary_emb.inv_freq", "F32", {1}}},
+              R"({"format":"pt"})"));
   put("safetensors", "good_all_dtypes.safetensors",
-      st_file({{"a", "F64", {1}}, {"b", "F16", {2}}, {"c", "I64", {1}}, {"d", "I32", {1}}, {"e", "I16", {1}},
-               {"f", "I8", {1}}, {"g", "U8", {1}}, {"h", "BOOL", {1}}, {"i", "F8_E4M3", {1}}, {"j", "F8_E5M2", {1}},
+      st_file({{"a", "F64", {1}},
+               {"b", "F16", {2}},
+               {"c", "I64", {1}},
+               {"d", "I32", {1}},
+               {"e", "I16", {1}},
+               {"f", "I8", {1}},
+               {"g", "U8", {1}},
+               {"h", "BOOL", {1}},
+               {"i", "F8_E4M3", {1}},
+               {"j", "F8_E5M2", {1}},
                {"k", "F4", {2}}}));
   put("safetensors", "bad_short.safetensors", "abc");
   put("safetensors", "bad_beyond.safetensors", le64(1000) + "{}");
   put("safetensors", "bad_2p63.safetensors", le64(1ull << 63) + "{}");
   put("safetensors", "bad_json.safetensors", st_raw("{\"a\": ", 0));
-  put("safetensors", "bad_dtype.safetensors", st_raw(R"({"w":{"dtype":"X9","shape":[1],"data_offsets":[0,1]}})", 1));
-  put("safetensors", "bad_negative.safetensors", st_raw(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1));
-  put("safetensors", "bad_fraction.safetensors", st_raw(R"({"w":{"dtype":"U8","shape":[0.5],"data_offsets":[0,1]}})", 1));
-  put("safetensors", "bad_overlap.safetensors", st_raw(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})", 3));
-  put("safetensors", "bad_duplicate.safetensors", st_raw(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})", 2));
-  put("safetensors", "bad_overflow.safetensors", st_raw(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8));
-  put("safetensors", "index.json", R"({"metadata": {"total_size": 16}, "weight_map": {"a": "model-00001-of-00002.safetensors"}})");
+  put("safetensors", "bad_dtype.safetensors",
+      st_raw(R"({"w":{"dtype":"X9","shape":[1],"data_offsets":[0,1]}})", 1));
+  put("safetensors", "bad_negative.safetensors",
+      st_raw(R"({"w":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1));
+  put("safetensors", "bad_fraction.safetensors",
+      st_raw(R"({"w":{"dtype":"U8","shape":[0.5],"data_offsets":[0,1]}})", 1));
+  put("safetensors", "bad_overlap.safetensors",
+      st_raw(
+          R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+          3));
+  put("safetensors", "bad_duplicate.safetensors",
+      st_raw(
+          R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+          2));
+  put("safetensors", "bad_overflow.safetensors",
+      st_raw(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8));
+  put("safetensors", "index.json",
+      R"({"metadata": {"total_size": 16}, "weight_map": {"a": "model-00001-of-00002.safetensors"}})");
 
   // GGUF: a good file with every kind of value, and malformed ones.
   GgufBytes kv;
-  kv.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 1).kv_u64("llama.context_length", 2048)
-      .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f).kv_strings("tokenizer.ggml.tokens", {"a", "b", "c"})
+  kv.kv_str("general.architecture", "llama")
+      .kv_u32("llama.block_count", 1)
+      .kv_u64("llama.context_length", 2048)
+      .kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
+      .kv_strings("tokenizer.ggml.tokens", {"a", "b", "c"})
       .kv_u32("general.alignment", 32);
-  std::vector<GgTensor> ts = {{"token_embd.weight", {32, 3}, 2}, {"blk.0.ffn_gate.weight", {32, 2}, 8},
-                              {"output_norm.weight", {32}, 0}, {"output.weight", {32, 3}, 1}};
+  std::vector<GgTensor> ts = {{"token_embd.weight", {32, 3}, 2},
+                              {"blk.0.ffn_gate.weight", {32, 2}, 8},
+                              {"output_norm.weight", {32}, 0},
+                              {"output.weight", {32, 3}, 1}};
   std::string good = gguf_file(kv, 6, ts);
   put("gguf", "good.gguf", good);
   GgufBytes none;

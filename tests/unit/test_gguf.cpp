@@ -30,15 +30,15 @@ GgufBytes tiny_kv() {
 }
 
 const std::vector<GgTensor> k_tiny_tensors = {
-    {"token_embd.weight", {256, 100}, 12},       // Q4_K: 25,600 / 256 = 100 blocks x 144 = 14,400 B
-    {"blk.0.attn_q.weight", {256, 256}, 8},      // Q8_0: 65,536 / 32 = 2,048 blocks x 34 = 69,632 B
-    {"blk.0.attn_k.weight", {256, 128}, 30},     // BF16: 32,768 x 2 = 65,536 B
-    {"blk.0.ffn_gate.weight", {256, 512}, 14},   // Q6_K: 131,072 / 256 = 512 x 210 = 107,520 B
-    {"blk.0.ffn_up.weight", {256, 512}, 16},     // IQ2_XXS: 512 blocks x 66 = 33,792 B
-    {"blk.0.ffn_down.weight", {64, 2}, 2},       // Q4_0: 128 / 32 = 4 blocks x 18 = 72 B
-    {"blk.0.attn_norm.weight", {256}, 0},        // F32: 1,024 B
-    {"output_norm.weight", {256}, 0},            // F32: 1,024 B
-    {"output.weight", {256, 100}, 1},            // F16: 51,200 B
+    {"token_embd.weight", {256, 100}, 12},      // Q4_K: 25,600 / 256 = 100 blocks x 144 = 14,400 B
+    {"blk.0.attn_q.weight", {256, 256}, 8},     // Q8_0: 65,536 / 32 = 2,048 blocks x 34 = 69,632 B
+    {"blk.0.attn_k.weight", {256, 128}, 30},    // BF16: 32,768 x 2 = 65,536 B
+    {"blk.0.ffn_gate.weight", {256, 512}, 14},  // Q6_K: 131,072 / 256 = 512 x 210 = 107,520 B
+    {"blk.0.ffn_up.weight", {256, 512}, 16},    // IQ2_XXS: 512 blocks x 66 = 33,792 B
+    {"blk.0.ffn_down.weight", {64, 2}, 2},      // Q4_0: 128 / 32 = 4 blocks x 18 = 72 B
+    {"blk.0.attn_norm.weight", {256}, 0},       // F32: 1,024 B
+    {"output_norm.weight", {256}, 0},           // F32: 1,024 B
+    {"output.weight", {256, 100}, 1},           // F16: 51,200 B
 };
 
 std::string error_of(const std::string& bytes) {
@@ -51,9 +51,7 @@ std::string error_of(const std::string& bytes) {
 }
 
 // Header + one kv (given raw), no tensors.
-std::string one_kv(const GgufBytes& kv) {
-  return gguf_file(kv, 1, {});
-}
+std::string one_kv(const GgufBytes& kv) { return gguf_file(kv, 1, {}); }
 
 }  // namespace
 
@@ -100,9 +98,12 @@ TEST_CASE("gguf: exact bytes per quantised type and the architecture", "[gguf]")
 
 TEST_CASE("gguf: one unquantised type becomes the weight format; MoE active parameters", "[gguf]") {
   GgufBytes kv;
-  kv.kv_str("general.architecture", "mixtral").kv_u32("mixtral.expert_count", 4).kv_u32("mixtral.expert_used_count", 1)
+  kv.kv_str("general.architecture", "mixtral")
+      .kv_u32("mixtral.expert_count", 4)
+      .kv_u32("mixtral.expert_used_count", 1)
       .kv_u32("general.alignment", 64);
-  std::string bytes = gguf_file(kv, 4, {{"token_embd.weight", {32, 10}, 1}, {"blk.0.ffn_up_exps.weight", {32, 8, 4}, 1}}, 64);
+  std::string bytes =
+      gguf_file(kv, 4, {{"token_embd.weight", {32, 10}, 1}, {"blk.0.ffn_up_exps.weight", {32, 8, 4}, 1}}, 64);
   GgufFile g = parse_gguf(bytes, bytes.size(), "m.gguf");
   CHECK(g.alignment == 64);
   ModelSpec m = model_spec_of(g);
@@ -127,11 +128,13 @@ TEST_CASE("gguf: a header larger than the first read is read in full", "[gguf]")
 
 TEST_CASE("gguf: malformed files are clear errors", "[gguf]") {
   std::string good = gguf_file(tiny_kv(), 9, k_tiny_tensors);
-  CHECK(error_of("GGU") == "m.gguf: truncated at byte 0 while reading the magic (4 bytes needed, the file has 3)");
+  CHECK(error_of("GGU") ==
+        "m.gguf: truncated at byte 0 while reading the magic (4 bytes needed, the file has 3)");
   CHECK(error_of("GGML" + good.substr(4)) == "m.gguf: is not a GGUF file (it does not start with \"GGUF\")");
   GgufBytes v1;
   v1.u32(0x46554747).u32(1).u32(0).u32(0);
-  CHECK(error_of(v1.b) == "m.gguf: is GGUF version 1 (32-bit counts), which memplan does not read; re-convert it");
+  CHECK(error_of(v1.b) ==
+        "m.gguf: is GGUF version 1 (32-bit counts), which memplan does not read; re-convert it");
   GgufBytes be;
   be.u32(0x46554747).u32(0x03000000).u64(0).u64(0);
   CHECK(error_of(be.b).find("big-endian") != std::string::npos);
@@ -142,21 +145,25 @@ TEST_CASE("gguf: malformed files are clear errors", "[gguf]") {
   GgufBytes trunc;
   trunc.u32(0x46554747).u32(3).u64(0).u64(1).u64(20);
   trunc.b += "abcdefghij";
-  CHECK(error_of(trunc.b) == "m.gguf: truncated at byte 32 while reading metadata key 0 (20 bytes needed, the file has 42)");
+  CHECK(error_of(trunc.b) ==
+        "m.gguf: truncated at byte 32 while reading metadata key 0 (20 bytes needed, the file has 42)");
   CHECK(error_of(good.substr(0, 200)).find("m.gguf: ") == 0);
   // Counts no file could hold.
   GgufBytes huge;
   huge.u32(0x46554747).u32(3).u64(1ull << 63).u64(0);
-  CHECK(error_of(huge.b) == "m.gguf: tensor count 9,223,372,036,854,775,808 cannot fit in the 0 bytes left in the file");
+  CHECK(error_of(huge.b) ==
+        "m.gguf: tensor count 9,223,372,036,854,775,808 cannot fit in the 0 bytes left in the file");
   GgufBytes longstr;
   longstr.u32(0x46554747).u32(3).u64(0).u64(1).u64(1ull << 63).u64(0);
-  CHECK(error_of(longstr.b) == "m.gguf: metadata key 0 is 9,223,372,036,854,775,808 bytes long (at most 65,535)");
+  CHECK(error_of(longstr.b) ==
+        "m.gguf: metadata key 0 is 9,223,372,036,854,775,808 bytes long (at most 65,535)");
   GgufBytes badtype;
   badtype.str("k").u32(13);
   CHECK(error_of(one_kv(badtype)) == "m.gguf: metadata \"k\" has unknown value type 13");
   GgufBytes nested;
   nested.str("k").u32(9).u32(9).u64(1);
-  CHECK(error_of(one_kv(nested)) == "m.gguf: metadata \"k\" is an array of arrays (not supported, as in ggml)");
+  CHECK(error_of(one_kv(nested)) ==
+        "m.gguf: metadata \"k\" is an array of arrays (not supported, as in ggml)");
   GgufBytes align;
   align.kv_u32("general.alignment", 48);
   CHECK(error_of(one_kv(align)) == "m.gguf: general.alignment 48 is not a power of 2");
@@ -166,14 +173,20 @@ TEST_CASE("gguf: malformed files are clear errors", "[gguf]") {
   GgufBytes none;
   CHECK(error_of(gguf_file(none, 0, {{"t", {100, 2}, 12}})) ==
         "m.gguf: tensor \"t\": rows of 100 are not a multiple of Q4_K's block of 256");
-  CHECK(error_of(gguf_file(none, 0, {{"t", {8}, 4}})) == "m.gguf: tensor \"t\": unknown ggml type 4 (a newer llama.cpp type?)");
-  CHECK(error_of(gguf_file(none, 0, {{"t", {1, 1, 1, 1, 1}, 0}})) == "m.gguf: tensor \"t\": 5 dimensions (at most 4)");
-  CHECK(error_of(gguf_file(none, 0, {{"t", {1ull << 62, 4}, 0}})) == "m.gguf: tensor \"t\": shape has more than 2^63 elements");
-  CHECK(error_of(gguf_file(none, 0, {{"t", {8}, 0}, {"t", {8}, 0}})) == "m.gguf: tensor \"t\": appears twice");
-  CHECK(error_of(gguf_file(none, 0, {{std::string(64, 'n'), {8}, 0}})).find("name is 64 bytes (at most 63)") != std::string::npos);
+  CHECK(error_of(gguf_file(none, 0, {{"t", {8}, 4}})) ==
+        "m.gguf: tensor \"t\": unknown ggml type 4 (a newer llama.cpp type?)");
+  CHECK(error_of(gguf_file(none, 0, {{"t", {1, 1, 1, 1, 1}, 0}})) ==
+        "m.gguf: tensor \"t\": 5 dimensions (at most 4)");
+  CHECK(error_of(gguf_file(none, 0, {{"t", {1ull << 62, 4}, 0}})) ==
+        "m.gguf: tensor \"t\": shape has more than 2^63 elements");
+  CHECK(error_of(gguf_file(none, 0, {{"t", {8}, 0}, {"t", {8}, 0}})) ==
+        "m.gguf: tensor \"t\": appears twice");
+  CHECK(
+      error_of(gguf_file(none, 0, {{std::string(64, 'n'), {8}, 0}})).find("name is 64 bytes (at most 63)") !=
+      std::string::npos);
   // Data cut short: the last tensor runs past the end of the file.
   std::string cut = good.substr(0, good.size() - 10);
-  CHECK(error_of(cut) .find("m.gguf: tensor \"output.weight\": its 51,200 bytes at data offset") == 0);
+  CHECK(error_of(cut).find("m.gguf: tensor \"output.weight\": its 51,200 bytes at data offset") == 0);
   // Offsets out of sequence (the second tensor claims offset 0 again).
   GgufBytes g;
   g.u32(0x46554747).u32(3).u64(2).u64(0).tensor_info("a", {8}, 0, 0).tensor_info("b", {8}, 0, 0).pad(32);

@@ -196,15 +196,16 @@ TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") 
   CHECK(c.family == "generic llama-style decoder");
   CHECK(c.model.notes.front().find("not one memplan knows") != std::string::npos);
 
-  CHECK(error_of(R"({"model_type": "newmodel", "hidden_size": 64})") ==
-        "config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral, mixtral, qwen2, gemma, "
-        "phi3, gpt2, bert, roberta, t5, opt, gpt_neox, falcon, RefinedWebModel, RefinedWeb), and the generic "
-        "fields are missing: num_hidden_layers, num_attention_heads, intermediate_size, vocab_size (needed, "
-        "with num_key_value_heads and head_dim if they apply)");
+  CHECK(
+      error_of(R"({"model_type": "newmodel", "hidden_size": 64})") ==
+      "config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral, mixtral, qwen2, gemma, "
+      "phi3, gpt2, bert, roberta, t5, opt, gpt_neox, falcon, RefinedWebModel, RefinedWeb), and the generic "
+      "fields are missing: num_hidden_layers, num_attention_heads, intermediate_size, vocab_size (needed, "
+      "with num_key_value_heads and head_dim if they apply)");
 }
 
 TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_config]") {
-  CHECK(error_of("{") .find("config.json: the config is not valid JSON") == 0);
+  CHECK(error_of("{").find("config.json: the config is not valid JSON") == 0);
   CHECK(error_of("[1,2]") == "config.json: is not a JSON object (expected a Hugging Face config.json)");
   CHECK(error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": -4096})") ==
         "config.json: hidden_size: -4096 is negative (expected a whole number)");
@@ -216,7 +217,8 @@ TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_c
         "config.json: missing \"hidden_size\" (needed to count the parameters)");
   CHECK(error_of(R"({"model_type": "gpt2", "vocab_size": 10})") ==
         "config.json: missing \"n_embd\" or \"hidden_size\" (needed to count the parameters)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 0})") == "config.json: vocab_size: is 0 (expected at least 1)");
+  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 0})") ==
+        "config.json: vocab_size: is 0 (expected at least 1)");
   CHECK(error_of(R"({"model_type": "llama", "vocab_size": 1e30})") ==
         "config.json: vocab_size: 1e+30 is not a whole number up to 2^32");
   CHECK(error_of(std::string(100, '[')) == "config.json: the config nests deeper than 64 levels");

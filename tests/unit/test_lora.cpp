@@ -46,7 +46,8 @@ TEST_CASE("lora adapters: peft's counts for Llama-2-7B and GPT-2", "[lora]") {
   CHECK(a.matrices == 64);
   CHECK(a.targets == "q_proj,v_proj");
   CHECK(a.arithmetic ==
-        "LoRA adapters (r=16 on q_proj,v_proj) = 32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + 4096)) = "
+        "LoRA adapters (r=16 on q_proj,v_proj) = 32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + "
+        "4096)) = "
         "8,388,608 trainable parameters");
   // peft, r=8 on every linear layer of Llama-2-7B: 19,988,480 (all params 6,758,404,096).
   CHECK(lora_adapters(llama2_7b(), parse_lora_targets("t", "all", 8)).parameters == 19988480);

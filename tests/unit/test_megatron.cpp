@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
-#include "core/parallel/megatron.hpp"
 #include <memplan/sharding.hpp>
+#include "core/parallel/megatron.hpp"
 
 using namespace memplan;
 
@@ -71,13 +71,15 @@ TEST_CASE("Korthikanti et al. Table 2: activation bytes per layer, GPT-3 175B, t
   const TransformerArch a = gpt3();
   const TransformerStep s = gpt3_step();
   // 5as/h = 5 x 96 x 2048 / 12288 = 80.
-  auto per_layer = [&](uint64_t t, bool sp, Recompute rc) { return korthikanti_layer_activation(a, s, t, sp, rc).total; };
-  CHECK(per_layer(1, false, Recompute::none) == k_sbh * (34 + 80));               // sbh(34 + 5as/h)
-  CHECK(per_layer(8, false, Recompute::none) == k_sbh * (10 + 3 + 10));           // sbh(10 + 24/t + 5as/ht)
-  CHECK(per_layer(8, true, Recompute::none) == k_sbh * 34 / 8 + k_sbh * 10);      // sbh(34/t + 5as/ht)
-  CHECK(per_layer(8, false, Recompute::selective) == k_sbh * (10 + 3));           // sbh(10 + 24/t)
-  CHECK(per_layer(8, true, Recompute::selective) == k_sbh * 34 / 8);              // sbh(34/t)
-  CHECK(per_layer(8, false, Recompute::full) == k_sbh * 2);                       // sbh(2)
+  auto per_layer = [&](uint64_t t, bool sp, Recompute rc) {
+    return korthikanti_layer_activation(a, s, t, sp, rc).total;
+  };
+  CHECK(per_layer(1, false, Recompute::none) == k_sbh * (34 + 80));           // sbh(34 + 5as/h)
+  CHECK(per_layer(8, false, Recompute::none) == k_sbh * (10 + 3 + 10));       // sbh(10 + 24/t + 5as/ht)
+  CHECK(per_layer(8, true, Recompute::none) == k_sbh * 34 / 8 + k_sbh * 10);  // sbh(34/t + 5as/ht)
+  CHECK(per_layer(8, false, Recompute::selective) == k_sbh * (10 + 3));       // sbh(10 + 24/t)
+  CHECK(per_layer(8, true, Recompute::selective) == k_sbh * 34 / 8);          // sbh(34/t)
+  CHECK(per_layer(8, false, Recompute::full) == k_sbh * 2);                   // sbh(2)
   CHECK(per_layer(8, true, Recompute::full) == k_sbh * 2 / 8);
   const auto parts = korthikanti_layer_activation(a, s, 1, false, Recompute::none);
   CHECK(parts.replicated == 10 * k_sbh);
@@ -85,7 +87,8 @@ TEST_CASE("Korthikanti et al. Table 2: activation bytes per layer, GPT-3 175B, t
   CHECK(parts.scores == 80 * k_sbh);
 }
 
-TEST_CASE("1F1B in flight: the first stage holds pp micro-batches; interleaving adds (p-1)/(pv)", "[megatron]") {
+TEST_CASE("1F1B in flight: the first stage holds pp micro-batches; interleaving adds (p-1)/(pv)",
+          "[megatron]") {
   CHECK(pipeline_in_flight(8, 0, 1, 0) == 8);
   CHECK(pipeline_in_flight(8, 7, 1, 0) == 1);
   CHECK(pipeline_in_flight(8, 0, 1, 4) == 4);  // fewer micro-batches than stages
@@ -191,8 +194,9 @@ TEST_CASE("Megatron layout errors", "[megatron][errors]") {
     }
     return "no error";
   };
-  CHECK(error() == "--pp: 96 layers do not divide into pp x virtual stages = 7 equal chunks "
-                   "(Megatron requires layers % (pp x v) == 0)");
+  CHECK(error() ==
+        "--pp: 96 layers do not divide into pp x virtual stages = 7 equal chunks "
+        "(Megatron requires layers % (pp x v) == 0)");
   r.layout.pp = 8;
   r.layout.nodes = 8;
   r.layout.gpus = 64 * 5;
@@ -203,8 +207,9 @@ TEST_CASE("Megatron layout errors", "[megatron][errors]") {
   r.layout.gpus = 64;
   r.layout.nodes = 8;
   r.layout.sharding = ShardingStrategy::zero3;
-  CHECK(error() == "--zero: ZeRO stage 3 does not combine with pipeline parallelism (--pp 8); "
-                   "DeepSpeed's pipeline engine supports stages 0 and 1");
+  CHECK(error() ==
+        "--zero: ZeRO stage 3 does not combine with pipeline parallelism (--pp 8); "
+        "DeepSpeed's pipeline engine supports stages 0 and 1");
   r.layout.sharding = ShardingStrategy::zero1;
   r.layout.tp = 1;
   r.layout.pp = 64;

@@ -51,7 +51,8 @@ TEST_CASE("ZeRO paper Figure 1: 7.5B parameters, Nd = 64, K = 12", "[sharding][z
   CHECK(std::round(static_cast<double>(per_device(psi, 64, ShardingStrategy::zero3)) / 1e8) / 10 == 1.9);
 }
 
-TEST_CASE("ZeRO paper Table 1: per-device model states (GB) for 7.5B, 128B, 1T at DP 1..1024", "[sharding][zero]") {
+TEST_CASE("ZeRO paper Table 1: per-device model states (GB) for 7.5B, 128B, 1T at DP 1..1024",
+          "[sharding][zero]") {
   struct Row {
     uint64_t dp;
     double m7[3], m128[3], m1t[3];  // Pos, Pos+g, Pos+g+p as printed
@@ -66,7 +67,8 @@ TEST_CASE("ZeRO paper Table 1: per-device model states (GB) for 7.5B, 128B, 1T a
       {256, {30.4, 15.4, 0.47}, {518, 263, 8}, {4046, 2054, 62.5}},
       {1024, {30.1, 15.1, 0.12}, {513, 257, 2}, {4011, 2013, 15.6}},
   };
-  const ShardingStrategy stages[3] = {ShardingStrategy::zero1, ShardingStrategy::zero2, ShardingStrategy::zero3};
+  const ShardingStrategy stages[3] = {ShardingStrategy::zero1, ShardingStrategy::zero2,
+                                      ShardingStrategy::zero3};
   for (const Row& row : table) {
     for (int i = 0; i < 3; ++i) {
       INFO("DP " << row.dp << " stage " << (i + 1));
@@ -86,13 +88,15 @@ TEST_CASE("ZeRO paper Table 1: per-device model states (GB) for 7.5B, 128B, 1T a
 }
 
 TEST_CASE("breakdown terms sum to the total and shrink with more ranks", "[sharding][zero]") {
-  for (auto s : {ShardingStrategy::zero0, ShardingStrategy::zero1, ShardingStrategy::zero2, ShardingStrategy::zero3,
-                 ShardingStrategy::fsdp_full_shard, ShardingStrategy::fsdp_shard_grad_op}) {
+  for (auto s :
+       {ShardingStrategy::zero0, ShardingStrategy::zero1, ShardingStrategy::zero2, ShardingStrategy::zero3,
+        ShardingStrategy::fsdp_full_shard, ShardingStrategy::fsdp_shard_grad_op}) {
     ShardingRequest r = paper_request(7000000000ull, 8, s);
     r.largest_layer_parameters = 500000000ull;
     r.activation_bytes = 3000000000ull;
     const auto a = estimate_sharded(r);
-    CHECK(a.gpu.total == a.gpu.parameters + a.gpu.gradients + a.gpu.optimizer_state + a.gpu.activations + a.gpu.buffers);
+    CHECK(a.gpu.total ==
+          a.gpu.parameters + a.gpu.gradients + a.gpu.optimizer_state + a.gpu.activations + a.gpu.buffers);
     CHECK(a.gpu.activations == 3000000000ull);
     r.layout.gpus = 16;
     r.layout.nodes = 2;
@@ -129,7 +133,7 @@ TEST_CASE("FSDP keeps fp32 shards and gathers units in the half format", "[shard
 
   r.layout.sharding = ShardingStrategy::fsdp_shard_grad_op;  // fp32 shards + whole bf16 model kept
   res = estimate_sharded(r);
-  CHECK(res.gpu.parameters == 2000000000ull);       // 4 B x 8e9 / 16
+  CHECK(res.gpu.parameters == 2000000000ull);               // 4 B x 8e9 / 16
   CHECK(res.gpu.buffers == 16000000000ull + 400000000ull);  // 2 B x 8e9 + one unit's 2 B gradient
 }
 
@@ -156,16 +160,19 @@ TEST_CASE("layout errors name the option", "[sharding][errors]") {
   CHECK(error_of(r) == "--offload: offloading needs ZeRO stage 1-3 (--zero) or FSDP (--fsdp)");
   r.layout.sharding = ShardingStrategy::zero2;
   r.layout.offload = Offload::parameters;
-  CHECK(error_of(r) == "--offload: offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
-                       "stages 1-2 offload the optimizer only");
+  CHECK(error_of(r) ==
+        "--offload: offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
+        "stages 1-2 offload the optimizer only");
   r.layout.sharding = ShardingStrategy::fsdp_full_shard;
   r.layout.offload = Offload::optimizer;
-  CHECK(error_of(r) == "--offload: FSDP offloads parameters, gradients and optimizer state together "
-                       "(CPUOffload(offload_params=True)); use --offload parameters");
+  CHECK(error_of(r) ==
+        "--offload: FSDP offloads parameters, gradients and optimizer state together "
+        "(CPUOffload(offload_params=True)); use --offload parameters");
   r = paper_request(7000000000ull, 16, ShardingStrategy::zero0);
   r.layout.tp = 2;
-  CHECK(error_of(r) == "--tp: tensor and pipeline parallelism need the model's architecture (--model, --config, "
-                       "or --layers/--hidden/--heads)");
+  CHECK(error_of(r) ==
+        "--tp: tensor and pipeline parallelism need the model's architecture (--model, --config, "
+        "or --layers/--hidden/--heads)");
   r = paper_request(7000000000ull, 12, ShardingStrategy::zero0);
   r.layout.nodes = 1;
   r.layout.tp = 8;
@@ -176,12 +183,14 @@ TEST_CASE("layout errors name the option", "[sharding][errors]") {
 
 TEST_CASE("names parse with did-you-mean", "[sharding][names]") {
   CHECK(parse_zero_stage("--zero", "3") == ShardingStrategy::zero3);
-  CHECK_THROWS_WITH(parse_zero_stage("--zero", "4"), "--zero: \"4\" is not a ZeRO stage (expected 0, 1, 2 or 3)");
+  CHECK_THROWS_WITH(parse_zero_stage("--zero", "4"),
+                    "--zero: \"4\" is not a ZeRO stage (expected 0, 1, 2 or 3)");
   CHECK(parse_fsdp_strategy("--fsdp", "FULL_SHARD") == ShardingStrategy::fsdp_full_shard);
   CHECK(parse_fsdp_strategy("--fsdp", "hybrid-shard") == ShardingStrategy::fsdp_hybrid_shard);
-  CHECK_THROWS_WITH(parse_fsdp_strategy("--fsdp", "full-shrad"),
-                    "--fsdp: \"full-shrad\" is not an FSDP sharding strategy (expected no-shard, shard-grad-op, "
-                    "full-shard or hybrid-shard); did you mean \"full-shard\"?");
+  CHECK_THROWS_WITH(
+      parse_fsdp_strategy("--fsdp", "full-shrad"),
+      "--fsdp: \"full-shrad\" is not an FSDP sharding strategy (expected no-shard, shard-grad-op, "
+      "full-shard or hybrid-shard); did you mean \"full-shard\"?");
   CHECK(parse_offload("--offload", "optimizer") == Offload::optimizer);
   CHECK(parse_recompute("--checkpointing", "selective") == Recompute::selective);
   CHECK(parse_grad_format("--grad-format", "half+fp32") == GradFormat::half_and_fp32);
@@ -217,7 +226,8 @@ TEST_CASE("search_layout: the smallest GPU count, then the lowest ZeRO stage", "
 }
 
 TEST_CASE("absurd sizes overflow cleanly; trainable parts shard like the paper", "[sharding][zero]") {
-  ShardingRequest r = paper_request(2000000000000000000ull, 1, ShardingStrategy::zero0);  // 2e18 x 16 B > 2^64
+  ShardingRequest r =
+      paper_request(2000000000000000000ull, 1, ShardingStrategy::zero0);  // 2e18 x 16 B > 2^64
   CHECK_THROWS_AS(estimate_sharded(r), OverflowError);
   // LoRA-like: 0.2% of 7e9 trainable = 14e6; ZeRO-2 on 8 ranks: 2 B x 7e9 weights whole,
   // (2 + 4 + 8) B x 14e6 / 8 = 24.5e6 B of gradient and optimizer shards.

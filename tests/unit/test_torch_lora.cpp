@@ -15,8 +15,8 @@
 
 #include "torch_reference_arch.hpp"
 
-#include "core/memory/activations.hpp"
 #include <memplan/lora.hpp>
+#include "core/memory/activations.hpp"
 
 using namespace memplan;
 using nlohmann::json;

@@ -21,9 +21,9 @@
 
 #include "torch_reference_arch.hpp"
 
+#include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
 #include "core/models/block_parameters.hpp"
-#include "core/base/checked.hpp"
 
 using namespace memplan;
 using nlohmann::json;

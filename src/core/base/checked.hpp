@@ -32,8 +32,7 @@ inline uint64_t checked_add(uint64_t a, uint64_t b, const char* what = "bytes") 
 inline uint64_t checked_mul_ratio(uint64_t n, uint64_t num, uint64_t den, const char* what = "bytes") {
   u128 p = static_cast<u128>(n) * num;
   u128 q = (p + den - 1) / den;
-  if (q > UINT64_MAX)
-    throw OverflowError(what, "the result exceeds 2^64 bytes (is a count absurdly large?)");
+  if (q > UINT64_MAX) throw OverflowError(what, "the result exceeds 2^64 bytes (is a count absurdly large?)");
   return static_cast<uint64_t>(q);
 }
 

@@ -73,8 +73,8 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& s
   if (ec) throw Error(dir, "cannot list the directory (" + ec.message() + ")");
   for (const fs::directory_entry& e : it) {
     std::string name = e.path().filename().string();
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-        e.is_regular_file(ec))
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 && e.is_regular_file(ec))
       names.push_back(name);
   }
   std::sort(names.begin(), names.end());

@@ -14,16 +14,21 @@ int max_depth(std::string_view text) {
   bool in_string = false, escaped = false;
   for (char ch : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
       continue;
     }
-    if (ch == '"') in_string = true;
+    if (ch == '"')
+      in_string = true;
     else if (ch == '[' || ch == '{') {
       if (++depth > deepest) deepest = depth;
       if (deepest > k_max_json_depth) return deepest;
-    } else if (ch == ']' || ch == '}') --depth;
+    } else if (ch == ']' || ch == '}')
+      --depth;
   }
   return deepest;
 }
@@ -33,7 +38,8 @@ int max_depth(std::string_view text) {
 nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
                                bool unique_top_keys) {
   if (max_depth(text) > k_max_json_depth)
-    throw Error(file, std::string(what) + " nests deeper than " + std::to_string(k_max_json_depth) + " levels");
+    throw Error(file,
+                std::string(what) + " nests deeper than " + std::to_string(k_max_json_depth) + " levels");
   std::set<std::string> seen;
   auto check_keys = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     if (unique_top_keys && depth == 1 && event == nlohmann::json::parse_event_t::key && parsed.is_string() &&

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 namespace {
@@ -43,7 +43,8 @@ bool parse_decimal(std::string_view text, Decimal& out, std::string_view& rest) 
       digits += c;
       any = true;
       if (dot) ++frac_digits;
-    } else if (c == '_' && any && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+    } else if (c == '_' && any && i + 1 < text.size() &&
+               std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
       // separator
     } else if (c == '.' && !dot) {
       dot = true;
@@ -108,8 +109,11 @@ constexpr const char* k_size_examples = "e.g. 24GiB, 80GB, 15360MiB";
 }  // namespace
 
 uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max) {
-  if (text.empty()) throw Error(std::string(subject), "empty value (expected " + std::string(k_count_examples) + ")");
-  if (text[0] == '-') throw Error(std::string(subject), quoted(text) + " is negative (expected a count, " + k_count_examples + ")");
+  if (text.empty())
+    throw Error(std::string(subject), "empty value (expected " + std::string(k_count_examples) + ")");
+  if (text[0] == '-')
+    throw Error(std::string(subject),
+                quoted(text) + " is negative (expected a count, " + k_count_examples + ")");
   if (text[0] == '+') text.remove_prefix(1);
   Decimal d;
   std::string_view rest;
@@ -117,11 +121,26 @@ uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t m
   long extra = 0;
   if (rest.size() == 1) {
     switch (rest[0]) {
-      case 'k': case 'K': extra = 3; break;
-      case 'm': case 'M': extra = 6; break;
-      case 'b': case 'B': case 'g': case 'G': extra = 9; break;
-      case 't': case 'T': extra = 12; break;
-      default: fail_number(subject, text, k_count_examples);
+      case 'k':
+      case 'K':
+        extra = 3;
+        break;
+      case 'm':
+      case 'M':
+        extra = 6;
+        break;
+      case 'b':
+      case 'B':
+      case 'g':
+      case 'G':
+        extra = 9;
+        break;
+      case 't':
+      case 'T':
+        extra = 12;
+        break;
+      default:
+        fail_number(subject, text, k_count_examples);
     }
   } else if (!rest.empty()) {
     fail_number(subject, text, k_count_examples);
@@ -129,22 +148,37 @@ uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t m
   uint64_t v = 0;
   Whole w = to_whole(d, extra, v);
   if (w == Whole::fractional)
-    throw Error(std::string(subject), quoted(text) + " is not a whole number (expected a count, " + k_count_examples + ")");
-  if (w == Whole::too_large || v > max) throw Error(std::string(subject), quoted(text) + " is too large (at most " + group_thousands(max) + ")");
+    throw Error(std::string(subject),
+                quoted(text) + " is not a whole number (expected a count, " + k_count_examples + ")");
+  if (w == Whole::too_large || v > max)
+    throw Error(std::string(subject), quoted(text) + " is too large (at most " + group_thousands(max) + ")");
   return v;
 }
 
 uint64_t parse_size(std::string_view subject, std::string_view text) {
-  if (text.empty()) throw Error(std::string(subject), "empty value (expected " + std::string(k_size_examples) + ")");
-  if (text[0] == '-') throw Error(std::string(subject), quoted(text) + " is negative (expected a size, " + k_size_examples + ")");
+  if (text.empty())
+    throw Error(std::string(subject), "empty value (expected " + std::string(k_size_examples) + ")");
+  if (text[0] == '-')
+    throw Error(std::string(subject),
+                quoted(text) + " is negative (expected a size, " + k_size_examples + ")");
   Decimal d;
   std::string_view rest;
   if (!parse_decimal(text, d, rest)) fail_number(subject, text, k_size_examples);
   while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  struct Unit { const char* name; uint64_t mult; };
-  static const Unit units[] = {{"", 1}, {"b", 1}, {"kb", 1000}, {"mb", 1000000}, {"gb", 1000000000},
-                               {"tb", 1000000000000ull}, {"kib", 1ull << 10}, {"mib", 1ull << 20},
-                               {"gib", 1ull << 30}, {"tib", 1ull << 40}};
+  struct Unit {
+    const char* name;
+    uint64_t mult;
+  };
+  static const Unit units[] = {{"", 1},
+                               {"b", 1},
+                               {"kb", 1000},
+                               {"mb", 1000000},
+                               {"gb", 1000000000},
+                               {"tb", 1000000000000ull},
+                               {"kib", 1ull << 10},
+                               {"mib", 1ull << 20},
+                               {"gib", 1ull << 30},
+                               {"tib", 1ull << 40}};
   for (const Unit& u : units) {
     if (!iequals(rest, u.name)) continue;
     // value x mult, rounded to whole bytes: scale the decimal by mult in 128-bit.
@@ -181,7 +215,8 @@ double parse_fraction(std::string_view subject, std::string_view text) {
   try {
     v = parse_real(subject, body);
   } catch (const Error&) {
-    throw Error(std::string(subject), quoted(text) + " is not a fraction (expected a number in (0, 1], e.g. 0.002 or 0.2%)");
+    throw Error(std::string(subject),
+                quoted(text) + " is not a fraction (expected a number in (0, 1], e.g. 0.002 or 0.2%)");
   }
   if (percent) v /= 100.0;
   if (!(v > 0.0 && v <= 1.0))
@@ -217,7 +252,8 @@ std::string format_bytes(uint64_t bytes, Units units) {
 
 std::string format_gib(uint64_t bytes, Units units, int decimals) {
   const double div = units == Units::gib ? 1073741824.0 : 1e9;
-  return fmt::format("{:.{}f} {}", static_cast<double>(bytes) / div, decimals, units == Units::gib ? "GiB" : "GB");
+  return fmt::format("{:.{}f} {}", static_cast<double>(bytes) / div, decimals,
+                     units == Units::gib ? "GiB" : "GB");
 }
 
 std::string format_signed_bytes(int64_t bytes, Units units) {

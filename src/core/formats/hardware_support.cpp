@@ -1,11 +1,11 @@
-#include "core/base/text.hpp"
 #include "core/formats/hardware_support.hpp"
+#include "core/base/text.hpp"
 
 #include <cctype>
 #include <vector>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
+#include "core/base/did_you_mean.hpp"
 #include "core/formats/number_format.hpp"
 
 namespace memplan {

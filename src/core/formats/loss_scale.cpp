@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/formats/cast.hpp"
 #include <memplan/error.hpp>
+#include "core/formats/cast.hpp"
 
 namespace memplan {
 namespace {
@@ -21,13 +21,9 @@ constexpr int k_highest_log2 = 127;
 constexpr int k_search_lo = -1200;
 constexpr int k_search_hi = 1200;
 
-std::string g5(double x) {
-  return fmt::format("{:.5g}", x);
-}
+std::string g5(double x) { return fmt::format("{:.5g}", x); }
 
-std::string pct(double share) {
-  return fmt::format("{:.4g}%", share * 100);
-}
+std::string pct(double share) { return fmt::format("{:.4g}%", share * 100); }
 
 // Smallest k in [lo, hi] with pred(k) true for a predicate false..false true..true; hi + 1 if none.
 template <class Pred>

@@ -1,12 +1,12 @@
-#include "core/base/text.hpp"
 #include "core/formats/number_format.hpp"
+#include "core/base/text.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan {
 namespace {

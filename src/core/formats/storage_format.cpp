@@ -1,11 +1,11 @@
-#include "core/base/text.hpp"
 #include <memplan/storage_format.hpp>
+#include "core/base/text.hpp"
 
 #include <cctype>
 
+#include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/did_you_mean.hpp"
-#include <memplan/error.hpp>
 
 namespace memplan {
 
@@ -32,8 +32,8 @@ const std::vector<StorageFormat>& storage_formats() {
 const StorageFormat& find_storage_format(std::string_view subject, std::string_view name) {
   std::string key = to_lower(name);
   static const std::pair<const char*, const char*> aliases[] = {
-      {"float64", "fp64"}, {"double", "fp64"}, {"float32", "fp32"}, {"float", "fp32"},
-      {"float16", "fp16"}, {"half", "fp16"}, {"bfloat16", "bf16"}, {"fp8", "fp8-e4m3"},
+      {"float64", "fp64"},  {"double", "fp64"},   {"float32", "fp32"},      {"float", "fp32"},
+      {"float16", "fp16"},  {"half", "fp16"},     {"bfloat16", "bf16"},     {"fp8", "fp8-e4m3"},
       {"e4m3", "fp8-e4m3"}, {"e5m2", "fp8-e5m2"}, {"fp8_e4m3", "fp8-e4m3"}, {"fp8_e5m2", "fp8-e5m2"}};
   for (const auto& [from, to] : aliases)
     if (key == from) key = to;
@@ -42,8 +42,11 @@ const StorageFormat& find_storage_format(std::string_view subject, std::string_v
     if (f.name == key) return f;
     names.push_back(f.name);
   }
-  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a number format (expected one of fp32, fp16, bf16, fp8-e4m3, fp8-e5m2, int8, int4, nf4" +
-                                        did_you_mean(name, names) + ")");
+  throw Error(
+      std::string(subject),
+      "\"" + std::string(name) +
+          "\" is not a number format (expected one of fp32, fp16, bf16, fp8-e4m3, fp8-e5m2, int8, int4, nf4" +
+          did_you_mean(name, names) + ")");
 }
 
 uint64_t bytes_for(uint64_t elements, ElementCost cost, const char* what) {

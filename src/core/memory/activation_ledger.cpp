@@ -2,10 +2,10 @@
 
 #include <cctype>
 
-#include "core/base/text.hpp"
+#include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/did_you_mean.hpp"
-#include <memplan/error.hpp>
+#include "core/base/text.hpp"
 
 namespace memplan {
 namespace detail {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/memory/activations.hpp"
 #include <memplan/storage_format.hpp>
+#include "core/memory/activations.hpp"
 
 namespace memplan::detail {
 

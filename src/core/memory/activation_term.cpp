@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "core/memory/activations.hpp"
-#include "core/models/arch_layout.hpp"
-#include "core/base/checked.hpp"
-#include "core/memory/kv_cache.hpp"
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
+#include "core/memory/activations.hpp"
+#include "core/memory/kv_cache.hpp"
+#include "core/models/arch_layout.hpp"
 
 namespace memplan {
 namespace {
@@ -31,11 +31,12 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
 
 void add_ledger(const ActivationLedger& l, ActivationTerms& a, const std::string& title) {
   for (const SavedTensor& t : l.per_layer)
-    a.layer_ledger.push_back({t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape,
-                              t.format, t.bytes});
+    a.layer_ledger.push_back(
+        {t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape, t.format, t.bytes});
   for (const SavedTensor& t : l.outside_layers)
-    a.layer_ledger.push_back({"[outside layers] " + t.name + (t.role == Role::recomputed ? " (recomputed)" : ""),
-                              t.shape, t.format, t.bytes});
+    a.layer_ledger.push_back(
+        {"[outside layers] " + t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape,
+         t.format, t.bytes});
   a.ledger_title = title;
   a.assumptions.insert(a.assumptions.end(), l.notes.begin(), l.notes.end());
 }
@@ -45,9 +46,10 @@ void add_ledger(const ActivationLedger& l, ActivationTerms& a, const std::string
 void add_batchnorm(const std::vector<uint64_t>& widths, const EstimateRequest& r, ActivationLedger& l) {
   for (size_t i = 1; i + 1 < widths.size(); ++i) {
     const uint64_t per_sample = bytes_for(widths[i], r.recipe.activations.cost, "activation bytes");
-    l.outside_layers.push_back({"BatchNorm " + std::to_string(i) + " input (Linear " + std::to_string(i) + " output)",
-                                std::to_string(r.batch) + " x " + std::to_string(widths[i]), r.recipe.activations.name,
-                                checked_mul(per_sample, r.batch, "activation bytes"), Role::saved});
+    l.outside_layers.push_back(
+        {"BatchNorm " + std::to_string(i) + " input (Linear " + std::to_string(i) + " output)",
+         std::to_string(r.batch) + " x " + std::to_string(widths[i]), r.recipe.activations.name,
+         checked_mul(per_sample, r.batch, "activation bytes"), Role::saved});
     l.bytes_per_sample = checked_add(l.bytes_per_sample, per_sample, "activation bytes");
   }
   l.saved_bytes_per_sample = l.bytes_per_sample;
@@ -66,27 +68,32 @@ void training_activations(const EstimateRequest& r, ActivationTerms& a) {
     TransformerArch arch = *m.arch;
     apply_layout_defaults(arch);
     l = transformer_activations(arch, options_for(r, &arch));
-    add_ledger(l, a, "Saved tensors of one layer (batch " + group_thousands(r.batch) + " x seq " + group_thousands(r.seq) +
-                         ", " + r.attention + " attention, checkpointing " + r.checkpointing + ")");
+    add_ledger(l, a,
+               "Saved tensors of one layer (batch " + group_thousands(r.batch) + " x seq " +
+                   group_thousands(r.seq) + ", " + r.attention + " attention, checkpointing " +
+                   r.checkpointing + ")");
   }
   a.activations.bytes = checked_add(l.total_bytes, l.fixed_bytes, "activation bytes");
   a.activations.format = r.recipe.activations.name;
-  a.activations.detail = "batch " + group_thousands(r.batch) + " x " + group_thousands(l.bytes_per_sample) + " B/sample";
+  a.activations.detail =
+      "batch " + group_thousands(r.batch) + " x " + group_thousands(l.bytes_per_sample) + " B/sample";
   if (l.layers)
-    a.activations.arithmetic.push_back("activations per sample = " + std::to_string(l.layers) + " layers (layer 0: " +
-                                       group_thousands(l.first_layer_bytes / std::max<uint64_t>(r.batch, 1)) +
-                                       " B, others " + group_thousands(l.layer_bytes / std::max<uint64_t>(r.batch, 1)) +
-                                       " B) + outside the layers = " + group_thousands(l.bytes_per_sample) + " B");
+    a.activations.arithmetic.push_back(
+        "activations per sample = " + std::to_string(l.layers) +
+        " layers (layer 0: " + group_thousands(l.first_layer_bytes / std::max<uint64_t>(r.batch, 1)) +
+        " B, others " + group_thousands(l.layer_bytes / std::max<uint64_t>(r.batch, 1)) +
+        " B) + outside the layers = " + group_thousands(l.bytes_per_sample) + " B");
   a.activations.arithmetic.push_back("activations = batch " + group_thousands(r.batch) + " x " +
-                                     group_thousands(l.bytes_per_sample) + " B = " + group_thousands(l.total_bytes) + " B");
+                                     group_thousands(l.bytes_per_sample) +
+                                     " B = " + group_thousands(l.total_bytes) + " B");
   if (l.fixed_bytes) {
     a.activations.arithmetic.push_back("+ autocast's half-precision weight copies kept for backward = " +
                                        group_thousands(l.fixed_bytes) + " B (independent of batch)");
     a.activations.detail += " + " + format_bytes(l.fixed_bytes, Units::gib) + " weight casts";
   }
   if (l.recompute_fraction > 0) {
-    a.assumptions.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step", r.checkpointing,
-                                        100.0 * l.recompute_fraction));
+    a.assumptions.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step",
+                                        r.checkpointing, 100.0 * l.recompute_fraction));
   }
 }
 
@@ -125,8 +132,8 @@ void inference_activations(const EstimateRequest& r, ActivationTerms& a) {
   a.activations.bytes = c.working_buffer_bytes;
   a.activations.format = r.recipe.activations.name;
   a.activations.detail = c.working_buffer_name;
-  a.activations.arithmetic.push_back("working buffer (" + c.working_buffer_name + ") = " +
-                                     group_thousands(c.working_buffer_bytes) + " B");
+  a.activations.arithmetic.push_back("working buffer (" + c.working_buffer_name +
+                                     ") = " + group_thousands(c.working_buffer_bytes) + " B");
 }
 
 }  // namespace
@@ -138,14 +145,17 @@ ActivationTerms activation_terms(const EstimateRequest& r) {
   if (r.activation_bytes_per_row) {
     a.activations.bytes = checked_mul(r.batch, r.activation_bytes_per_row, "activation bytes");
     a.activations.format = "as measured";
-    a.activations.detail = "batch " + group_thousands(r.batch) + " x " + group_thousands(r.activation_bytes_per_row) + " B/row";
-    a.activations.arithmetic.push_back("activations = batch " + group_thousands(r.batch) + " x " +
-                                       group_thousands(r.activation_bytes_per_row) + " B per row (--activation-bytes-per-row) = " +
-                                       group_thousands(a.activations.bytes) + " B");
+    a.activations.detail =
+        "batch " + group_thousands(r.batch) + " x " + group_thousands(r.activation_bytes_per_row) + " B/row";
+    a.activations.arithmetic.push_back(
+        "activations = batch " + group_thousands(r.batch) + " x " +
+        group_thousands(r.activation_bytes_per_row) +
+        " B per row (--activation-bytes-per-row) = " + group_thousands(a.activations.bytes) + " B");
     if (r.mode == Mode::infer) a.activations.label = "Working activations";
     return a;
   }
-  const bool transformer = r.model.arch && r.model.arch->layers && r.model.arch->hidden && r.model.arch->heads;
+  const bool transformer =
+      r.model.arch && r.model.arch->layers && r.model.arch->hidden && r.model.arch->heads;
   if (transformer && r.seq && r.model.arch->max_positions && r.seq > r.model.arch->max_positions)
     a.assumptions.push_back("--seq " + group_thousands(r.seq) + " is longer than the model's context (" +
                             group_thousands(r.model.arch->max_positions) + " positions)");
@@ -159,10 +169,13 @@ ActivationTerms activation_terms(const EstimateRequest& r) {
   a.activations.detail = "not counted";
   if (transformer)
     a.assumptions.push_back("activations not counted: give --seq (the model's context is " +
-                            (r.model.arch->max_positions ? group_thousands(r.model.arch->max_positions) : std::string("unknown")) +
-                            ") to count them" + std::string(r.mode == Mode::infer ? " and the KV cache" : ""));
+                            (r.model.arch->max_positions ? group_thousands(r.model.arch->max_positions)
+                                                         : std::string("unknown")) +
+                            ") to count them" +
+                            std::string(r.mode == Mode::infer ? " and the KV cache" : ""));
   else
-    a.assumptions.push_back("activations not counted: give --activation-bytes-per-row, --mlp or an architecture with --seq");
+    a.assumptions.push_back(
+        "activations not counted: give --activation-bytes-per-row, --mlp or an architecture with --seq");
   return a;
 }
 

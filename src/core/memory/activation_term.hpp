@@ -11,8 +11,8 @@
 namespace memplan {
 
 struct ActivationTerms {
-  Term activations;                       // key "activations"
-  Term kv_cache;                          // key "kv_cache" (inference)
+  Term activations;  // key "activations"
+  Term kv_cache;     // key "kv_cache" (inference)
   std::vector<LedgerRow> layer_ledger;
   std::string ledger_title;
   std::vector<std::string> assumptions;

@@ -9,9 +9,9 @@
 // Under autocast each Linear whose input requires grad also keeps a half copy of its weight:
 // batch independent (fixed_bytes). The first layer's does not (its input needs no gradient).
 
-#include "core/memory/activations.hpp"
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+#include "core/memory/activations.hpp"
 
 #include "core/memory/activation_ledger.hpp"
 

@@ -22,9 +22,9 @@
 
 #include <fmt/format.h>
 
-#include "core/memory/activations.hpp"
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+#include "core/memory/activations.hpp"
 
 #include "core/memory/activation_ledger.hpp"
 #include "core/memory/transformer_layer_model.hpp"
@@ -32,7 +32,8 @@
 namespace memplan {
 namespace detail {
 
-LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opts) : m_arch(arch), m_opts(opts) {
+LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opts)
+    : m_arch(arch), m_opts(opts) {
   m_act = Fmt{opts.act_format, opts.act_cost};
   m_res = opts.autocast ? detail::fp32_fmt() : m_act;
   uint64_t hd = arch.resolved_head_dim();
@@ -88,11 +89,11 @@ void LayerModel::linear_inputs(Entries& e, const std::string& name, uint64_t cal
     return;
   }
   for (uint64_t i = 0; i < calls; ++i)
-    add_entry(e,
-              name + " cast to " + m_act.name +
-                  (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
-                             : std::string()),
-              {m_shape.s, m_shape.h}, m_act);
+    add_entry(
+        e,
+        name + " cast to " + m_act.name +
+            (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")" : std::string()),
+        {m_shape.s, m_shape.h}, m_act);
 }
 
 void LayerModel::attention_core(Entries& e) const {
@@ -180,8 +181,7 @@ Entries LayerModel::outside() const {
   const Shape& d = m_shape;
   const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
   if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
-  if (d.vocab > 0 && m_drop_hidden && !lora)
-    add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
+  if (d.vocab > 0 && m_drop_hidden && !lora) add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
   if (m_arch.final_norm) norm(e, "final norm", true, true);
   if (!(m_arch.causal && d.vocab > 0)) return e;
   if (lora)
@@ -204,8 +204,7 @@ uint64_t LayerModel::autocast_weight_elements() const {
   if (m_opts.lora) return lora_weight_elements();
   const Shape& d = m_shape;
   uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
-  uint64_t qkv =
-      checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
+  uint64_t qkv = checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
   uint64_t per_layer =
       checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
   uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
@@ -244,8 +243,10 @@ void validate(const TransformerArch& arch, const ActivationOptions& opts) {
   if (opts.seq == 0) throw Error("--seq", "the sequence length is 0 (expected tokens per sample, e.g. 2048)");
   if (opts.act_cost.num == 0 || opts.act_cost.den == 0)
     throw Error("activations", "the activation format has no size");
-  if (opts.lora && opts.lora->rank == 0) throw Error("--lora", "the rank is 0 (expected at least 1, e.g. 16)");
-  if (opts.lora && !opts.lora->any()) throw Error("--lora-targets", "no matrix is adapted (expected e.g. q,v)");
+  if (opts.lora && opts.lora->rank == 0)
+    throw Error("--lora", "the rank is 0 (expected at least 1, e.g. 16)");
+  if (opts.lora && !opts.lora->any())
+    throw Error("--lora-targets", "no matrix is adapted (expected e.g. q,v)");
 }
 
 }  // namespace
@@ -334,9 +335,10 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     n.push_back(
         "the loss keeps log-softmax of batch x seq x vocab; the logits it reads are alive too (held)");
   if (opts.lora)
-    n.push_back("LoRA r=" + std::to_string(opts.lora->rank) + " on " + lora_target_names(*opts.lora, arch) +
-                ": base weights frozen, so frozen Linears keep no input and layer 0 keeps only what its adapters "
-                "need; each adapter keeps its input and x.A (batch x seq x r)");
+    n.push_back(
+        "LoRA r=" + std::to_string(opts.lora->rank) + " on " + lora_target_names(*opts.lora, arch) +
+        ": base weights frozen, so frozen Linears keep no input and layer 0 keeps only what its adapters "
+        "need; each adapter keeps its input and x.A (batch x seq x r)");
   if (arch.intermediate == 0) n.push_back("intermediate size unknown: 4 x hidden assumed");
   if (arch.experts > 0)
     n.push_back("mixture of experts: MLP activations counted for " +

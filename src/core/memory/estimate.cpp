@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "core/memory/activation_term.hpp"
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
-#include "core/memory/factored_state.hpp"
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
+#include "core/memory/activation_term.hpp"
+#include "core/memory/factored_state.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 namespace memplan {
@@ -21,8 +21,8 @@ std::string cost_text(ElementCost c) {
 
 // "7,000,000,000 x 4 B (fp32) = 28,000,000,000 B (26.1 GiB)"
 std::string product_line(const std::string& what, uint64_t n, const TermFormat& f, uint64_t bytes) {
-  return what + " = " + group_thousands(n) + " x " + cost_text(f.cost) + " (" + f.name + ") = " +
-         group_thousands(bytes) + " B (" + format_bytes(bytes, Units::gib) + ")";
+  return what + " = " + group_thousands(n) + " x " + cost_text(f.cost) + " (" + f.name +
+         ") = " + group_thousands(bytes) + " B (" + format_bytes(bytes, Units::gib) + ")";
 }
 
 uint64_t trainable_count(uint64_t p, double share) {
@@ -37,8 +37,8 @@ Term parameters_term(const EstimateRequest& r, uint64_t trainable) {
   if (r.stored_weights && r.mode == Mode::infer && r.model.weight_bytes) {
     t.bytes = r.model.weight_bytes;
     t.format = r.model.weight_format.empty() ? "as stored" : r.model.weight_format + " (as stored)";
-    t.arithmetic.push_back("parameters = " + group_thousands(t.bytes) + " B, the weights' stored bytes read from " +
-                           r.model.source);
+    t.arithmetic.push_back("parameters = " + group_thousands(t.bytes) +
+                           " B, the weights' stored bytes read from " + r.model.source);
     return t;
   }
   if (!r.quantize.empty()) {
@@ -46,7 +46,8 @@ Term parameters_term(const EstimateRequest& r, uint64_t trainable) {
     const TermFormat qf{q.name, q.cost};
     const uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
     const uint64_t frozen_bytes = bytes_for(frozen, q.cost, "parameter bytes");
-    t.arithmetic.push_back(product_line("frozen weights", frozen, qf, frozen_bytes) + " [" + q.description + "]");
+    t.arithmetic.push_back(product_line("frozen weights", frozen, qf, frozen_bytes) + " [" + q.description +
+                           "]");
     t.bytes = frozen_bytes;
     t.format = q.name;
     if (r.mode == Mode::train && trainable) {
@@ -96,28 +97,34 @@ Term optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
       if (o.copies) {
         const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
         const uint64_t b = bytes_for(n, r.recipe.optimizer_state.cost, "optimizer state bytes");
-        t.arithmetic.push_back(product_line(o.name + " state", trainable, r.recipe.optimizer_state, b / o.copies) +
-                               " x " + std::to_string(o.copies) + " copies = " + group_thousands(b) + " B");
+        t.arithmetic.push_back(
+            product_line(o.name + " state", trainable, r.recipe.optimizer_state, b / o.copies) + " x " +
+            std::to_string(o.copies) + " copies = " + group_thousands(b) + " B");
         t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
-        format += (format.empty() ? "" : " + ") + std::to_string(o.copies) + " x " + r.recipe.optimizer_state.name;
+        format +=
+            (format.empty() ? "" : " + ") + std::to_string(o.copies) + " x " + r.recipe.optimizer_state.name;
       }
       break;
     }
     case StateKind::blockwise8bit: {
       const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
       const uint64_t b = bytes_for(n, k_blockwise8bit_cost, "optimizer state bytes");
-      t.arithmetic.push_back(o.name + " state = " + group_thousands(trainable) + " x " + std::to_string(o.copies) +
+      t.arithmetic.push_back(o.name + " state = " + group_thousands(trainable) + " x " +
+                             std::to_string(o.copies) +
                              " x (1 B + 4 B absmax / 256) = " + group_thousands(b) + " B");
       t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
       format += (format.empty() ? "" : " + ") + std::string("2 x int8 (blockwise)");
-      assumptions.push_back("adamw-8bit: bitsandbytes blockwise quantisation, 256-element blocks; tensors under 4096 elements stay 32-bit (not modelled)");
+      assumptions.push_back(
+          "adamw-8bit: bitsandbytes blockwise quantisation, 256-element blocks; tensors under 4096 elements "
+          "stay 32-bit (not modelled)");
       break;
     }
     case StateKind::factored: {
       FactoredState fs = factored_state_elements(r.model);
       uint64_t elements = trainable == r.model.parameters
                               ? fs.elements
-                              : trainable_count(fs.elements, static_cast<double>(trainable) / static_cast<double>(r.model.parameters));
+                              : trainable_count(fs.elements, static_cast<double>(trainable) /
+                                                                 static_cast<double>(r.model.parameters));
       const uint64_t b = bytes_for(elements, r.recipe.optimizer_state.cost, "optimizer state bytes");
       t.arithmetic.push_back("adafactor state = " + group_thousands(elements) + " numbers x " +
                              cost_text(r.recipe.optimizer_state.cost) + " = " + group_thousands(b) + " B");
@@ -131,17 +138,21 @@ Term optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
     if (trainable_tensors) {
       const uint64_t b = checked_mul(trainable_tensors, 4, "optimizer state bytes");
       t.arithmetic.push_back("step counters = " + group_thousands(trainable_tensors) +
-                             " adapter tensors (A and B per matrix) x 4 B (float32) = " + group_thousands(b) + " B");
+                             " adapter tensors (A and B per matrix) x 4 B (float32) = " + group_thousands(b) +
+                             " B");
       t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
     } else if (r.model.tensors && trainable == r.model.parameters) {
       const uint64_t b = checked_mul(r.model.tensors, 4, "optimizer state bytes");
-      t.arithmetic.push_back("step counters = " + group_thousands(r.model.tensors) + " tensors x 4 B (float32) = " +
-                             group_thousands(b) + " B");
+      t.arithmetic.push_back("step counters = " + group_thousands(r.model.tensors) +
+                             " tensors x 4 B (float32) = " + group_thousands(b) + " B");
       t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
     } else if (!r.model.tensors) {
-      assumptions.push_back(o.name + "'s per-tensor step counters (4 B each) not counted: the tensor count is unknown (--tensors N)");
+      assumptions.push_back(
+          o.name +
+          "'s per-tensor step counters (4 B each) not counted: the tensor count is unknown (--tensors N)");
     } else {
-      assumptions.push_back(o.name + "'s step counters of the trainable tensors not counted: their number is unknown");
+      assumptions.push_back(o.name +
+                            "'s step counters of the trainable tensors not counted: their number is unknown");
     }
   }
   t.format = format.empty() ? "-" : format;
@@ -163,17 +174,23 @@ void apply_layout(Estimate& e) {
     if (t.key == "optimizer_state") b = res.gpu.optimizer_state;
     if (t.key == "activations") b = res.gpu.activations;
     if (b != t.bytes && t.key != "kv_cache") {
-      t.arithmetic.push_back(t.key + " on the most-loaded GPU = " + group_thousands(b) + " B (one GPU would hold " +
-                             group_thousands(t.bytes) + " B)");
+      t.arithmetic.push_back(t.key + " on the most-loaded GPU = " + group_thousands(b) +
+                             " B (one GPU would hold " + group_thousands(t.bytes) + " B)");
       t.detail += where;
     }
     t.bytes = b;
   }
-  Term buffers{"buffers", "Gathered buffers", res.gpu.buffers, "-", "layers gathered by ZeRO-3/FSDP, unsharded copies", res.explain};
+  Term buffers{"buffers",
+               "Gathered buffers",
+               res.gpu.buffers,
+               "-",
+               "layers gathered by ZeRO-3/FSDP, unsharded copies",
+               res.explain};
   e.terms.push_back(buffers);
   e.sharded = res;
   if (!largest_layer_parameters(r) && sharding_level(res.layout.sharding) >= 3)
-    e.assumptions.push_back("the largest layer is unknown: give --largest-layer for ZeRO-3/FSDP's gathered buffers");
+    e.assumptions.push_back(
+        "the largest layer is unknown: give --largest-layer for ZeRO-3/FSDP's gathered buffers");
 }
 
 }  // namespace
@@ -191,7 +208,9 @@ uint64_t Estimate::total_bytes() const {
   return sum;
 }
 
-uint64_t Estimate::required_bytes() const { return checked_add(total_bytes(), bytes("overhead"), "required bytes"); }
+uint64_t Estimate::required_bytes() const {
+  return checked_add(total_bytes(), bytes("overhead"), "required bytes");
+}
 
 Estimate estimate(const EstimateRequest& r) {
   if (r.model.parameters == 0) throw Error("--params", "the model has no parameters");
@@ -205,7 +224,8 @@ Estimate estimate(const EstimateRequest& r) {
     e.lora = lora_adapters(r.model, *r.lora);
     if (e.lora->parameters >= r.model.parameters)
       throw Error("--lora", "the adapters (" + group_thousands(e.lora->parameters) +
-                                ") are not part of the model's parameters (" + group_thousands(r.model.parameters) + ")");
+                                ") are not part of the model's parameters (" +
+                                group_thousands(r.model.parameters) + ")");
     if (r.mode == Mode::train) e.trainable_parameters = e.lora->parameters;
     trainable_tensors = checked_mul(2, e.lora->matrices, "tensors");
   }
@@ -214,11 +234,11 @@ Estimate estimate(const EstimateRequest& r) {
 
   e.terms.push_back(parameters_term(r, e.trainable_parameters));
   if (e.lora)
-    e.terms.back().arithmetic.insert(e.terms.back().arithmetic.begin(),
-                                     e.lora->arithmetic + " (parameters = " +
-                                         group_thousands(r.model.parameters - e.lora->parameters) + " base + " +
-                                         group_thousands(e.lora->parameters) + " adapters = " +
-                                         group_thousands(r.model.parameters) + ")");
+    e.terms.back().arithmetic.insert(
+        e.terms.back().arithmetic.begin(),
+        e.lora->arithmetic + " (parameters = " + group_thousands(r.model.parameters - e.lora->parameters) +
+            " base + " + group_thousands(e.lora->parameters) +
+            " adapters = " + group_thousands(r.model.parameters) + ")");
   e.terms.push_back(gradients_term(r, e.trainable_parameters));
   e.terms.push_back(optimizer_term(r, e.trainable_parameters, trainable_tensors, e.assumptions));
   ActivationTerms act = activation_terms(r);
@@ -233,7 +253,9 @@ Estimate estimate(const EstimateRequest& r) {
   Term overhead{"overhead", "Overhead", r.overhead_bytes, "-", "CUDA context + library workspaces", {}};
   overhead.arithmetic.push_back("per-process overhead = " + group_thousands(r.overhead_bytes) + " B (" +
                                 format_bytes(r.overhead_bytes, Units::gib) +
-                                (r.overhead_bytes == k_default_overhead_bytes ? ", the default; --overhead to change)" : ", --overhead)"));
+                                (r.overhead_bytes == k_default_overhead_bytes
+                                     ? ", the default; --overhead to change)"
+                                     : ", --overhead)"));
   e.terms.push_back(overhead);
 
   if (e.lora && r.mode == Mode::train)
@@ -244,11 +266,14 @@ Estimate estimate(const EstimateRequest& r) {
                             (r.quantize.empty() ? "" : " in " + r.quantize) +
                             (r.quantize == "nf4" || r.quantize == "nf4-dq" ? " (QLoRA)" : ""));
   else if (r.mode == Mode::train && r.trainable < 1.0)
-    e.assumptions.push_back("trainable share " + std::to_string(r.trainable) + ": gradients and optimizer state for " +
-                            group_thousands(e.trainable_parameters) + " parameters only; frozen weights still held");
+    e.assumptions.push_back("trainable share " + std::to_string(r.trainable) +
+                            ": gradients and optimizer state for " + group_thousands(e.trainable_parameters) +
+                            " parameters only; frozen weights still held");
   if (r.recipe.loss_scaler && r.mode == Mode::train)
-    e.assumptions.push_back("fp16 training needs loss scaling (torch.amp.GradScaler); its state is a few scalars");
-  e.assumptions.push_back("GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
+    e.assumptions.push_back(
+        "fp16 training needs loss scaling (torch.amp.GradScaler); its state is a few scalars");
+  e.assumptions.push_back(
+      "GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
   return e;
 }
 

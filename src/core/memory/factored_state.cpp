@@ -8,8 +8,8 @@ namespace memplan {
 namespace {
 
 struct Matrices {
-  uint64_t sum_rc = 0;     // sum of rows + cols
-  uint64_t elements = 0;   // sum of rows x cols
+  uint64_t sum_rc = 0;    // sum of rows + cols
+  uint64_t elements = 0;  // sum of rows x cols
   void add(uint64_t rows, uint64_t cols, uint64_t count = 1) {
     sum_rc = checked_add(sum_rc, checked_mul(rows + cols, count));
     elements = checked_add(elements, checked_mul(checked_mul(rows, cols), count));
@@ -39,8 +39,9 @@ FactoredState factored_state_elements(const ModelSpec& model) {
   if (model.arch && model.arch->layers && model.arch->hidden) {
     Matrices m = transformer_matrices(*model.arch);
     const uint64_t vectors = p > m.elements ? p - m.elements : 0;
-    return {m.sum_rc + vectors, "row + column statistics of the architecture's weight matrices, full size for the " +
-                                    std::to_string(vectors) + " other parameters"};
+    return {m.sum_rc + vectors,
+            "row + column statistics of the architecture's weight matrices, full size for the " +
+                std::to_string(vectors) + " other parameters"};
   }
   if (model.tensors) {
     const double side = std::sqrt(static_cast<double>(p) / static_cast<double>(model.tensors));
@@ -48,7 +49,8 @@ FactoredState factored_state_elements(const ModelSpec& model) {
     return {e, "assumes the parameters sit in " + std::to_string(model.tensors) + " square matrices"};
   }
   const uint64_t width = 4096;
-  return {2 * (p / width) + width, "assumes 4096-wide weight matrices (no architecture or tensor count given)"};
+  return {2 * (p / width) + width,
+          "assumes 4096-wide weight matrices (no architecture or tensor count given)"};
 }
 
 }  // namespace memplan

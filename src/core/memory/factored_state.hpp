@@ -10,8 +10,8 @@
 namespace memplan {
 
 struct FactoredState {
-  uint64_t elements = 0;   // state numbers for the whole model
-  std::string how;         // which shapes were assumed
+  uint64_t elements = 0;  // state numbers for the whole model
+  std::string how;        // which shapes were assumed
 };
 
 // From the architecture's weight matrices when known; otherwise assumes the parameters sit in

@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/memory/activations.hpp"
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
+#include "core/memory/activations.hpp"
 
 namespace memplan {
 

@@ -4,12 +4,12 @@
 #include <sstream>
 #include <vector>
 
-#include "core/models/arch_layout.hpp"
-#include "core/base/checked.hpp"
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
+#include "core/base/did_you_mean.hpp"
 #include "core/base/text.hpp"
+#include "core/models/arch_layout.hpp"
 
 namespace memplan {
 namespace {
@@ -140,7 +140,8 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   if (t.up) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
   if (t.down) add(mlp, mlp_matrices, mlp_text, experts, w.ff, w.h);
   if (attn_matrices + mlp_matrices == 0)
-    throw Error("--lora-targets", "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
+    throw Error("--lora-targets",
+                "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
   LoraAdapters out;
   out.rank = r;
   out.targets = lora_target_names(t, a);

@@ -2,9 +2,9 @@
 
 #include <cctype>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan {
 namespace {
@@ -26,7 +26,8 @@ const Row k_table[] = {
     {"adamw", 2, StateKind::copies, true, "AdamW: exp_avg and exp_avg_sq, plus a float32 step per tensor"},
     {"adagrad", 1, StateKind::copies, false, "Adagrad: one sum of squares"},
     {"rmsprop", 1, StateKind::copies, false, "RMSprop: one square average"},
-    {"rmsprop-momentum", 2, StateKind::copies, false, "RMSprop with momentum: square average and momentum buffer"},
+    {"rmsprop-momentum", 2, StateKind::copies, false,
+     "RMSprop with momentum: square average and momentum buffer"},
     {"lion", 1, StateKind::copies, false, "Lion: one momentum buffer"},
     {"adamw-8bit", 2, StateKind::blockwise8bit, false,
      "bitsandbytes AdamW8bit: 2 states of 1 byte + fp32 absmax per 256-element block"},
@@ -50,10 +51,11 @@ Optimizer parse_optimizer(std::string_view subject, std::string_view text) {
     return {std::string(text), copies, StateKind::copies, false,
             std::to_string(copies) + " state copies per parameter (as given)"};
   }
-  throw Error(std::string(subject), "\"" + std::string(text) +
-                                        "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
-                                        "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor or a number of copies" +
-                                        did_you_mean(text, optimizer_names()) + ")");
+  throw Error(std::string(subject),
+              "\"" + std::string(text) +
+                  "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
+                  "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor or a number of copies" +
+                  did_you_mean(text, optimizer_names()) + ")");
 }
 
 }  // namespace memplan

@@ -2,9 +2,9 @@
 
 #include <cctype>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan {
 namespace {
@@ -27,7 +27,8 @@ Recipe amp(const std::string& name, const char* half) {
   Recipe r = uniform(name, fmt("fp32"), half, std::string(half) == "fp16");
   r.activations = fmt(half);
   r.autocast = true;
-  r.description = std::string("torch.autocast: fp32 weights, gradients and optimizer state; activations in ") + half;
+  r.description =
+      std::string("torch.autocast: fp32 weights, gradients and optimizer state; activations in ") + half;
   return r;
 }
 
@@ -61,19 +62,25 @@ Recipe parse_recipe(std::string_view subject, std::string_view text) {
     try {
       v = parse_real(subject, t);
     } catch (const Error&) {
-      throw Error(std::string(subject), "\"" + t + "\" is not a precision (expected " +
-                                            "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16 or bytes per number, e.g. 2)");
+      throw Error(
+          std::string(subject),
+          "\"" + t + "\" is not a precision (expected " +
+              "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16 or bytes per number, e.g. 2)");
     }
     if (!(v > 0 && v <= 16))
-      throw Error(std::string(subject), "\"" + t + "\" bytes per number is out of range (expected 0.5 to 16)");
+      throw Error(std::string(subject),
+                  "\"" + t + "\" bytes per number is out of range (expected 0.5 to 16)");
     // Exact in sixteenths of a byte (covers 0.5, 0.5625, 1, 2, 4, 8).
     const uint64_t num = static_cast<uint64_t>(v * 16 + 0.5);
     if (num == 0 || static_cast<double>(num) / 16.0 != v)
-      throw Error(std::string(subject), "\"" + t + "\" bytes per number must be a multiple of 1/16 (e.g. 4, 2, 1, 0.5)");
+      throw Error(std::string(subject),
+                  "\"" + t + "\" bytes per number must be a multiple of 1/16 (e.g. 4, 2, 1, 0.5)");
     TermFormat f{t + " B", {num, 16}};
     return uniform(t, f, "", false);
   }
-  throw Error(std::string(subject), "\"" + t + "\" is not a precision (expected fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16 or bytes per number" +
+  throw Error(std::string(subject), "\"" + t +
+                                        "\" is not a precision (expected fp32, fp16, bf16, amp-fp16, "
+                                        "amp-bf16, mixed-fp16, mixed-bf16 or bytes per number" +
                                         did_you_mean(t, recipe_names()) + ")");
 }
 

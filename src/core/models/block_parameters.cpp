@@ -1,7 +1,7 @@
 #include "core/models/block_parameters.hpp"
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 namespace {

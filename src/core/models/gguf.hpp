@@ -21,7 +21,7 @@ namespace memplan {
 // A ggml tensor type: `type_size` bytes hold `block` elements.
 struct GgufType {
   uint32_t id;
-  const char* name;            // "Q4_K"
+  const char* name;  // "Q4_K"
   uint64_t block;
   uint64_t type_size;
   const char* storage_format;  // memplan's name when one fits ("fp16"), else ""
@@ -37,9 +37,9 @@ struct GgufTensor {
   std::string name;
   std::vector<uint64_t> dims;  // ggml order: dims[0] is the innermost (row) length
   uint32_t type = 0;
-  uint64_t offset = 0;         // relative to the start of the tensor data
+  uint64_t offset = 0;  // relative to the start of the tensor data
   uint64_t elements = 0;
-  uint64_t bytes = 0;          // elements / block x type_size
+  uint64_t bytes = 0;  // elements / block x type_size
 };
 
 struct GgufFile {
@@ -47,16 +47,17 @@ struct GgufFile {
   uint64_t file_size = 0;
   uint32_t version = 0;
   uint64_t alignment = 32;
-  nlohmann::json metadata = nlohmann::json::object();  // key -> value; long arrays as {"array": type, "length": n}
-  std::vector<GgufTensor> tensors;                     // in file order
-  uint64_t data_offset = 0;   // where tensor data starts in the file
-  uint64_t data_end = 0;      // data_offset + end of the last tensor
+  nlohmann::json metadata =
+      nlohmann::json::object();     // key -> value; long arrays as {"array": type, "length": n}
+  std::vector<GgufTensor> tensors;  // in file order
+  uint64_t data_offset = 0;         // where tensor data starts in the file
+  uint64_t data_end = 0;            // data_offset + end of the last tensor
 };
 
 // Thrown by parse_gguf when `bytes` ends before the header does but the file is longer: the
 // caller should read more of it (read_gguf doubles its read until the header fits).
 class GgufNeedMore : public Error {
-public:
+ public:
   using Error::Error;
 };
 

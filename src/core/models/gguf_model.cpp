@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "core/base/checked.hpp"
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 namespace {
@@ -41,7 +41,8 @@ ModelSpec model_spec_of(const GgufFile& g) {
   s.id = g.file;
   s.name = g.file;
   s.source = "GGUF header of " + g.file;
-  if (auto n = g.metadata.find("general.name"); n != g.metadata.end() && n->is_string()) s.name = n->get<std::string>();
+  if (auto n = g.metadata.find("general.name"); n != g.metadata.end() && n->is_string())
+    s.name = n->get<std::string>();
 
   uint64_t bytes = 0, params = 0, expert_elements = 0;
   for (const GgufTensor& t : g.tensors) {
@@ -63,7 +64,8 @@ ModelSpec model_spec_of(const GgufFile& g) {
       mix += (i ? ", " : "") + totals[i].type + " " + format_bytes(totals[i].bytes, Units::gib);
     if (totals.size() == 1 && top->storage_format[0]) {
       s.weight_format = top->storage_format;
-      s.notes.push_back("weights stored as " + s.weight_format + " (" + totals.front().type + "): the default weight precision");
+      s.notes.push_back("weights stored as " + s.weight_format + " (" + totals.front().type +
+                        "): the default weight precision");
     } else if (top->storage_format[0] && totals.front().bytes * 10 >= bytes * 9) {
       s.weight_format = top->storage_format;
       s.notes.push_back("weights stored as " + mix + ": " + s.weight_format + " taken as the weight format");
@@ -93,8 +95,10 @@ ModelSpec model_spec_of(const GgufFile& g) {
   a.vocab = meta_count(g, p + "vocab_size", s.notes);
   if (!a.vocab) {
     auto tok = g.metadata.find("tokenizer.ggml.tokens");
-    if (tok != g.metadata.end() && tok->is_object() && tok->contains("length")) a.vocab = (*tok)["length"].get<uint64_t>();
-    else if (tok != g.metadata.end() && tok->is_array()) a.vocab = tok->size();
+    if (tok != g.metadata.end() && tok->is_object() && tok->contains("length"))
+      a.vocab = (*tok)["length"].get<uint64_t>();
+    else if (tok != g.metadata.end() && tok->is_array())
+      a.vocab = tok->size();
   }
   a.experts = meta_count(g, p + "expert_count", s.notes);
   a.experts_per_token = meta_count(g, p + "expert_used_count", s.notes);
@@ -114,7 +118,8 @@ ModelSpec model_spec_of(const GgufFile& g) {
   }
   if (a.experts && a.experts_per_token && a.experts_per_token <= a.experts) {
     // Expert tensors (ffn_*_exps) hold all experts; per token only expert_used_count of them run.
-    uint64_t idle = static_cast<uint64_t>((static_cast<u128>(expert_elements) * (a.experts - a.experts_per_token)) / a.experts);
+    uint64_t idle = static_cast<uint64_t>(
+        (static_cast<u128>(expert_elements) * (a.experts - a.experts_per_token)) / a.experts);
     s.active_parameters = params - idle;
   }
   std::vector<std::string> missing;

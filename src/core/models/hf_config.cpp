@@ -4,11 +4,11 @@
 #include <utility>
 
 #include <memplan/error.hpp>
-#include "core/base/file_reader.hpp"
 #include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
 
-#include "core/models/hf_config_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/models/hf_config_reader.hpp"
 
 namespace memplan {
 namespace detail {
@@ -53,14 +53,17 @@ std::optional<uint64_t> ConfigReader::count(std::initializer_list<const char*> k
   const nlohmann::json* v = find(keys, key);
   if (!v) return std::nullopt;
   uint64_t n = 0;
-  if (v->is_number_unsigned()) n = v->get<uint64_t>();
-  else if (v->is_number_integer()) fail(key, json_brief(*v) + " is negative (expected a whole number)");
+  if (v->is_number_unsigned())
+    n = v->get<uint64_t>();
+  else if (v->is_number_integer())
+    fail(key, json_brief(*v) + " is negative (expected a whole number)");
   else if (v->is_number_float()) {
     double d = v->get<double>();
     if (!(d >= 0) || d != std::floor(d) || d > static_cast<double>(k_max_dimension))
       fail(key, json_brief(*v) + " is not a whole number up to 2^32");
     n = static_cast<uint64_t>(d);
-  } else fail(key, json_brief(*v) + " is not a number (expected a whole number)");
+  } else
+    fail(key, json_brief(*v) + " is not a number (expected a whole number)");
   if (n > k_max_dimension) fail(key, group_thousands(n) + " is absurdly large (at most 2^32)");
   return n;
 }
@@ -162,13 +165,14 @@ std::string infer_model_type(ConfigReader& c, std::vector<std::string>& notes) {
   if (it != j.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
     std::string arch = (*it)[0].get<std::string>();
     static const std::pair<const char*, const char*> prefixes[] = {
-        {"GPT2", "gpt2"},     {"Bert", "bert"},      {"Roberta", "roberta"},   {"T5", "t5"},
-        {"Llama", "llama"},   {"Mistral", "mistral"}, {"Mixtral", "mixtral"},  {"Qwen2", "qwen2"},
-        {"Gemma", "gemma"},   {"Phi3", "phi3"},      {"OPT", "opt"},           {"GPTNeoX", "gpt_neox"},
+        {"GPT2", "gpt2"},     {"Bert", "bert"},       {"Roberta", "roberta"}, {"T5", "t5"},
+        {"Llama", "llama"},   {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2", "qwen2"},
+        {"Gemma", "gemma"},   {"Phi3", "phi3"},       {"OPT", "opt"},         {"GPTNeoX", "gpt_neox"},
         {"Falcon", "falcon"}, {"RW", "falcon"}};
     for (const auto& [prefix, mt] : prefixes)
       if (arch.rfind(prefix, 0) == 0) {
-        notes.push_back(std::string("no model_type: inferred \"") + mt + "\" from architectures[0] \"" + arch + "\"");
+        notes.push_back(std::string("no model_type: inferred \"") + mt + "\" from architectures[0] \"" +
+                        arch + "\"");
         return mt;
       }
   }
@@ -178,10 +182,13 @@ std::string infer_model_type(ConfigReader& c, std::vector<std::string>& notes) {
 void read_weight_format(ConfigReader& c, ModelSpec& m) {
   if (auto dt = c.text({"torch_dtype", "dtype"})) {
     m.weight_format = storage_format_of_torch_dtype(*dt);
-    if (m.weight_format.empty()) m.notes.push_back("torch_dtype \"" + *dt + "\" is not a format memplan knows");
-    else m.notes.push_back("weights stored as " + m.weight_format + " (torch_dtype \"" + *dt + "\")");
+    if (m.weight_format.empty())
+      m.notes.push_back("torch_dtype \"" + *dt + "\" is not a format memplan knows");
+    else
+      m.notes.push_back("weights stored as " + m.weight_format + " (torch_dtype \"" + *dt + "\")");
   } else {
-    m.notes.push_back("no torch_dtype: the stored format is unknown (older configs that omit it were saved in fp32)");
+    m.notes.push_back(
+        "no torch_dtype: the stored format is unknown (older configs that omit it were saved in fp32)");
   }
   const nlohmann::json& j = c.json();
   auto q = j.find("quantization_config");
@@ -201,13 +208,17 @@ void read_weight_format(ConfigReader& c, ModelSpec& m) {
   bool bnb4 = yes("load_in_4bit");
   bool bnb8 = yes("load_in_8bit");
   std::string fmt;
-  if (bnb4) fmt = str("bnb_4bit_quant_type", "nf4") == "nf4" ? "nf4" : "int4";
-  else if (bnb8 || bits == 8) fmt = "int8";
-  else if (bits == 4) fmt = "int4";
+  if (bnb4)
+    fmt = str("bnb_4bit_quant_type", "nf4") == "nf4" ? "nf4" : "int4";
+  else if (bnb8 || bits == 8)
+    fmt = "int8";
+  else if (bits == 4)
+    fmt = "int4";
   std::string what = "quantization_config: " + method + (bits ? ", " + std::to_string(bits) + " bits" : "");
   if (!fmt.empty()) {
     m.weight_format = fmt;
-    m.notes.push_back(what + ": linear weights stored as " + fmt + " (torch_dtype is the format of the other tensors)");
+    m.notes.push_back(what + ": linear weights stored as " + fmt +
+                      " (torch_dtype is the format of the other tensors)");
   } else {
     m.notes.push_back(what + ": not a format memplan knows; weight format left as torch_dtype");
   }
@@ -234,9 +245,9 @@ std::string storage_format_of_torch_dtype(std::string_view torch_dtype) {
   std::string_view t = torch_dtype;
   if (t.rfind("torch.", 0) == 0) t.remove_prefix(6);
   static const std::pair<const char*, const char*> table[] = {
-      {"float32", "fp32"}, {"float", "fp32"}, {"float16", "fp16"}, {"half", "fp16"}, {"bfloat16", "bf16"},
-      {"float64", "fp64"}, {"double", "fp64"}, {"float8_e4m3fn", "fp8-e4m3"}, {"float8_e5m2", "fp8-e5m2"},
-      {"int8", "int8"}};
+      {"float32", "fp32"},         {"float", "fp32"},   {"float16", "fp16"}, {"half", "fp16"},
+      {"bfloat16", "bf16"},        {"float64", "fp64"}, {"double", "fp64"},  {"float8_e4m3fn", "fp8-e4m3"},
+      {"float8_e5m2", "fp8-e5m2"}, {"int8", "int8"}};
   for (const auto& [from, to] : table)
     if (t == from) return to;
   return "";
@@ -272,12 +283,14 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
       std::string need, all;
       for (size_t i = 0; i < missing.size(); ++i) need += (i ? ", " : "") + missing[i];
       for (size_t i = 0; i < hf_model_types().size(); ++i) all += (i ? ", " : "") + hf_model_types()[i];
-      throw Error(file, shown + " is not one memplan knows (" + all + "), and the generic fields are missing: " +
-                            need + " (needed, with num_key_value_heads and head_dim if they apply)");
+      throw Error(file, shown + " is not one memplan knows (" + all +
+                            "), and the generic fields are missing: " + need +
+                            " (needed, with num_key_value_heads and head_dim if they apply)");
     }
     fc = detail::count_gated_decoder(c, model_type.empty() ? "unknown" : model_type);
     out.family = "generic llama-style decoder";
-    notes.push_back(shown + " is not one memplan knows: counted as a llama-style decoder (SwiGLU MLP, "
+    notes.push_back(shown +
+                    " is not one memplan knows: counted as a llama-style decoder (SwiGLU MLP, "
                     "RMSNorm, no biases) from the generic fields hidden_size, num_hidden_layers, "
                     "num_attention_heads, intermediate_size, vocab_size");
   }

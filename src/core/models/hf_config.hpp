@@ -17,8 +17,8 @@ namespace memplan {
 // What was read from a config.json, beyond the ModelSpec.
 struct HfConfig {
   ModelSpec model;
-  std::string family;                  // formula used: "llama-style decoder", "gpt2", "bert", ...
-  std::vector<std::string> fields;     // config keys memplan read, in reading order
+  std::string family;               // formula used: "llama-style decoder", "gpt2", "bert", ...
+  std::vector<std::string> fields;  // config keys memplan read, in reading order
 };
 
 // Largest config.json memplan reads (real ones are 0.5-10 kB).

@@ -44,12 +44,17 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   const uint64_t L = c.need({"num_hidden_layers"});
   const uint64_t nh = c.need({"num_attention_heads"});
   uint64_t nkv = nh;
-  if (auto v = c.count({"num_key_value_heads"})) nkv = *v;
-  else r.notes.push_back("no num_key_value_heads: multi-head attention assumed (kv heads = heads = " + to_s(nh) + ")");
-  if (nkv == 0 || nh % nkv != 0) c.fail("num_key_value_heads", to_s(nkv) + " does not divide num_attention_heads " + to_s(nh));
+  if (auto v = c.count({"num_key_value_heads"}))
+    nkv = *v;
+  else
+    r.notes.push_back("no num_key_value_heads: multi-head attention assumed (kv heads = heads = " + to_s(nh) +
+                      ")");
+  if (nkv == 0 || nh % nkv != 0)
+    c.fail("num_key_value_heads", to_s(nkv) + " does not divide num_attention_heads " + to_s(nh));
   uint64_t hd = h / nh;
   if (auto v = c.count({"head_dim"}); v && *v) hd = *v;
-  if (hd * nh != h) r.notes.push_back("head_dim " + to_s(hd) + " x heads " + to_s(nh) + " != hidden_size " + to_s(h));
+  if (hd * nh != h)
+    r.notes.push_back("head_dim " + to_s(hd) + " x heads " + to_s(nh) + " != hidden_size " + to_s(h));
   const uint64_t I = c.need({"intermediate_size"});
 
   Count attn = Count(h) * nh * hd + Count(2) * h * nkv * hd + Count(nh) * hd * h;
@@ -83,7 +88,8 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
     mlp = Count(E) * one_mlp + Count(h) * E;  // experts + router
     mlp_active = Count(k) * one_mlp + Count(h) * E;
     mlp_tensors = Count(E) * one_mlp_tensors + 1;
-    r.notes.push_back("MoE: " + to_s(E) + " experts per layer, " + to_s(k) + " used per token; attention is shared");
+    r.notes.push_back("MoE: " + to_s(E) + " experts per layer, " + to_s(k) +
+                      " used per token; attention is shared");
   }
   const Count norms = Count(2) * h;
   const bool tied = tied_embeddings(c, mt, r.notes);
@@ -103,7 +109,8 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   a.experts = E;
   a.experts_per_token = E ? k : 0;
   if (auto w = c.count({"sliding_window"}); w && c.flag_or({"use_sliding_window"}, true))
-    r.notes.push_back("sliding_window " + to_s(*w) + ": attention looks back at most " + to_s(*w) + " tokens");
+    r.notes.push_back("sliding_window " + to_s(*w) + ": attention looks back at most " + to_s(*w) +
+                      " tokens");
   return r;
 }
 
@@ -144,7 +151,8 @@ FamilyCount count_bert(ConfigReader& c, const std::string& mt) {
   const uint64_t P = c.need({"max_position_embeddings"});
   const uint64_t T = c.count_or({"type_vocab_size"}, 2);
   const Count emb = Count(V) * h + Count(P) * h + Count(T) * h + Count(2) * h;
-  const Count layer = Count(4) * (Count(h) * h + h) + Count(2) * h + (Count(h) * I + I) + (Count(I) * h + h) + Count(2) * h;
+  const Count layer =
+      Count(4) * (Count(h) * h + h) + Count(2) * h + (Count(h) * I + I) + (Count(I) * h + h) + Count(2) * h;
   r.total = emb + Count(L) * layer + (Count(h) * h + h);
   r.tensors = Count(5) + Count(16) * L + 2;
   const Count mlm = Count(h) * h + h + Count(2) * h + V;
@@ -187,7 +195,8 @@ FamilyCount count_t5(ConfigReader& c, const std::string& mt) {
   const Count emb = Count(V) * d;
   r.total = emb + enc + dec + (tied ? Count(0) : emb);
   const uint64_t ff_t = gated ? 3 : 2;
-  r.tensors = Count(1) + Count(Le) * (4 + 1 + ff_t + 1) + 2 + Count(Ld) * (4 + 1 + 4 + 1 + ff_t + 1) + 2 + (tied ? 0 : 1);
+  r.tensors = Count(1) + Count(Le) * (4 + 1 + ff_t + 1) + 2 + Count(Ld) * (4 + 1 + 4 + 1 + ff_t + 1) + 2 +
+              (tied ? 0 : 1);
   r.notes.push_back("t5 is an encoder-decoder: " + to_s(Le) + " encoder layers and " + to_s(Ld) +
                     " decoder layers (with cross-attention); layers = encoder, decoder_layers = decoder");
   r.arch = arch_of({Le, d, nh, nh, dkv, dff, V, c.count_or({"n_positions"}, 0)});
@@ -221,10 +230,12 @@ FamilyCount count_opt(ConfigReader& c, const std::string& mt) {
   const Count proj = wep == h ? Count(0) : Count(2) * h * wep;
   const Count layer = Count(4) * (Count(h) * h + Count(b) * h) + ln + (Count(h) * F + Count(b) * F) +
                       (Count(F) * h + Count(b) * h) + ln;
-  const bool final_ln = c.flag_or({"do_layer_norm_before"}, true) && !c.flag_or({"_remove_final_layer_norm"}, false);
+  const bool final_ln =
+      c.flag_or({"do_layer_norm_before"}, true) && !c.flag_or({"_remove_final_layer_norm"}, false);
   r.total = emb + proj + Count(L) * layer + (final_ln ? ln : Count(0));
   const uint64_t ln_t = affine ? 2 : 0;
-  r.tensors = Count(2) + (wep == h ? 0 : 2) + Count(L) * (4 * (1 + b) + ln_t + 2 * (1 + b) + ln_t) + (final_ln ? ln_t : 0);
+  r.tensors = Count(2) + (wep == h ? 0 : 2) + Count(L) * (4 * (1 + b) + ln_t + 2 * (1 + b) + ln_t) +
+              (final_ln ? ln_t : 0);
   r.notes.push_back("opt: the position table has max_position_embeddings + 2 rows; lm_head tied");
   r.arch = arch_of({L, h, nh, nh, h / nh, F, V, P});
   TransformerArch& a = r.arch;
@@ -245,13 +256,14 @@ FamilyCount count_gpt_neox(ConfigReader& c, const std::string& mt) {
   const uint64_t L = c.need({"num_hidden_layers"});
   const uint64_t nh = c.need({"num_attention_heads"});
   const uint64_t I = c.need({"intermediate_size"});
-  const Count layer = Count(4) * h + (Count(h) * 3 * h + Count(3) * h) + (Count(h) * h + h) + (Count(h) * I + I) +
-                      (Count(I) * h + h);
+  const Count layer = Count(4) * h + (Count(h) * 3 * h + Count(3) * h) + (Count(h) * h + h) +
+                      (Count(h) * I + I) + (Count(I) * h + h);
   const bool tied = tied_embeddings(c, mt, r.notes);
   const Count emb = Count(V) * h;
   r.total = emb + Count(L) * layer + Count(2) * h + (tied ? Count(0) : emb);
   r.tensors = Count(tied ? 1 : 2) + Count(12) * L + 2;
-  if (auto pct = c.real({"rotary_pct"})) r.notes.push_back("rotary embeddings on " + std::to_string(*pct) + " of each head");
+  if (auto pct = c.real({"rotary_pct"}))
+    r.notes.push_back("rotary embeddings on " + std::to_string(*pct) + " of each head");
   r.arch = arch_of({L, h, nh, nh, h / nh, I, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;
   a.activation = c.text({"hidden_act"}).value_or("gelu");
@@ -276,22 +288,28 @@ FamilyCount count_falcon(ConfigReader& c, const std::string& mt) {
   // transformers FalconAttention: num_kv_heads from the config only with the new architecture
   // or without multi_query; otherwise one kv head (re-saves that write num_kv_heads 71 are wrong).
   uint64_t nkv = 1;
-  if (new_arch || !mq) nkv = c.count_or({"num_kv_heads", "n_head_kv"}, nh);
-  else r.notes.push_back("falcon: multi_query, so 1 kv head (any num_kv_heads in the config is ignored)");
+  if (new_arch || !mq)
+    nkv = c.count_or({"num_kv_heads", "n_head_kv"}, nh);
+  else
+    r.notes.push_back("falcon: multi_query, so 1 kv head (any num_kv_heads in the config is ignored)");
   if (nkv == 0) c.fail("num_kv_heads", "is 0 (expected at least 1)");
   const uint64_t b = c.flag_or({"bias"}, false) ? 1 : 0;
   const uint64_t ffn = c.count_or({"ffn_hidden_size"}, 4 * h);
   uint64_t n_ln = 2;
-  if (new_arch) n_ln = c.count_or({"num_ln_in_parallel_attn"}, 2);
-  else if (c.flag_or({"parallel_attn"}, true)) n_ln = 1;
+  if (new_arch)
+    n_ln = c.count_or({"num_ln_in_parallel_attn"}, 2);
+  else if (c.flag_or({"parallel_attn"}, true))
+    n_ln = 1;
   const Count qkv_w = (Count(nh) + Count(2) * nkv) * hd;
-  const Count layer = Count(h) * qkv_w + Count(b) * qkv_w + (Count(h) * h + Count(b) * h) + (Count(h) * ffn + Count(b) * ffn) +
-                      (Count(ffn) * h + Count(b) * h) + Count(n_ln) * 2 * h;
+  const Count layer = Count(h) * qkv_w + Count(b) * qkv_w + (Count(h) * h + Count(b) * h) +
+                      (Count(h) * ffn + Count(b) * ffn) + (Count(ffn) * h + Count(b) * h) +
+                      Count(n_ln) * 2 * h;
   const bool tied = tied_embeddings(c, mt, r.notes);
   const Count emb = Count(V) * h;
   r.total = emb + Count(L) * layer + Count(2) * h + (tied ? Count(0) : emb);
   r.tensors = Count(1) + Count(L) * (Count(4) * (1 + b) + Count(2) * n_ln) + 2 + (tied ? 0 : 1);
-  r.notes.push_back("falcon: " + to_s(n_ln) + " LayerNorm(s) per layer; checkpoints may store lm_head.weight "
+  r.notes.push_back("falcon: " + to_s(n_ln) +
+                    " LayerNorm(s) per layer; checkpoints may store lm_head.weight "
                     "separately although it is tied");
   r.arch = arch_of({L, h, nh, nkv, hd, ffn, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;

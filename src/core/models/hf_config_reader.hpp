@@ -25,7 +25,7 @@ inline Count operator*(Count a, Count b) { return {checked_mul(a.v, b.v, "parame
 
 // One config.json object; every read records the key it used.
 class ConfigReader {
-public:
+ public:
   ConfigReader(const nlohmann::json& j, std::string file) : m_j(j), m_file(std::move(file)) {}
 
   // Present and not null.
@@ -47,7 +47,7 @@ public:
   // Error about `key`: "<file>: <key>: <message>".
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 
-private:
+ private:
   const nlohmann::json* find(std::initializer_list<const char*> keys, std::string& key_out);
   const nlohmann::json& m_j;
   std::string m_file;

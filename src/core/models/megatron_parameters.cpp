@@ -1,8 +1,8 @@
 // Megatron-LM's split of a transformer's parameters over tensor-parallel ranks and pipeline stages.
 #include "core/parallel/megatron.hpp"
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
@@ -32,10 +32,10 @@ uint64_t megatron_layer_parameters(const TransformerArch& a, const TransformerSt
   const uint64_t fc1_out = checked_mul(a.gated_mlp ? 2 * inner : inner, experts);
 
   // Column- and row-parallel matrices: divided over tp.
-  uint64_t split = checked_mul(h, q_out + kv_out);                        // QKV
-  split = checked_add(split, checked_mul(q_out, h));                      // attention output
-  split = checked_add(split, checked_mul(h, fc1_out));                    // fc1 (gate + up)
-  split = checked_add(split, checked_mul(checked_mul(inner, h), experts));  // fc2
+  uint64_t split = checked_mul(h, q_out + kv_out);                               // QKV
+  split = checked_add(split, checked_mul(q_out, h));                             // attention output
+  split = checked_add(split, checked_mul(h, fc1_out));                           // fc1 (gate + up)
+  split = checked_add(split, checked_mul(checked_mul(inner, h), experts));       // fc2
   if (step.linear_biases) split = checked_add(split, q_out + kv_out + fc1_out);  // column-parallel biases
   // Replicated on every tp rank: norms, row-parallel biases, the MoE router.
   uint64_t replicated = 2 * norm_parameters(a);
@@ -50,7 +50,8 @@ std::vector<uint64_t> megatron_stage_parameters(const TransformerArch& a, const 
   const uint64_t per_layer = megatron_layer_parameters(a, step, tp);
   const uint64_t layers = a.layers / pp;
   std::vector<uint64_t> stages(pp, checked_mul(per_layer, layers, "stage parameters"));
-  const uint64_t vocab_shard = checked_mul(megatron_padded_vocab(a.vocab, step.vocab_multiple, tp), a.hidden) / tp;
+  const uint64_t vocab_shard =
+      checked_mul(megatron_padded_vocab(a.vocab, step.vocab_multiple, tp), a.hidden) / tp;
   // First stage: word embeddings (vocab-parallel) and learned positions (replicated).
   stages.front() = checked_add(stages.front(), vocab_shard);
   stages.front() = checked_add(stages.front(), checked_mul(step.position_rows, a.hidden));

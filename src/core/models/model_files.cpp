@@ -17,9 +17,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 const char* to_string(ModelFileKind kind) {
   switch (kind) {
-    case ModelFileKind::hf_config: return "config";
-    case ModelFileKind::safetensors: return "safetensors";
-    case ModelFileKind::gguf: return "gguf";
+    case ModelFileKind::hf_config:
+      return "config";
+    case ModelFileKind::safetensors:
+      return "safetensors";
+    case ModelFileKind::gguf:
+      return "gguf";
   }
   return "?";
 }

@@ -1,5 +1,5 @@
-#include "core/base/text.hpp"
 #include <memplan/presets.hpp>
+#include "core/base/text.hpp"
 
 #include <cctype>
 #include <filesystem>
@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan {
 namespace embedded {
@@ -95,7 +95,8 @@ GpuSpec read_gpu(const json& j, const std::string& where) {
   if (g.memory_total_bytes == 0) named.fail("memory_total_bytes", "must be positive");
   g.reserved_known = j.contains("memory_reserved_bytes");
   g.memory_reserved_bytes = named.u64("memory_reserved_bytes", false);
-  if (g.memory_reserved_bytes >= g.memory_total_bytes) named.fail("memory_reserved_bytes", "must be below the total");
+  if (g.memory_reserved_bytes >= g.memory_total_bytes)
+    named.fail("memory_reserved_bytes", "must be below the total");
   g.budget_bytes = named.u64("budget_bytes", false);
   if (g.budget_bytes > g.memory_total_bytes) named.fail("budget_bytes", "must not exceed the total");
   g.budget_note = named.str("budget_note", false);
@@ -192,9 +193,17 @@ Presets parse_presets(std::string_view gpus_json, std::string_view models_json, 
     json doc = parse_doc(gpus_json, o);
     auto it = doc.find("gpus");
     if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"gpus\" array");
-    for (size_t i = 0; i < it->size(); ++i) p.gpus.push_back(read_gpu((*it)[i], o + ": gpus[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < it->size(); ++i)
+      p.gpus.push_back(read_gpu((*it)[i], o + ": gpus[" + std::to_string(i) + "]"));
     p.default_gpus = Reader{o, doc}.strings("defaults");
-    check_unique(p.gpus, [](const GpuSpec& g) { auto v = g.aliases; v.push_back(g.id); return v; }, o);
+    check_unique(
+        p.gpus,
+        [](const GpuSpec& g) {
+          auto v = g.aliases;
+          v.push_back(g.id);
+          return v;
+        },
+        o);
     for (const std::string& d : p.default_gpus) find_gpu(p, o + ": defaults", d);
   }
   if (!models_json.empty()) {
@@ -203,7 +212,14 @@ Presets parse_presets(std::string_view gpus_json, std::string_view models_json, 
     if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"models\" array");
     for (size_t i = 0; i < it->size(); ++i)
       p.models.push_back(read_model((*it)[i], o + ": models[" + std::to_string(i) + "]"));
-    check_unique(p.models, [](const ModelPreset& m) { auto v = m.aliases; v.push_back(m.model.id); return v; }, o);
+    check_unique(
+        p.models,
+        [](const ModelPreset& m) {
+          auto v = m.aliases;
+          v.push_back(m.model.id);
+          return v;
+        },
+        o);
   }
   return p;
 }
@@ -232,7 +248,8 @@ Presets load_presets_override(const std::string& path) {
   const std::string text = read_file(path, "--presets");
   json doc = parse_doc(text, path);
   Presets o = parse_presets(doc.contains("gpus") ? text : "", doc.contains("models") ? text : "", path);
-  if (!doc.contains("gpus") && !doc.contains("models")) throw Error(path, "needs a \"gpus\" or \"models\" array");
+  if (!doc.contains("gpus") && !doc.contains("models"))
+    throw Error(path, "needs a \"gpus\" or \"models\" array");
   if (doc.contains("gpus")) {
     p.gpus = o.gpus;
     p.default_gpus = o.default_gpus;
@@ -265,7 +282,8 @@ const ModelPreset& find_model(const Presets& presets, std::string_view subject, 
     names.push_back(m.model.id);
   }
   for (const ModelPreset& m : presets.models) names.insert(names.end(), m.aliases.begin(), m.aliases.end());
-  throw Error(std::string(subject), "\"" + std::string(name) + "\" is not a known model (see `memplan models`" +
+  throw Error(std::string(subject), "\"" + std::string(name) +
+                                        "\" is not a known model (see `memplan models`" +
                                         did_you_mean(name, names) + ")");
 }
 

@@ -20,7 +20,7 @@ namespace memplan {
 
 // A dtype the format defines, with its size in bits (F4 = 4, F6_* = 6).
 struct SafetensorsDtype {
-  const char* name;            // "BF16"
+  const char* name;  // "BF16"
   uint64_t bits;
   const char* storage_format;  // memplan's name for it ("bf16"), "" when it has none
 };
@@ -38,7 +38,7 @@ struct SafetensorsTensor {
   std::vector<uint64_t> shape;  // as in the file (PyTorch order)
   uint64_t begin = 0;           // data_offsets, relative to the byte buffer after the header
   uint64_t end = 0;
-  uint64_t elements = 0;        // product of shape (1 for a scalar, 0 for an empty tensor)
+  uint64_t elements = 0;  // product of shape (1 for a scalar, 0 for an empty tensor)
   uint64_t bytes() const { return end - begin; }
 };
 
@@ -46,9 +46,9 @@ struct SafetensorsTensor {
 struct SafetensorsHeader {
   std::string file;
   uint64_t file_size = 0;
-  uint64_t header_length = 0;             // N, the JSON length (padding included)
-  uint64_t data_bytes = 0;                // file_size - 8 - N
-  std::vector<SafetensorsTensor> tensors;  // in data order
+  uint64_t header_length = 0;                   // N, the JSON length (padding included)
+  uint64_t data_bytes = 0;                      // file_size - 8 - N
+  std::vector<SafetensorsTensor> tensors;       // in data order
   std::map<std::string, std::string> metadata;  // __metadata__
 };
 
@@ -57,16 +57,17 @@ constexpr uint64_t k_max_safetensors_header = 100000000;
 
 // Parses the start of a safetensors file: `bytes` holds its first bytes (at least 8 + N of
 // them for a good file; fewer is a truncation error), `file_size` its full size.
-SafetensorsHeader parse_safetensors_header(std::string_view bytes, uint64_t file_size, std::string_view file_name);
+SafetensorsHeader parse_safetensors_header(std::string_view bytes, uint64_t file_size,
+                                           std::string_view file_name);
 
 // Reads and validates one file's header (reads 8 + N bytes).
 SafetensorsHeader read_safetensors_header(const std::string& path);
 
 // model.safetensors.index.json.
 struct SafetensorsIndex {
-  std::optional<uint64_t> total_size;                      // metadata.total_size (tensor data bytes)
+  std::optional<uint64_t> total_size;                           // metadata.total_size (tensor data bytes)
   std::vector<std::pair<std::string, std::string>> weight_map;  // tensor -> shard file, sorted by tensor
-  std::vector<std::string> shards;                          // distinct shard files, sorted
+  std::vector<std::string> shards;                              // distinct shard files, sorted
 };
 
 // Largest index file memplan reads (the largest seen is ~24 MB).
@@ -77,19 +78,19 @@ SafetensorsIndex parse_safetensors_index(std::string_view json_text, std::string
 // Elements and bytes of one dtype.
 // A model's safetensors, summed over its shards.
 struct SafetensorsModel {
-  std::string path;                        // as given
-  std::string index_file;                  // the index used, "" when none
+  std::string path;        // as given
+  std::string index_file;  // the index used, "" when none
   std::optional<uint64_t> index_total_size;
   std::vector<SafetensorsHeader> shards;
-  std::vector<DtypeTotal> by_dtype;        // every tensor, largest bytes first
-  uint64_t tensors = 0;                    // every tensor
+  std::vector<DtypeTotal> by_dtype;  // every tensor, largest bytes first
+  uint64_t tensors = 0;              // every tensor
   uint64_t elements = 0;
   uint64_t bytes = 0;
-  DtypeTotal buffers;                      // non-parameters stored with the weights (inv_freq, attn.bias, position_ids)
-  uint64_t parameters = 0;                 // elements of the other tensors
+  DtypeTotal buffers;       // non-parameters stored with the weights (inv_freq, attn.bias, position_ids)
+  uint64_t parameters = 0;  // elements of the other tensors
   uint64_t parameter_tensors = 0;
   uint64_t parameter_bytes = 0;
-  std::string weight_format;               // storage format of most parameter bytes, "" if none fits
+  std::string weight_format;  // storage format of most parameter bytes, "" if none fits
   std::vector<std::string> notes;
 };
 

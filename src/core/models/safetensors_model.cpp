@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/models/hf_config.hpp"
-#include <memplan/quantity.hpp>
 
 namespace memplan {
 namespace {
@@ -37,14 +37,16 @@ void read_index(SafetensorsModel& m, const std::string& index_path) {
   std::set<std::string> mapped;
   for (const auto& [tensor, shard] : idx.weight_map) {
     if (!names_in[shard].count(tensor))
-      throw Error(index_path, "tensor \"" + tensor + "\" is mapped to " + shard + ", which has no such tensor");
+      throw Error(index_path,
+                  "tensor \"" + tensor + "\" is mapped to " + shard + ", which has no such tensor");
     mapped.insert(tensor);
   }
   uint64_t unmapped = 0;
   for (const SafetensorsHeader& h : m.shards)
     for (const SafetensorsTensor& t : h.tensors) unmapped += !mapped.count(t.name);
   if (unmapped)
-    m.notes.push_back(std::to_string(unmapped) + " tensors in the shards are not in the index's weight_map (counted)");
+    m.notes.push_back(std::to_string(unmapped) +
+                      " tensors in the shards are not in the index's weight_map (counted)");
 }
 
 void collect_files(SafetensorsModel& m, const std::string& path) {
@@ -57,10 +59,13 @@ void collect_files(SafetensorsModel& m, const std::string& path) {
     if (!index.empty()) return read_index(m, join_path(path, index));
     std::vector<std::string> files = list_files(path, ".safetensors");
     if (files.empty())
-      throw Error(path, "holds no *.safetensors files and no model.safetensors.index.json (memplan reads "
-                        "safetensors headers, GGUF files and config.json, not pickled .bin checkpoints)");
+      throw Error(path,
+                  "holds no *.safetensors files and no model.safetensors.index.json (memplan reads "
+                  "safetensors headers, GGUF files and config.json, not pickled .bin checkpoints)");
     for (const std::string& f : files) m.shards.push_back(read_safetensors_header(join_path(path, f)));
-    if (files.size() > 1) m.notes.push_back("no index: read all " + std::to_string(files.size()) + " *.safetensors files in the folder");
+    if (files.size() > 1)
+      m.notes.push_back("no index: read all " + std::to_string(files.size()) +
+                        " *.safetensors files in the folder");
     return;
   }
   if (ends_with(path, ".index.json")) return read_index(m, path);
@@ -109,11 +114,13 @@ SafetensorsModel read_safetensors_model(const std::string& path_or_dir) {
                    [](const DtypeTotal& a, const DtypeTotal& b) { return a.bytes > b.bytes; });
 
   if (m.buffers.tensors)
-    m.notes.push_back(std::to_string(m.buffers.tensors) + " buffer tensors (" + group_thousands(m.buffers.elements) +
-                      " elements: rotary inv_freq, causal masks, position_ids) are stored but are not parameters");
+    m.notes.push_back(
+        std::to_string(m.buffers.tensors) + " buffer tensors (" + group_thousands(m.buffers.elements) +
+        " elements: rotary inv_freq, causal masks, position_ids) are stored but are not parameters");
   if (m.index_total_size && *m.index_total_size != data_bytes)
-    m.notes.push_back("the index's total_size " + group_thousands(*m.index_total_size) + " differs from the " +
-                      group_thousands(data_bytes) + " data bytes in the shards; the shards were used");
+    m.notes.push_back("the index's total_size " + group_thousands(*m.index_total_size) +
+                      " differs from the " + group_thousands(data_bytes) +
+                      " data bytes in the shards; the shards were used");
 
   std::string top;
   uint64_t top_bytes = 0;
@@ -123,10 +130,12 @@ SafetensorsModel read_safetensors_model(const std::string& path_or_dir) {
     const SafetensorsDtype* d = find_safetensors_dtype(top);
     m.weight_format = d->storage_format;
     if (top == "I32" || top == "U32" || top == "U8" || top == "I8")
-      m.notes.push_back("most weight bytes are " + top + ": the model looks quantised (packed integers); "
+      m.notes.push_back("most weight bytes are " + top +
+                        ": the model looks quantised (packed integers); "
                         "element counts are containers, not weights, and the bytes are exact");
     if (!m.weight_format.empty())
-      m.notes.push_back("weights stored as " + m.weight_format + " (" + top + " tensors): the default weight precision");
+      m.notes.push_back("weights stored as " + m.weight_format + " (" + top +
+                        " tensors): the default weight precision");
   }
   return m;
 }
@@ -145,7 +154,8 @@ ModelSpec model_spec_of(const SafetensorsModel& m) {
   if (m.shards.empty()) return s;
   std::string config = join_path(dir_of(m.shards.front().file), "config.json");
   if (!is_regular_file(config)) {
-    s.notes.push_back("no config.json next to the weights: architecture unknown (give --config for activations)");
+    s.notes.push_back(
+        "no config.json next to the weights: architecture unknown (give --config for activations)");
     return s;
   }
   try {
@@ -154,20 +164,23 @@ ModelSpec model_spec_of(const SafetensorsModel& m) {
     s.name = c.model.name;
     if (c.model.active_parameters && c.model.parameters) {
       // MoE: the share of active parameters from the config, applied to the stored count.
-      s.active_parameters = static_cast<uint64_t>(static_cast<double>(s.parameters) *
-                                                  (static_cast<double>(c.model.active_parameters) /
-                                                   static_cast<double>(c.model.parameters)));
+      s.active_parameters = static_cast<uint64_t>(
+          static_cast<double>(s.parameters) *
+          (static_cast<double>(c.model.active_parameters) / static_cast<double>(c.model.parameters)));
     }
     s.notes.push_back("architecture from " + config);
     if (c.model.parameters != s.parameters)
-      s.notes.push_back(config + " gives " + group_thousands(c.model.parameters) + " parameters; the headers hold " +
-                        group_thousands(s.parameters) + " (the headers are used)");
+      s.notes.push_back(config + " gives " + group_thousands(c.model.parameters) +
+                        " parameters; the headers hold " + group_thousands(s.parameters) +
+                        " (the headers are used)");
   } catch (const Error& e) {
     s.notes.push_back(std::string("config.json next to the weights was not used: ") + e.what());
   }
   return s;
 }
 
-ModelSpec read_safetensors(const std::string& path_or_dir) { return model_spec_of(read_safetensors_model(path_or_dir)); }
+ModelSpec read_safetensors(const std::string& path_or_dir) {
+  return model_spec_of(read_safetensors_model(path_or_dir));
+}
 
 }  // namespace memplan

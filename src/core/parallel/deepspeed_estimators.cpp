@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
@@ -45,7 +45,8 @@ DeepSpeedEstimate deepspeed_zero2_estimate(uint64_t total_params, uint64_t gpus_
     else
       e.gpu_bytes = checked_add(checked_mul(2, total_params), floor_ratio(total_params, 18, total_gpus));
     // cpu = P * 4 * num_gpus_per_node * factor: every rank of a node loads the fp32 model first
-    e.cpu_bytes = floor_ratio(checked_mul(total_params, checked_mul(4, gpus_per_node)), factor.num, factor.den);
+    e.cpu_bytes =
+        floor_ratio(checked_mul(total_params, checked_mul(4, gpus_per_node)), factor.num, factor.den);
   }
   if (formula == DeepSpeedFormula::documented)
     e.options = "cpu_offload=" + flag(cpu_offload);

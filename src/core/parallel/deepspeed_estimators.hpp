@@ -2,8 +2,9 @@
 // DeepSpeed's own model-state memory estimators, reproduced exactly (integer bytes), so memplan can
 // show what `estimate_zero2_model_states_mem_needs_all_cold` and
 // `estimate_zero3_model_states_mem_needs_all_cold` print. Two ZeRO-2 formulas exist:
-//   documented: gpu = 4P + int(16P/N)  (PR #965, April 2021, until PR #5099; docs/code-docs/source/memory.rst)
-//   current:    gpu = 2P + int(18P/N)  (PR #5099, merged mid-April 2024: releases from 0.14.1/0.14.2 on)
+//   documented: gpu = 4P + int(16P/N)  (PR #965, April 2021, until PR #5099;
+//   docs/code-docs/source/memory.rst) current:    gpu = 2P + int(18P/N)  (PR #5099, merged mid-April 2024:
+//   releases from 0.14.1/0.14.2 on)
 // ZeRO-3 has one: gpu = 4L + int(18P/N) (+ offload variants), unchanged since PR #965.
 // Sources and tables: docs/sharding.md.
 

@@ -5,19 +5,21 @@
 
 #include <algorithm>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
 namespace {
 
-uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) { return checked_mul(checked_mul(a, b, "activations"), c, "activations"); }
+uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
+  return checked_mul(checked_mul(a, b, "activations"), c, "activations");
+}
 
 }  // namespace
 
-LayerActivation korthikanti_layer_activation(const TransformerArch& a, const TransformerStep& step, uint64_t tp,
-                                             bool sequence_parallel, Recompute recompute) {
+LayerActivation korthikanti_layer_activation(const TransformerArch& a, const TransformerStep& step,
+                                             uint64_t tp, bool sequence_parallel, Recompute recompute) {
   if (tp == 0) throw Error("--tp", "must be at least 1");
   const uint64_t s = step.seq, b = step.micro_batch, h = a.hidden;
   const uint64_t hd = a.resolved_head_dim();
@@ -36,7 +38,8 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
   // activations (GeLU input and fc2 input, 8 each); split over tp by heads and MLP columns.
   const uint64_t sb = checked_mul(s, b);
   uint64_t split_elems = checked_mul(sb, checked_mul(2 * heads + 2 * kv, hd));
-  uint64_t mlp_elems = checked_mul(sb, checked_mul(a.gated_mlp ? 3 : 2, inner));  // SwiGLU: fc1 out (2I) + fc2 in
+  uint64_t mlp_elems =
+      checked_mul(sb, checked_mul(a.gated_mlp ? 3 : 2, inner));  // SwiGLU: fc1 out (2I) + fc2 in
   if (a.experts) mlp_elems = checked_mul(mlp_elems, a.experts_per_token ? a.experts_per_token : 1);
   split_elems = checked_add(split_elems, mlp_elems);
   out.split = bytes_for(split_elems, e, "activations");
@@ -50,9 +53,15 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
     if (step.dropout) out.scores = checked_add(checked_add(out.scores, scores), bytes_for(scores, e));
   }
   switch (recompute) {
-    case Recompute::none: out.total = checked_add(checked_add(out.replicated, out.split), out.scores); break;
-    case Recompute::selective: out.total = checked_add(out.replicated, out.split); break;
-    case Recompute::full: out.total = bytes_for(sbh_local, e, "activations"); break;  // the layer input
+    case Recompute::none:
+      out.total = checked_add(checked_add(out.replicated, out.split), out.scores);
+      break;
+    case Recompute::selective:
+      out.total = checked_add(out.replicated, out.split);
+      break;
+    case Recompute::full:
+      out.total = bytes_for(sbh_local, e, "activations");
+      break;  // the layer input
   }
   return out;
 }
@@ -74,10 +83,12 @@ uint64_t pipeline_in_flight(uint64_t pp, uint64_t stage, uint64_t virtual_stages
 uint64_t megatron_stage_activation_bytes(const TransformerArch& a, const TransformerStep& step,
                                          const ParallelLayout& layout, uint64_t stage) {
   const uint64_t tp = layout.tp, pp = layout.pp, v = layout.virtual_stages ? layout.virtual_stages : 1;
-  const LayerActivation layer = korthikanti_layer_activation(a, step, tp, layout.sequence_parallel, layout.recompute);
+  const LayerActivation layer =
+      korthikanti_layer_activation(a, step, tp, layout.sequence_parallel, layout.recompute);
   const uint64_t layers_per_chunk = a.layers / (pp * v);
   const uint64_t chunks = pipeline_in_flight(pp, stage, v, layout.micro_batches);
-  uint64_t bytes = checked_mul(checked_mul(chunks, layers_per_chunk, "layers in flight"), layer.total, "activations");
+  uint64_t bytes =
+      checked_mul(checked_mul(chunks, layers_per_chunk, "layers in flight"), layer.total, "activations");
 
   const uint64_t s_local = layout.sequence_parallel ? step.seq / tp : step.seq;
   const uint64_t sbh_local = mul3(s_local, step.micro_batch, a.hidden);

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 #include "core/models/arch_layout.hpp"
 #include "core/models/block_parameters.hpp"
-#include "core/base/checked.hpp"
-#include <memplan/error.hpp>
 
 namespace memplan {
 namespace {
@@ -15,7 +15,8 @@ namespace {
 ElementCost state_cost(const EstimateRequest& r, const Estimate& single, uint64_t step_bytes) {
   const uint64_t trainable = std::max<uint64_t>(single.trainable_parameters, 1);
   uint64_t state = single.bytes("optimizer_state");
-  if (r.recipe.has_master()) state -= std::min(state, bytes_for(single.trainable_parameters, r.recipe.master.cost));
+  if (r.recipe.has_master())
+    state -= std::min(state, bytes_for(single.trainable_parameters, r.recipe.master.cost));
   state -= std::min(state, step_bytes);
   return {state, trainable};
 }
@@ -37,11 +38,13 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
   ShardingRequest s;
   s.parameters = r.model.parameters;
   s.trainable = single.trainable_parameters;
-  const uint64_t steps = r.optimizer.step_per_tensor && r.model.tensors && s.trainable == s.parameters ? 4 * r.model.tensors : 0;
+  const uint64_t steps =
+      r.optimizer.step_per_tensor && r.model.tensors && s.trainable == s.parameters ? 4 * r.model.tensors : 0;
   const ElementCost state = state_cost(r, single, steps);
   if (r.recipe.has_master()) {
-    s.bytes = r.parallel && is_fsdp(r.parallel->sharding) ? fsdp_mixed_precision_state(r.recipe.weights.cost, state)
-                                                          : mixed_precision_state(r.recipe.weights.cost, state, r.grad_format);
+    s.bytes = r.parallel && is_fsdp(r.parallel->sharding)
+                  ? fsdp_mixed_precision_state(r.recipe.weights.cost, state)
+                  : mixed_precision_state(r.recipe.weights.cost, state, r.grad_format);
   } else {
     s.bytes = single_format_state(r.recipe.weights.cost, state);
     s.bytes.gradient = r.recipe.gradients.cost;
@@ -70,8 +73,8 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
   return s;
 }
 
-std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory, uint64_t gpus_per_node,
-                                               uint64_t max_gpus) {
+std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory,
+                                               uint64_t gpus_per_node, uint64_t max_gpus) {
   EstimateRequest base = r;
   if (!base.parallel) {
     base.parallel = ParallelLayout{};
@@ -84,9 +87,9 @@ std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_
   LayoutSearch search;
   search.gpus_per_node = gpus_per_node;
   search.max_gpus = max_gpus;
-  const LayoutSearchResult found =
-      search_layout(sharding_request_for(base, single), search,
-                    [&](const ShardingResult& res) { return res.gpu.total <= memory && memory - res.gpu.total >= fixed; });
+  const LayoutSearchResult found = search_layout(
+      sharding_request_for(base, single), search,
+      [&](const ShardingResult& res) { return res.gpu.total <= memory && memory - res.gpu.total >= fixed; });
   if (!found.found) return std::nullopt;
   EstimateRequest out = base;
   out.parallel = found.result.layout;

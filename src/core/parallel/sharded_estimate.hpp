@@ -22,7 +22,7 @@ uint64_t largest_layer_parameters(const EstimateRequest& r);
 // The smallest layout (GPU count, then the lowest ZeRO stage / lightest FSDP strategy) whose
 // most-loaded GPU needs at most `memory` bytes with overhead; starts from r.parallel (or plain
 // ZeRO up to stage 3). nullopt when nothing up to `max_gpus` fits.
-std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory, uint64_t gpus_per_node = 8,
-                                               uint64_t max_gpus = 4096);
+std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory,
+                                               uint64_t gpus_per_node = 8, uint64_t max_gpus = 4096);
 
 }  // namespace memplan

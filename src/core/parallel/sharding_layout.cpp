@@ -1,8 +1,8 @@
 // Checking a parallel layout: every impossible combination is an Error naming its option.
 #include <memplan/sharding.hpp>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
@@ -42,15 +42,18 @@ ParallelLayout validate_layout(const ParallelLayout& in, const std::optional<Tra
                               " does not combine with pipeline parallelism (--pp " + n(l.pp) +
                               "); DeepSpeed's pipeline engine supports stages 0 and 1");
   if (l.offload == Offload::optimizer && fsdp)
-    throw Error("--offload", "FSDP offloads parameters, gradients and optimizer state together "
-                             "(CPUOffload(offload_params=True)); use --offload parameters");
+    throw Error("--offload",
+                "FSDP offloads parameters, gradients and optimizer state together "
+                "(CPUOffload(offload_params=True)); use --offload parameters");
   if (l.offload != Offload::none && !fsdp && level == 0)
     throw Error("--offload", "offloading needs ZeRO stage 1-3 (--zero) or FSDP (--fsdp)");
   if (l.offload == Offload::parameters && !fsdp && level != 3)
-    throw Error("--offload", "offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
-                             "stages 1-2 offload the optimizer only");
+    throw Error("--offload",
+                "offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
+                "stages 1-2 offload the optimizer only");
 
-  if (l.sequence_parallel && l.tp == 1) throw Error("--sequence-parallel", "needs tensor parallelism (--tp > 1)");
+  if (l.sequence_parallel && l.tp == 1)
+    throw Error("--sequence-parallel", "needs tensor parallelism (--tp > 1)");
   if (l.virtual_stages > 1 && l.pp == 1)
     throw Error("--virtual-stages", "interleaving needs pipeline parallelism (--pp > 1)");
 
@@ -78,7 +81,8 @@ ParallelLayout validate_layout(const ParallelLayout& in, const std::optional<Tra
     if (step.seq == 0) throw Error("--seq", "the activation model for tp/pp needs the sequence length");
     if (step.micro_batch == 0) throw Error("--batch", "must be at least 1");
     if (l.sequence_parallel && step.seq % l.tp != 0)
-      throw Error("--sequence-parallel", "sequence length " + n(step.seq) + " does not divide over tp " + n(l.tp));
+      throw Error("--sequence-parallel",
+                  "sequence length " + n(step.seq) + " does not divide over tp " + n(l.tp));
   }
   return l;
 }

@@ -4,8 +4,8 @@
 
 #include <cctype>
 
-#include "core/base/did_you_mean.hpp"
 #include <memplan/error.hpp>
+#include "core/base/did_you_mean.hpp"
 
 namespace memplan {
 
@@ -36,8 +36,8 @@ T lookup(std::string_view subject, std::string_view text, const Named<T> (&table
     if (key == row.name) return row.value;
     names.push_back(row.name);
   }
-  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not " + what + " (expected " + expected + ")" +
-                                        did_you_mean(key, names));
+  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not " + what + " (expected " +
+                                        expected + ")" + did_you_mean(key, names));
 }
 
 const Named<ShardingStrategy> k_fsdp[] = {
@@ -62,7 +62,8 @@ ShardingStrategy parse_zero_stage(std::string_view subject, std::string_view tex
                                                    {"3", ShardingStrategy::zero3}};
   for (const auto& row : stages)
     if (text == row.name) return row.value;
-  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not a ZeRO stage (expected 0, 1, 2 or 3)");
+  throw Error(std::string(subject),
+              "\"" + std::string(text) + "\" is not a ZeRO stage (expected 0, 1, 2 or 3)");
 }
 
 ShardingStrategy parse_fsdp_strategy(std::string_view subject, std::string_view text) {
@@ -84,30 +85,48 @@ GradFormat parse_grad_format(std::string_view subject, std::string_view text) {
 
 std::string sharding_name(ShardingStrategy s) {
   switch (s) {
-    case ShardingStrategy::ddp: return "ddp";
-    case ShardingStrategy::zero0: return "zero-0";
-    case ShardingStrategy::zero1: return "zero-1";
-    case ShardingStrategy::zero2: return "zero-2";
-    case ShardingStrategy::zero3: return "zero-3";
-    case ShardingStrategy::fsdp_no_shard: return "fsdp-no-shard";
-    case ShardingStrategy::fsdp_shard_grad_op: return "fsdp-shard-grad-op";
-    case ShardingStrategy::fsdp_full_shard: return "fsdp-full-shard";
-    case ShardingStrategy::fsdp_hybrid_shard: return "fsdp-hybrid-shard";
+    case ShardingStrategy::ddp:
+      return "ddp";
+    case ShardingStrategy::zero0:
+      return "zero-0";
+    case ShardingStrategy::zero1:
+      return "zero-1";
+    case ShardingStrategy::zero2:
+      return "zero-2";
+    case ShardingStrategy::zero3:
+      return "zero-3";
+    case ShardingStrategy::fsdp_no_shard:
+      return "fsdp-no-shard";
+    case ShardingStrategy::fsdp_shard_grad_op:
+      return "fsdp-shard-grad-op";
+    case ShardingStrategy::fsdp_full_shard:
+      return "fsdp-full-shard";
+    case ShardingStrategy::fsdp_hybrid_shard:
+      return "fsdp-hybrid-shard";
   }
   return "?";
 }
 
 std::string sharding_engine(ShardingStrategy s) {
   switch (s) {
-    case ShardingStrategy::ddp: return "plain data parallel (PyTorch DDP)";
-    case ShardingStrategy::zero0: return "DeepSpeed ZeRO stage 0";
-    case ShardingStrategy::zero1: return "DeepSpeed ZeRO stage 1 / Megatron distributed optimizer";
-    case ShardingStrategy::zero2: return "DeepSpeed ZeRO stage 2";
-    case ShardingStrategy::zero3: return "DeepSpeed ZeRO stage 3";
-    case ShardingStrategy::fsdp_no_shard: return "PyTorch FSDP NO_SHARD";
-    case ShardingStrategy::fsdp_shard_grad_op: return "PyTorch FSDP SHARD_GRAD_OP";
-    case ShardingStrategy::fsdp_full_shard: return "PyTorch FSDP FULL_SHARD";
-    case ShardingStrategy::fsdp_hybrid_shard: return "PyTorch FSDP HYBRID_SHARD";
+    case ShardingStrategy::ddp:
+      return "plain data parallel (PyTorch DDP)";
+    case ShardingStrategy::zero0:
+      return "DeepSpeed ZeRO stage 0";
+    case ShardingStrategy::zero1:
+      return "DeepSpeed ZeRO stage 1 / Megatron distributed optimizer";
+    case ShardingStrategy::zero2:
+      return "DeepSpeed ZeRO stage 2";
+    case ShardingStrategy::zero3:
+      return "DeepSpeed ZeRO stage 3";
+    case ShardingStrategy::fsdp_no_shard:
+      return "PyTorch FSDP NO_SHARD";
+    case ShardingStrategy::fsdp_shard_grad_op:
+      return "PyTorch FSDP SHARD_GRAD_OP";
+    case ShardingStrategy::fsdp_full_shard:
+      return "PyTorch FSDP FULL_SHARD";
+    case ShardingStrategy::fsdp_hybrid_shard:
+      return "PyTorch FSDP HYBRID_SHARD";
   }
   return "?";
 }
@@ -134,13 +153,17 @@ int sharding_level(ShardingStrategy s) {
   switch (s) {
     case ShardingStrategy::ddp:
     case ShardingStrategy::zero0:
-    case ShardingStrategy::fsdp_no_shard: return 0;
-    case ShardingStrategy::zero1: return 1;
+    case ShardingStrategy::fsdp_no_shard:
+      return 0;
+    case ShardingStrategy::zero1:
+      return 1;
     case ShardingStrategy::zero2:
-    case ShardingStrategy::fsdp_shard_grad_op: return 2;
+    case ShardingStrategy::fsdp_shard_grad_op:
+      return 2;
     case ShardingStrategy::zero3:
     case ShardingStrategy::fsdp_full_shard:
-    case ShardingStrategy::fsdp_hybrid_shard: return 3;
+    case ShardingStrategy::fsdp_hybrid_shard:
+      return 3;
   }
   return 0;
 }

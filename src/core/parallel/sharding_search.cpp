@@ -1,8 +1,8 @@
 // --gpus auto: the smallest GPU count, then the lightest sharding, whose most-loaded GPU fits.
 #include <memplan/sharding.hpp>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
@@ -12,7 +12,8 @@ namespace {
 std::vector<ShardingStrategy> ladder(ShardingStrategy asked, bool vary) {
   using S = ShardingStrategy;
   if (!vary || asked == S::ddp) return {asked};
-  if (is_fsdp(asked)) return {S::fsdp_no_shard, S::fsdp_shard_grad_op, S::fsdp_hybrid_shard, S::fsdp_full_shard};
+  if (is_fsdp(asked))
+    return {S::fsdp_no_shard, S::fsdp_shard_grad_op, S::fsdp_hybrid_shard, S::fsdp_full_shard};
   return {S::zero0, S::zero1, S::zero2, S::zero3};
 }
 
@@ -60,8 +61,9 @@ LayoutSearchResult search_layout(const ShardingRequest& request, const LayoutSea
 
 LayoutSearchResult search_layout(const ShardingRequest& request, const LayoutSearch& search,
                                  uint64_t budget_bytes_per_gpu) {
-  return search_layout(request, search,
-                       [budget_bytes_per_gpu](const ShardingResult& r) { return r.gpu.total <= budget_bytes_per_gpu; });
+  return search_layout(request, search, [budget_bytes_per_gpu](const ShardingResult& r) {
+    return r.gpu.total <= budget_bytes_per_gpu;
+  });
 }
 
 }  // namespace memplan

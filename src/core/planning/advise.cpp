@@ -4,9 +4,9 @@
 
 #include <optional>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 
 #include "core/planning/advise_knobs.hpp"
 
@@ -100,7 +100,8 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
     a.singles.push_back(std::move(*s));
   }
   a.singles.push_back(bigger_gpu(request, a.required_bytes, gpu, presets));
-  if (!a.fits()) a.combinations = advice::search_combinations(base, ctx, fitting, a.candidates_tried, a.search_capped);
+  if (!a.fits())
+    a.combinations = advice::search_combinations(base, ctx, fitting, a.candidates_tried, a.search_capped);
   return a;
 }
 
@@ -113,10 +114,14 @@ LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank) {
 
 const std::vector<std::string>& tier0_checklist() {
   static const std::vector<std::string> list = {
-      "restart the kernel or process: a caught out-of-memory error's traceback (and a notebook's old cells) keep the failed step's tensors alive",
-      "log loss.item(), not loss: appending the tensor keeps every batch's computation graph alive (the commonest slow leak)",
-      "wrap evaluation in torch.no_grad() (or torch.inference_mode()): otherwise it stores activations for a backward that never comes",
-      "free what you no longer need: del, then gc.collect(), then torch.cuda.empty_cache() (nvidia-smi counts PyTorch's cache as used)",
+      "restart the kernel or process: a caught out-of-memory error's traceback (and a notebook's old cells) "
+      "keep the failed step's tensors alive",
+      "log loss.item(), not loss: appending the tensor keeps every batch's computation graph alive (the "
+      "commonest slow leak)",
+      "wrap evaluation in torch.no_grad() (or torch.inference_mode()): otherwise it stores activations for a "
+      "backward that never comes",
+      "free what you no longer need: del, then gc.collect(), then torch.cuda.empty_cache() (nvidia-smi "
+      "counts PyTorch's cache as used)",
   };
   return list;
 }

@@ -28,48 +28,48 @@ struct AdviceChange {
   std::string change;  // "micro-batch 4 x 4 accumulation steps (effective batch 16)"
   std::string cost;    // "x4 accumulation steps: same effective batch, more steps"
   int tier = 1;
-  int cost_rank = 0;   // orders suggestions: lower is cheaper; a combination sums its changes
+  int cost_rank = 0;               // orders suggestions: lower is cheaper; a combination sums its changes
   std::vector<std::string> notes;  // warnings that go with the change (BatchNorm, GradScaler, ...)
 };
 
 // A suggestion: one change, or a combination of 2-3, and the run it gives.
 struct Suggestion {
-  int tier = 1;                        // the highest tier among its changes
-  std::vector<AdviceChange> changes;   // in the order they were applied
-  std::string change;                  // the changes joined with " + "
-  std::string cost;                    // their costs joined with "; "
-  int cost_rank = 0;                   // sum of the changes' ranks
-  EstimateRequest request;             // the changed run (per GPU)
-  uint64_t required_bytes = 0;         // on the most-loaded GPU, overhead included
-  uint64_t memory_bytes = 0;           // usable memory of the GPU it is judged against
-  std::string gpu;                     // that GPU's id (tier 3: the bigger GPU)
-  uint64_t gpus = 1;                   // how many of it (sharding)
-  uint64_t host_bytes = 0;             // moved to host memory (offload), per node
+  int tier = 1;                       // the highest tier among its changes
+  std::vector<AdviceChange> changes;  // in the order they were applied
+  std::string change;                 // the changes joined with " + "
+  std::string cost;                   // their costs joined with "; "
+  int cost_rank = 0;                  // sum of the changes' ranks
+  EstimateRequest request;            // the changed run (per GPU)
+  uint64_t required_bytes = 0;        // on the most-loaded GPU, overhead included
+  uint64_t memory_bytes = 0;          // usable memory of the GPU it is judged against
+  std::string gpu;                    // that GPU's id (tier 3: the bigger GPU)
+  uint64_t gpus = 1;                  // how many of it (sharding)
+  uint64_t host_bytes = 0;            // moved to host memory (offload), per node
   Verdict verdict = Verdict::no;
-  std::vector<std::string> notes;      // the changes' notes
+  std::vector<std::string> notes;  // the changes' notes
 
   bool fits() const { return verdict != Verdict::no; }
 };
 
 // Bounds on the search, so that advice stays fast (each estimate is microseconds).
 struct AdviceOptions {
-  std::size_t max_knobs = 3;            // largest combination
-  std::size_t max_candidates = 2000;    // knob chains evaluated in the combination search, at most
-  uint64_t max_shard_gpus = 64;         // sharding: largest GPU count tried
-  uint64_t lora_rank = 16;              // LoRA/QLoRA rank
+  std::size_t max_knobs = 3;          // largest combination
+  std::size_t max_candidates = 2000;  // knob chains evaluated in the combination search, at most
+  uint64_t max_shard_gpus = 64;       // sharding: largest GPU count tried
+  uint64_t lora_rank = 16;            // LoRA/QLoRA rank
 };
 
 struct Advice {
-  EstimateRequest request;             // the run as given
-  GpuSpec gpu;                         // the GPU advised for
-  uint64_t required_bytes = 0;         // as given
-  uint64_t memory_bytes = 0;           // usable memory of the GPU
-  int64_t spare_bytes = 0;             // negative: shortfall
+  EstimateRequest request;      // the run as given
+  GpuSpec gpu;                  // the GPU advised for
+  uint64_t required_bytes = 0;  // as given
+  uint64_t memory_bytes = 0;    // usable memory of the GPU
+  int64_t spare_bytes = 0;      // negative: shortfall
   Verdict verdict = Verdict::no;
-  std::vector<Suggestion> singles;       // one per knob that saves memory, by tier then cost; tier 3 last
-  std::vector<Suggestion> combinations;  // fitting, none with a fitting subset, by total cost
-  std::size_t candidates_tried = 0;      // knob chains evaluated by the combination search
-  bool search_capped = false;            // the search stopped at max_candidates
+  std::vector<Suggestion> singles;          // one per knob that saves memory, by tier then cost; tier 3 last
+  std::vector<Suggestion> combinations;     // fitting, none with a fitting subset, by total cost
+  std::size_t candidates_tried = 0;         // knob chains evaluated by the combination search
+  bool search_capped = false;               // the search stopped at max_candidates
   std::vector<std::string> hardware_notes;  // the recipe on this GPU, unified memory, ...
 
   bool fits() const { return verdict != Verdict::no; }

@@ -7,14 +7,14 @@
 
 #include <fmt/format.h>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
 #include <memplan/optimizer.hpp>
-#include "core/planning/planning.hpp"
 #include <memplan/quantity.hpp>
 #include <memplan/recipe.hpp>
-#include "core/parallel/sharded_estimate.hpp"
 #include <memplan/sharding.hpp>
+#include "core/base/checked.hpp"
+#include "core/parallel/sharded_estimate.hpp"
+#include "core/planning/planning.hpp"
 
 namespace memplan::advice {
 namespace {
@@ -31,9 +31,7 @@ int log2_floor(uint64_t n) {
   return k;
 }
 
-std::string percent(double share) {
-  return fmt::format("{:.2f}%", 100.0 * share);
-}
+std::string percent(double share) { return fmt::format("{:.2f}%", 100.0 * share); }
 
 Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
   Candidate out = c;
@@ -46,7 +44,9 @@ bool training(const Candidate& c) { return c.request.mode == Mode::train; }
 // Placement knobs leave a run that is already spread over GPUs (by --gpus or the chain) alone.
 bool placeable(const Candidate& c) { return training(c) && !c.request.parallel; }
 bool transformer(const EstimateRequest& r) { return r.model.arch.has_value() && r.model.mlp_widths.empty(); }
-bool adam(const Optimizer& o) { return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw"); }
+bool adam(const Optimizer& o) {
+  return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw");
+}
 const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
 
 // --- tier 1: the run, not the model -------------------------------------------------------
@@ -80,10 +80,12 @@ std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   ch.notes.push_back("gradient accumulation: divide the loss by the " + group_thousands(steps) +
                      " steps (or the gradients come out " + group_thousands(steps) + "x too large)");
   if (micro * steps != r.batch)
-    ch.notes.push_back("effective batch " + group_thousands(micro * steps) + " instead of " + group_thousands(r.batch) +
-                       ": adjust the learning rate or the data loader");
+    ch.notes.push_back("effective batch " + group_thousands(micro * steps) + " instead of " +
+                       group_thousands(r.batch) + ": adjust the learning rate or the data loader");
   if (r.model.has_batchnorm)
-    ch.notes.push_back("the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce the large batch");
+    ch.notes.push_back(
+        "the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce the "
+        "large batch");
   return {with(c, n, ch)};
 }
 
@@ -125,12 +127,16 @@ std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
   const uint64_t floor = std::max<uint64_t>(1, r.seq / k_shortest_sequence_divisor);
   EstimateRequest n = r;
   n.seq = std::max(seq, floor);
-  AdviceChange ch{"sequence", "sequence " + group_thousands(n.seq) + " (was " + group_thousands(r.seq) + ")",
+  AdviceChange ch{"sequence",
+                  "sequence " + group_thousands(n.seq) + " (was " + group_thousands(r.seq) + ")",
                   r.mode == Mode::train ? "trains on shorter contexts: truncate or split long samples"
                                         : "a shorter context window",
-                  1, 30 + log2_floor(r.seq / n.seq), {}};
-  if (seq < floor) ch.notes.push_back("sequence: even " + group_thousands(floor) + " tokens (a quarter of " +
-                                      group_thousands(r.seq) + ") do not fit; shorter is a different task");
+                  1,
+                  30 + log2_floor(r.seq / n.seq),
+                  {}};
+  if (seq < floor)
+    ch.notes.push_back("sequence: even " + group_thousands(floor) + " tokens (a quarter of " +
+                       group_thousands(r.seq) + ") do not fit; shorter is a different task");
   return {with(c, n, ch)};
 }
 
@@ -143,13 +149,24 @@ std::vector<Candidate> checkpointing(const Candidate& c, const KnobContext&) {
   if (r.checkpointing == "none") {
     EstimateRequest n = r;
     n.checkpointing = "selective";
-    out.push_back(with(c, n, {"checkpointing", "checkpointing selective (recompute attention)",
-                              "+a few % compute per step (the attention core is recomputed)", 2, 40, {}}));
+    out.push_back(with(c, n,
+                       {"checkpointing",
+                        "checkpointing selective (recompute attention)",
+                        "+a few % compute per step (the attention core is recomputed)",
+                        2,
+                        40,
+                        {}}));
   }
   EstimateRequest n = r;
   n.checkpointing = "full";
-  out.push_back(with(c, n, {"checkpointing", "checkpointing full (one input per layer)", "+~30% compute per step", 2, 42,
-                            {"gradient checkpointing: model.gradient_checkpointing_enable() or torch.utils.checkpoint"}}));
+  out.push_back(
+      with(c, n,
+           {"checkpointing",
+            "checkpointing full (one input per layer)",
+            "+~30% compute per step",
+            2,
+            42,
+            {"gradient checkpointing: model.gradient_checkpointing_enable() or torch.utils.checkpoint"}}));
   return out;
 }
 
@@ -157,16 +174,26 @@ std::vector<Candidate> optimizer_8bit(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
   n.optimizer = parse_optimizer("--optimizer", "adamw-8bit");
-  return {with(c, n, {"optimizer-8bit", "optimizer adamw-8bit (bitsandbytes)",
-                      "lower quality risk: 8-bit optimizer state; bitsandbytes, NVIDIA only", 2, 50, {}})};
+  return {with(c, n,
+               {"optimizer-8bit",
+                "optimizer adamw-8bit (bitsandbytes)",
+                "lower quality risk: 8-bit optimizer state; bitsandbytes, NVIDIA only",
+                2,
+                50,
+                {}})};
 }
 
 std::vector<Candidate> adafactor(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
   n.optimizer = parse_optimizer("--optimizer", "adafactor");
-  return {with(c, n, {"adafactor", "optimizer adafactor (factored second moment)",
-                      "different convergence: factored statistics, no momentum; retune the learning rate", 2, 52, {}})};
+  return {with(c, n,
+               {"adafactor",
+                "optimizer adafactor (factored second moment)",
+                "different convergence: factored statistics, no momentum; retune the learning rate",
+                2,
+                52,
+                {}})};
 }
 
 // Trainable share and parameter count of the model with adapters added.
@@ -187,8 +214,9 @@ bool lora_applies(const Candidate& c) {
 }
 
 std::string lora_text(const LoraAdapters& a, uint64_t base_parameters) {
-  return "r=" + std::to_string(a.rank) + " on " + a.targets + " (" + group_thousands(a.parameters) + " trainable, " +
-         percent(static_cast<double>(a.parameters) / static_cast<double>(base_parameters)) + ")";
+  return "r=" + std::to_string(a.rank) + " on " + a.targets + " (" + group_thousands(a.parameters) +
+         " trainable, " + percent(static_cast<double>(a.parameters) / static_cast<double>(base_parameters)) +
+         ")";
 }
 
 std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
@@ -213,9 +241,12 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
   const LoraAdapters a = lora_adapters(r.model, ctx.options.lora_rank);
   EstimateRequest n = with_adapters(r, a);
   n.quantize = "nf4";
-  AdviceChange ch{"qlora", "QLoRA " + lora_text(a, r.model.parameters) + ", frozen weights nf4", "", 2, 64, {}};
-  ch.cost = "4-bit frozen weights: small quality loss, slower matmuls (dequantisation); bitsandbytes, NVIDIA only";
-  const bool half = r.recipe.autocast || (r.recipe.weights.cost == ElementCost{2, 1} && !r.recipe.has_master());
+  AdviceChange ch{"qlora", "QLoRA " + lora_text(a, r.model.parameters) + ", frozen weights nf4", "", 2, 64,
+                  {}};
+  ch.cost =
+      "4-bit frozen weights: small quality loss, slower matmuls (dequantisation); bitsandbytes, NVIDIA only";
+  const bool half =
+      r.recipe.autocast || (r.recipe.weights.cost == ElementCost{2, 1} && !r.recipe.has_master());
   if (!half) {
     n.recipe = parse_recipe("--precision", half_name(ctx.gpu));
     ch.change += ", " + n.recipe.name + " adapters";
@@ -229,10 +260,11 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
 std::vector<Candidate> sharding(const Candidate& c, const KnobContext& ctx) {
   if (!placeable(c)) return {};
   const uint64_t per_node = 8;
-  std::optional<EstimateRequest> n = smallest_layout(c.request, ctx.memory, per_node, ctx.options.max_shard_gpus);
+  std::optional<EstimateRequest> n =
+      smallest_layout(c.request, ctx.memory, per_node, ctx.options.max_shard_gpus);
   const bool found = n.has_value();
   if (found && n->parallel->gpus < 2) return {};  // one GPU: nothing to shard
-  if (!found) {  // the most it can do: ZeRO-3 over the largest count tried
+  if (!found) {                                   // the most it can do: ZeRO-3 over the largest count tried
     n = c.request;
     ParallelLayout l;
     l.gpus = ctx.options.max_shard_gpus;
@@ -246,7 +278,9 @@ std::vector<Candidate> sharding(const Candidate& c, const KnobContext& ctx) {
                       sharding_engine(n->parallel->sharding),
                   std::to_string(gpus) + "x the GPUs; gradient communication every step; effective batch x" +
                       std::to_string(gpus) + " at the same micro-batch",
-                  2, 70 + std::min(9, log2_floor(gpus)), {}};
+                  2,
+                  70 + std::min(9, log2_floor(gpus)),
+                  {}};
   ch.notes.push_back("sharding: activations are not sharded; each GPU keeps its own micro-batch's");
   return {with(c, *n, ch)};
 }
@@ -260,8 +294,10 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
     int rank;
   };
   const Setting settings[] = {
-      {ShardingStrategy::zero2, Offload::optimizer, "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, 1 GPU)", 80},
-      {ShardingStrategy::zero3, Offload::parameters, "CPU offload of parameters and optimizer (ZeRO-Infinity, 1 GPU)", 82},
+      {ShardingStrategy::zero2, Offload::optimizer,
+       "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, 1 GPU)", 80},
+      {ShardingStrategy::zero3, Offload::parameters,
+       "CPU offload of parameters and optimizer (ZeRO-Infinity, 1 GPU)", 82},
   };
   std::vector<Candidate> out;
   for (const Setting& st : settings) {
@@ -273,10 +309,13 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
     const Estimate e = estimate(n);
     const uint64_t host = e.sharded ? e.sharded->host_bytes_per_node : 0;
     out.push_back(with(c, n,
-                       {"offload", st.text,
+                       {"offload",
+                        st.text,
                         "slower steps: PCIe transfers and the optimizer step on the CPU; " +
                             format_bytes(host, Units::gib) + " of host memory",
-                        2, st.rank, {}}));
+                        2,
+                        st.rank,
+                        {}}));
   }
   return out;
 }

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/planning/advise.hpp"
 #include <memplan/estimate.hpp>
 #include <memplan/gpu.hpp>
+#include "core/planning/advise.hpp"
 
 namespace memplan::advice {
 

@@ -65,8 +65,8 @@ Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
 }
 
 std::vector<Suggestion> search_combinations(const Candidate& base, const KnobContext& ctx,
-                                            const std::vector<std::size_t>& fitting_singles, std::size_t& tried,
-                                            bool& capped) {
+                                            const std::vector<std::size_t>& fitting_singles,
+                                            std::size_t& tried, bool& capped) {
   const std::vector<Knob>& table = knob_table();
   std::vector<Mask> fitting;
   for (std::size_t i : fitting_singles) fitting.push_back(Mask{1} << i);
@@ -81,8 +81,7 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
       Mask mask = 0;
       bool clash = false;
       for (std::size_t i : set) {
-        for (std::size_t j : set)
-          clash = clash || (i < j && std::string(table[i].group) == table[j].group);
+        for (std::size_t j : set) clash = clash || (i < j && std::string(table[i].group) == table[j].group);
         mask |= Mask{1} << i;
       }
       const bool has_fitting_subset =

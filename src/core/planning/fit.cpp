@@ -2,9 +2,9 @@
 
 #include <cstdlib>
 
+#include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/formats/hardware_support.hpp"
-#include <memplan/quantity.hpp>
 
 namespace memplan {
 namespace {
@@ -21,9 +21,12 @@ int capability(const GpuSpec& g) {
 
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::fits: return "fits";
-    case Verdict::tight: return "tight";
-    case Verdict::no: return "no";
+    case Verdict::fits:
+      return "fits";
+    case Verdict::tight:
+      return "tight";
+    case Verdict::no:
+      return "no";
   }
   return "no";
 }
@@ -42,7 +45,8 @@ std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateReque
       const HardwareSupport hs = hardware_support("--precision", what, g.compute_capability);
       if (hs.native) return;
       std::string use = hs.suggestion;
-      if (r.mode == Mode::infer && what.find("bf16") != std::string::npos) use = "fp16 (inference needs no loss scaling)";
+      if (r.mode == Mode::infer && what.find("bf16") != std::string::npos)
+        use = "fp16 (inference needs no loss scaling)";
       w.push_back(what + ": " + hs.reason + "; use " + use);
       return;
     }

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/base/checked.hpp"
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 
 namespace memplan {
 
