@@ -30,6 +30,6 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
                              const OutputOptions& out);
 
 // "Required 13.5 GiB = total 13.0 GiB + overhead 512.0 MiB" style one-line summary of the model.
-std::string describe_model(const Estimate& e);
+std::string describe_model(const EstimateRequest& request, const Estimate& e);
 
 }  // namespace memplan::cli
