@@ -156,7 +156,7 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "parameters = " + group_thousands(l.bytes) + " B, the weights' stored bytes read from " +
              r.model.source;
     case LineCode::lora_adapters:
-      return e.lora->arithmetic + " (parameters = " + group_thousands(l.n[0]) + " base + " +
+      return lora_arithmetic(*e.lora) + " (parameters = " + group_thousands(l.n[0]) + " base + " +
              group_thousands(l.n[1]) + " adapters = " + group_thousands(l.n[2]) + ")";
     case LineCode::blockwise_state:
       return r.optimizer.name + " state = " + group_thousands(l.n[0]) + " x " + std::to_string(l.n[1]) +
@@ -363,7 +363,7 @@ const char* factored_note(FactoredShapes s) {
 }
 
 std::string lora_note(const Estimate& e, const EstimateRequest& r) {
-  return "LoRA r=" + std::to_string(e.lora->rank) + " on " + e.lora->targets + ": " +
+  return "LoRA r=" + std::to_string(e.lora->rank) + " on " + lora_target_names(*e.lora) + ": " +
          group_thousands(e.trainable_parameters) + " trainable adapter parameters (in the weights' format " +
          r.recipe.weights.name + "), gradients and optimizer state for them only; base weights frozen" +
          (r.quantize.empty() ? "" : " in " + r.quantize) +
@@ -573,6 +573,26 @@ std::string csv(const Estimate& e, const EstimateRequest& r, const std::vector<F
 
 }  // namespace
 
+std::string lora_arithmetic(const LoraAdapters& a) {
+  auto terms = [&a](const LoraMatrix* m, uint8_t n) {
+    std::string text;
+    for (uint8_t i = 0; i < n; ++i)
+      text += (text.empty() ? "" : " + ") +
+              (m[i].count > 1 ? std::to_string(m[i].count) + " x " : std::string()) + std::to_string(a.rank) +
+              " x (" + std::to_string(m[i].in) + " + " + std::to_string(m[i].out) + ")";
+    return text;
+  };
+  std::string sum;
+  if (a.attention_count)
+    sum = std::to_string(a.attention_blocks) + " attention blocks x (" +
+          terms(a.attention.data(), a.attention_count) + ")";
+  if (a.mlp_count)
+    sum += (sum.empty() ? "" : " + ") + std::to_string(a.mlp_blocks) + " MLP blocks x (" +
+           terms(a.mlp.data(), a.mlp_count) + ")";
+  return "LoRA adapters (r=" + std::to_string(a.rank) + " on " + lora_target_names(a) + ") = " + sum + " = " +
+         group_thousands(a.parameters) + " trainable parameters";
+}
+
 std::string describe_model(const EstimateRequest& r, const Estimate& e) {
   std::string s = r.model.name.empty() ? r.model.id : r.model.name;
   s += " (" + group_thousands(r.model.parameters) + " parameters)";
@@ -621,7 +641,7 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
                 {"source", r.model.source}};
   if (e.lora)  // the trainable parameters are the LoRA adapters
     model["lora"] = {{"rank", e.lora->rank},
-                     {"targets", e.lora->targets},
+                     {"targets", lora_target_names(*e.lora)},
                      {"matrices", e.lora->matrices},
                      {"parameters", e.lora->parameters}};
   json doc = {{"schema", "memplan.estimate/1"},

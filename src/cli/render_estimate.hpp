@@ -32,4 +32,8 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
 // "Required 13.5 GiB = total 13.0 GiB + overhead 512.0 MiB" style one-line summary of the model.
 std::string describe_model(const EstimateRequest& request, const Estimate& e);
 
+// "LoRA adapters (r=16 on q_proj,v_proj) = 32 attention blocks x (16 x (4096 + 4096) + ...) = 8,388,608
+// trainable parameters"
+std::string lora_arithmetic(const LoraAdapters& adapters);
+
 }  // namespace memplan::cli

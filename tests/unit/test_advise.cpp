@@ -59,7 +59,7 @@ TEST_CASE("LoRA r=16 on q,v of Llama-2-7B is 8,388,608 trainable parameters", "[
   const LoraAdapters a = lora_adapters(find_model(builtin_presets(), "--model", "llama-2-7b").model, 16);
   CHECK(a.parameters == 8388608);
   CHECK(a.matrices == 64);
-  CHECK(a.targets == "q_proj,v_proj");
+  CHECK(lora_target_names(a) == "q_proj,v_proj");
   // GPT-2's fused c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 at r=8, peft's well-known count.
   const LoraAdapters g = lora_adapters(find_model(builtin_presets(), "--model", "gpt2").model, 8);
   CHECK(g.parameters == 294912);
