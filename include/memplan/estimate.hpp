@@ -80,12 +80,14 @@ enum class Counted : uint8_t {
 // The inference working buffer kinds (kv_cache.cpp).
 enum class KvBuffer : uint8_t { attention_scores, mlp_intermediate, logits, none };
 
+// Plain data without initialisers: a term's unused line slots cost nothing to create (estimate()
+// fills every field of the lines it adds; `Line l{}` for a zeroed one).
 struct Line {
-  LineCode code = LineCode::product;
-  Counted what = Counted::parameters;
-  FormatId format = FormatId::none;
-  uint64_t n[5] = {0, 0, 0, 0, 0};
-  uint64_t bytes = 0;
+  LineCode code;
+  Counted what;
+  FormatId format;
+  uint64_t n[4];
+  uint64_t bytes;
 };
 
 // How a term was obtained, where more than one way exists.
@@ -112,7 +114,7 @@ struct Term {
   FormatId format = FormatId::none;  // gradients: the buffer's format (a layout may keep fp32)
   bool plus_fp32 = false;            // gradients: and an fp32 copy the optimizer steps on
   uint8_t line_count = 0;
-  std::array<Line, 4> lines{};
+  std::array<Line, 4> lines;  // the first line_count are set
 
   void add(const Line& line) {
     if (line_count < lines.size()) lines[line_count++] = line;
@@ -137,10 +139,10 @@ enum class NoteCode : uint8_t {
   gib,                      // GiB = 2^30 B; allocator not included
 };
 
-struct Note {
-  NoteCode code = NoteCode::gib;
-  uint64_t n[2] = {0, 0};
-  double x = 0.0;
+struct Note {  // plain data: see Line
+  NoteCode code;
+  uint64_t n[2];
+  double x;
 };
 
 // The activation ledger in numbers; its rows (names, shapes) are listed on demand by
@@ -166,10 +168,10 @@ struct Estimate {
   Mode mode = Mode::train;
   uint64_t trainable_parameters = 0;
   std::optional<LoraAdapters> lora;  // set when request.lora: the adapters trained
-  std::array<Term, k_term_kinds> terms{};
+  std::array<Term, k_term_kinds> terms;
   std::array<bool, k_term_kinds> present{};  // which terms apply (kv_cache, buffers may not)
   uint8_t note_count = 0;
-  std::array<Note, 24> notes{};
+  std::array<Note, 16> notes;  // the first note_count are set
   LedgerSummary ledger;
   std::optional<ShardingResult> sharded;  // set when request.parallel: per-rank loads, host memory
 

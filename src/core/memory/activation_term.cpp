@@ -79,7 +79,7 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   a.bytes = checked_add(l.total_bytes, l.fixed_bytes, "activation bytes");
   const uint64_t batch = std::max<uint64_t>(r.batch, 1);
   if (l.layers) {
-    Line per_sample;
+    Line per_sample{};
     per_sample.code = LineCode::layers_per_sample;
     per_sample.n[0] = l.layers;
     per_sample.n[1] = l.first_layer_bytes / batch;
@@ -87,14 +87,14 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
     per_sample.n[3] = l.bytes_per_sample;
     a.add(per_sample);
   }
-  Line total;
+  Line total{};
   total.code = LineCode::batch_per_sample;
   total.n[0] = r.batch;
   total.n[1] = l.bytes_per_sample;
   total.bytes = l.total_bytes;
   a.add(total);
   if (l.fixed_bytes) {
-    Line fixed;
+    Line fixed{};
     fixed.code = LineCode::autocast_weights;
     fixed.bytes = l.fixed_bytes;
     a.add(fixed);
@@ -118,7 +118,7 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
     a.basis = Basis::mlp_buffer;
     a.batch = r.batch;
     a.bytes = checked_mul(r.batch, per_row, "activation bytes");
-    Line l;
+    Line l{};
     l.code = LineCode::mlp_working_buffer;
     l.format = FormatId::activations;
     l.n[0] = r.batch;
@@ -142,19 +142,18 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   kv.bytes = c.bytes;
   kv.batch = r.batch;
   kv.per_sample = r.seq;
-  Line kl;
+  Line kl{};
   kl.code = LineCode::kv_cache;
   kl.format = FormatId::kv;
   kl.n[0] = arch.layers;
   kl.n[1] = arch.resolved_kv_heads();
   kl.n[2] = arch.resolved_head_dim();
   kl.n[3] = r.seq;
-  kl.n[4] = r.batch;
   kl.bytes = c.bytes;
   kv.add(kl);
   a.basis = Basis::kv_buffer;
   a.bytes = c.working_buffer_bytes;
-  Line wl;
+  Line wl{};
   wl.code = LineCode::kv_working_buffer;
   wl.n[0] = static_cast<uint64_t>(c.working_buffer);
   wl.bytes = c.working_buffer_bytes;
@@ -171,7 +170,7 @@ void add_activation_terms(const EstimateRequest& r, Estimate& e) {
     a.batch = r.batch;
     a.per_sample = r.activation_bytes_per_row;
     a.bytes = checked_mul(r.batch, r.activation_bytes_per_row, "activation bytes");
-    Line l;
+    Line l{};
     l.code = LineCode::measured_rows;
     l.n[0] = r.batch;
     l.n[1] = r.activation_bytes_per_row;

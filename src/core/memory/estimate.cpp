@@ -19,7 +19,7 @@ uint64_t trainable_count(uint64_t p, double share) {
 }
 
 Line product(Counted what, FormatId format, uint64_t count, uint64_t bytes, uint64_t copies = 1) {
-  Line l;
+  Line l{};
   l.code = LineCode::product;
   l.what = what;
   l.format = format;
@@ -30,7 +30,7 @@ Line product(Counted what, FormatId format, uint64_t count, uint64_t bytes, uint
 }
 
 Line line(LineCode code, uint64_t bytes, uint64_t n0 = 0, uint64_t n1 = 0, uint64_t n2 = 0, uint64_t n3 = 0) {
-  Line l;
+  Line l{};
   l.code = code;
   l.n[0] = n0;
   l.n[1] = n1;
