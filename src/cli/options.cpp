@@ -232,7 +232,17 @@ const OptionSpec* option_for_key(const std::string& key) {
 }
 
 void parse_option(const OptionSpec& option, const std::string& text, PlanValues& values) {
-  option.parse(option.flag, text, values);
+  // The rules name the flag (the library's parsers take a subject); the error leaves tagged with
+  // the field, as the library's own errors are.
+  try {
+    option.parse(option.flag, text, values);
+  } catch (const OverflowError& e) {
+    if (e.field() != Field::none || e.subject() != option.flag) throw;
+    throw OverflowError(option.field, e.message());
+  } catch (const Error& e) {
+    if (e.field() != Field::none || e.subject() != option.flag) throw;
+    throw Error(option.field, e.message());
+  }
 }
 
 std::string flag_for(Field field) {

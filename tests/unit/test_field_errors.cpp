@@ -44,6 +44,26 @@ TEST_CASE("the option table: one option per field, keys and flags agree", "[erro
   CHECK(cli::plan_options().size() == 45);
 }
 
+TEST_CASE("an option's rule tags its error with the field", "[errors][options]") {
+  cli::PlanValues v;
+  const cli::OptionSpec& batch = *cli::option_for_key("batch");
+  try {
+    cli::parse_option(batch, "2.5", v);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.field() == Field::batch);
+    CHECK(cli::error_text(e) ==
+          "--batch: \"2.5\" is not a whole number (expected a count, e.g. 7e9, 7B, 125M)");
+  }
+  cli::parse_option(*cli::option_for_key("attention"), "flash", v);
+  CHECK(v.attention == Attention::sdpa);
+  cli::parse_option(*cli::option_for_key("quantize"), "NF4", v);
+  CHECK(v.quantize == StorageFormatId::nf4);
+  cli::parse_option(*cli::option_for_key("gpus"), "auto", v);
+  CHECK(v.gpus_auto);
+  CHECK_FALSE(v.gpus);
+}
+
 TEST_CASE("the library's errors carry their field", "[errors][options]") {
   EstimateRequest r;
   r.model.parameters = 1000;
