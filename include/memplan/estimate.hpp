@@ -73,6 +73,7 @@ enum class Counted : uint8_t {
   frozen_weights,
   trainable_weights,
   gradients,
+  gradient_copy,  // the fp32 gradient copy the optimizer steps on (--grad-format half+fp32)
   master_weights,
   optimizer_state
 };

@@ -29,12 +29,10 @@ std::string cost_text(ElementCost c) {
   return fmt::format("{:.6g} B", c.bytes());
 }
 
-const StorageFormat& quantized_format(const EstimateRequest& r) {
-  return find_storage_format("--quantize", r.quantize);
-}
+const StorageFormat& quantized_format(const EstimateRequest& r) { return storage_format(*r.quantize); }
 
 std::string kv_format_name(const EstimateRequest& r) {
-  return r.kv_format.empty() ? r.recipe.activations.name : r.kv_format;
+  return r.kv_format ? storage_format(*r.kv_format).name : r.recipe.activations.name;
 }
 
 std::string format_name(FormatId f, const EstimateRequest& r) {
@@ -99,6 +97,8 @@ const char* counted_name(Counted c) {
       return "trainable weights";
     case Counted::gradients:
       return "gradients";
+    case Counted::gradient_copy:
+      return "fp32 gradient copy for the step";
     case Counted::master_weights:
       return "master weights";
     case Counted::optimizer_state:
@@ -263,7 +263,7 @@ std::string term_format(const Term& t, const EstimateRequest& r) {
       return r.recipe.weights.name;
     case TermKind::gradients:
       if (t.basis == Basis::none_inference) return "-";
-      return format_name(t.format, r) + (t.plus_fp32 ? " + fp32" : "");
+      return format_name(t.format, r) + (t.plus_fp32 ? " + fp32 copy" : "");
     case TermKind::optimizer_state:
       if (t.basis == Basis::none_inference) return "-";
       return optimizer_format(t, r);
@@ -366,8 +366,8 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
   return "LoRA r=" + std::to_string(e.lora->rank) + " on " + lora_target_names(*e.lora) + ": " +
          group_thousands(e.trainable_parameters) + " trainable adapter parameters (in the weights' format " +
          r.recipe.weights.name + "), gradients and optimizer state for them only; base weights frozen" +
-         (r.quantize.empty() ? "" : " in " + r.quantize) +
-         (r.quantize == "nf4" || r.quantize == "nf4-dq" ? " (QLoRA)" : "");
+         (r.quantize ? " in " + quantized_format(r).name : "") +
+         (r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq ? " (QLoRA)" : "");
 }
 
 // The notes in words: the model's notes first, then the estimate's (the ledger's where it says).
@@ -414,8 +414,8 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
             "activations not counted: give --activation-bytes-per-row, --mlp or an architecture with --seq");
         break;
       case NoteCode::checkpointing_compute:
-        out.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step", r.checkpointing,
-                                  100.0 * n.x));
+        out.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step",
+                                  to_string(r.checkpointing), 100.0 * n.x));
         break;
       case NoteCode::ledger:
         out.insert(out.end(), ledger.notes.begin(), ledger.notes.end());
@@ -446,7 +446,8 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
 std::string ledger_title(const Estimate& e, const EstimateRequest& r) {
   if (e.ledger.mlp) return "Saved tensors of the MLP (batch " + group_thousands(r.batch) + ")";
   return "Saved tensors of one layer (batch " + group_thousands(r.batch) + " x seq " +
-         group_thousands(r.seq) + ", " + r.attention + " attention, checkpointing " + r.checkpointing + ")";
+         group_thousands(r.seq) + ", " + to_string(r.attention) + " attention, checkpointing " +
+         to_string(r.checkpointing) + ")";
 }
 
 std::string verdict_cell(const FitRow& r, bool color) {
@@ -604,7 +605,7 @@ std::string describe_model(const EstimateRequest& r, const Estimate& e) {
   } else {
     s += ", inference";
   }
-  if (!r.quantize.empty()) s += ", weights " + r.quantize;
+  if (r.quantize) s += ", weights " + storage_format(*r.quantize).name;
   if (r.activation_bytes_per_row || r.seq || !r.model.mlp_widths.empty())
     s += ", batch " + group_thousands(r.batch);
   if (r.seq) s += " x seq " + group_thousands(r.seq);

@@ -80,7 +80,7 @@ TEST_CASE("the Gradients row names the format of the bytes it counts", "[cli][re
   CHECK(fp32["breakdown"]["gradients"] == 4 * p / 8);
   CHECK(fp32["formats"]["gradients"] == "fp32");
   CHECK(both["breakdown"]["gradients"] == 6 * p / 8);
-  CHECK(both["formats"]["gradients"] == "bf16 + fp32");
+  CHECK(both["formats"]["gradients"] == "bf16 + fp32 copy");
   // FSDP keeps the sharded flat gradient in fp32: 4 B per parameter.
   auto fsdp = run_cli({"estimate", "--model", "llama-2-7b", "--precision", "mixed-bf16", "--fsdp",
                        "full-shard", "--gpus", "8", "--format", "json"});

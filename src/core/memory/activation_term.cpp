@@ -15,8 +15,8 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   ActivationOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
-  o.attention = parse_attention("--attention", r.attention);
-  o.checkpointing = parse_checkpointing("--checkpointing", r.checkpointing);
+  o.attention = r.attention;
+  o.checkpointing = r.checkpointing;
   o.act_cost = r.recipe.activations.cost;
   o.act_format = r.recipe.activations.name;
   o.autocast = r.recipe.autocast;
@@ -132,10 +132,9 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   InferenceOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
-  o.kv_cost =
-      find_storage_format("--kv-format", r.kv_format.empty() ? r.recipe.activations.name : r.kv_format).cost;
+  o.kv_cost = r.kv_format ? storage_format(*r.kv_format).cost : r.recipe.activations.cost;
   o.act_cost = r.recipe.activations.cost;
-  o.attention = parse_attention("--attention", r.attention);
+  o.attention = r.attention;
   o.fp32_logits = arch.causal;
   const KvCache c = inference_memory(arch, o);
   Term& kv = e.term(TermKind::kv_cache);

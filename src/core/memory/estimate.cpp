@@ -48,8 +48,8 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     t.add(line(LineCode::stored_weights, t.bytes));
     return;
   }
-  if (!r.quantize.empty()) {
-    const StorageFormat& q = find_storage_format("--quantize", r.quantize);
+  if (r.quantize) {
+    const StorageFormat& q = storage_format(*r.quantize);
     t.basis = Basis::quantized;
     const uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
     t.bytes = bytes_for(frozen, q.cost, "parameter bytes");
@@ -65,14 +65,25 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   t.add(product(Counted::parameters, FormatId::weights, p, t.bytes));
 }
 
+// Master-weight recipes keep the gradients as the engine does: half (16 B per parameter in all),
+// an fp32 buffer (18 B, Megatron's bf16 main_grad) or half plus an fp32 copy (20 B).
 void gradients_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
-  t.format = FormatId::gradients;
+  const bool master = r.recipe.has_master();
+  const bool fp32 = master && r.grad_format == GradFormat::fp32;
+  t.format = fp32 ? FormatId::fp32 : FormatId::gradients;
   if (r.mode == Mode::infer) {
+    t.format = FormatId::gradients;
     t.basis = Basis::none_inference;
     return;
   }
-  t.bytes = bytes_for(trainable, r.recipe.gradients.cost, "gradient bytes");
-  t.add(product(Counted::gradients, FormatId::gradients, trainable, t.bytes));
+  t.bytes = bytes_for(trainable, fp32 ? ElementCost{4, 1} : r.recipe.gradients.cost, "gradient bytes");
+  t.add(product(Counted::gradients, t.format, trainable, t.bytes));
+  if (master && r.grad_format == GradFormat::half_and_fp32) {
+    const uint64_t copy = bytes_for(trainable, ElementCost{4, 1}, "gradient bytes");
+    t.add(product(Counted::gradient_copy, FormatId::fp32, trainable, copy));
+    t.bytes = checked_add(t.bytes, copy, "gradient bytes");
+    t.plus_fp32 = true;
+  }
 }
 
 // trainable_tensors: the trainable parameter tensors when known apart from the model's (LoRA's A
@@ -145,7 +156,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
 // Replaces the single-GPU terms by the most-loaded GPU of the layout.
 void apply_layout(const EstimateRequest& r, Estimate& e) {
   if (r.mode == Mode::infer)
-    throw Error("--gpus", "multi-GPU layouts are planned for training; for inference give one GPU");
+    throw Error(Field::gpus, "multi-GPU layouts are planned for training; for inference give one GPU");
   const ShardingRequest request = sharding_request_for(r, e);
   ShardingResult res = estimate_sharded(request);
   const uint64_t per_gpu[] = {res.gpu.parameters, res.gpu.gradients, res.gpu.optimizer_state,
@@ -158,9 +169,8 @@ void apply_layout(const EstimateRequest& r, Estimate& e) {
     t.bytes = per_gpu[k];
   }
   Term& g = e.term(TermKind::gradients);
-  if (r.recipe.has_master()) {
-    if (request.bytes.gradient == ElementCost{4, 1} && !(r.recipe.gradients.cost == ElementCost{4, 1}))
-      g.format = FormatId::fp32;
+  if (r.recipe.has_master()) {  // as the engine keeps them (FSDP: the fp32 flat gradient)
+    g.format = request.bytes.gradient == ElementCost{4, 1} ? FormatId::fp32 : FormatId::gradients;
     g.plus_fp32 = request.bytes.master_gradient.num != 0;
   }
   Term& buffers = e.term(TermKind::buffers);
@@ -205,9 +215,9 @@ uint64_t Estimate::required_bytes() const {
 }
 
 Estimate estimate(const EstimateRequest& r) {
-  if (r.model.parameters == 0) throw Error("--params", "the model has no parameters");
-  if (!(r.trainable > 0.0 && r.trainable <= 1.0)) throw Error("--trainable", "must be in (0, 1]");
-  if (r.batch == 0) throw Error("--batch", "\"0\" is not a batch size (expected at least 1)");
+  if (r.model.parameters == 0) throw Error(Field::params, "the model has no parameters");
+  if (!(r.trainable > 0.0 && r.trainable <= 1.0)) throw Error(Field::trainable, "must be in (0, 1]");
+  if (r.batch == 0) throw Error(Field::batch, "\"0\" is not a batch size (expected at least 1)");
   Estimate e;
   e.mode = r.mode;
   for (size_t k = 0; k < k_term_kinds; ++k) {
@@ -219,14 +229,14 @@ Estimate estimate(const EstimateRequest& r) {
   if (r.lora) {  // exact: the adapters, not a rounded share
     e.lora = lora_adapters(r.model, *r.lora);
     if (e.lora->parameters >= r.model.parameters)
-      throw Error("--lora", "the adapters (" + group_thousands(e.lora->parameters) +
-                                ") are not part of the model's parameters (" +
-                                group_thousands(r.model.parameters) + ")");
+      throw Error(Field::lora, "the adapters (" + group_thousands(e.lora->parameters) +
+                                   ") are not part of the model's parameters (" +
+                                   group_thousands(r.model.parameters) + ")");
     if (r.mode == Mode::train) e.trainable_parameters = e.lora->parameters;
     trainable_tensors = checked_mul(2, e.lora->matrices, "tensors");
   }
   if (r.mode == Mode::train && e.trainable_parameters == 0)
-    throw Error("--trainable", "leaves no trainable parameter of " + group_thousands(r.model.parameters));
+    throw Error(Field::trainable, "leaves no trainable parameter of " + group_thousands(r.model.parameters));
 
   Term& params = e.term(TermKind::parameters);
   if (e.lora)

@@ -148,7 +148,7 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   if (t.up) add_mlp(w.h, w.ff);
   if (t.down) add_mlp(w.ff, w.h);
   if (attn_matrices + mlp_matrices == 0)
-    throw Error("--lora-targets",
+    throw Error(Field::lora_targets,
                 "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
   out.attention_blocks = attn_blocks;
   out.mlp_blocks = mlp_blocks;
