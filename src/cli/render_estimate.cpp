@@ -231,7 +231,7 @@ std::string term_label(const Estimate& e, const Term& t) {
   return "";
 }
 
-std::string optimizer_format(const Term& t, const EstimateRequest& r) {
+std::string optimizer_format(const EstimateRequest& r) {
   std::string format;
   if (r.recipe.has_master()) format = r.recipe.master.name + " master";
   const std::string plus = format.empty() ? "" : " + ";
@@ -247,7 +247,6 @@ std::string optimizer_format(const Term& t, const EstimateRequest& r) {
       format += plus + "factored " + r.recipe.optimizer_state.name;
       break;
   }
-  (void)t;
   return format.empty() ? "-" : format;
 }
 
@@ -266,7 +265,7 @@ std::string term_format(const Term& t, const EstimateRequest& r) {
       return format_name(t.format, r) + (t.plus_fp32 ? " + fp32 copy" : "");
     case TermKind::optimizer_state:
       if (t.basis == Basis::none_inference) return "-";
-      return optimizer_format(t, r);
+      return optimizer_format(r);
     case TermKind::activations:
       if (t.basis == Basis::measured) return "as measured";
       if (t.basis == Basis::not_counted) return "-";
