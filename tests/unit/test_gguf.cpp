@@ -96,7 +96,7 @@ TEST_CASE("gguf: exact bytes per quantised type and the architecture", "[gguf]")
   CHECK(t.front().bytes == 107520);
 }
 
-TEST_CASE("gguf: one unquantised type becomes the weight format; MoE active parameters", "[gguf]") {
+TEST_CASE("gguf: one unquantised type becomes the weight format, MoE active parameters", "[gguf]") {
   GgufBytes kv;
   kv.kv_str("general.architecture", "mixtral")
       .kv_u32("mixtral.expert_count", 4)
