@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 
+#include <memplan/compute.hpp>
 #include <memplan/error.hpp>
 #include <memplan/estimate.hpp>
 #include <memplan/optimizer.hpp>
@@ -28,6 +29,8 @@ uint64_t total_bytes(const Row& row) {
   request.recipe = memplan::parse_recipe("precision", row.precision);
   request.optimizer = memplan::parse_optimizer("optimizer", row.optimizer);
   request.mode = row.mode;
+  request.attention = memplan::Attention::sdpa;  // typed fields, as an embedding program sets them
+  request.checkpointing = memplan::Checkpointing::none;
   return memplan::estimate(request).total_bytes();
 }
 
