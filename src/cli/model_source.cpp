@@ -6,9 +6,9 @@
 #include <memplan/probe.hpp>
 #include <memplan/quantity.hpp>
 #include "core/models/arch_layout.hpp"
-#include "core/models/block_parameters.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/hf_config.hpp"
+#include "core/models/parameter_count.hpp"
 #include "core/models/safetensors.hpp"
 
 namespace memplan::cli {
@@ -132,11 +132,11 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
     TransformerArch a = *m.arch;
     apply_layout_defaults(a);
     if (!a.vocab) throw Error("--vocab", "an architecture from flags needs --vocab (or --params N)");
-    const BlockParameters b = count_block_parameters(a);
+    const ParameterCount b = count_parameters(a);
     m.id = "custom";
     m.name = a.model_type + "-style transformer, " + std::to_string(a.layers) + " layers x " +
              std::to_string(a.hidden);
-    m.parameters = b.parameters;
+    m.parameters = b.total;
     m.tensors = b.tensors;
     m.source = "counted from the architecture flags (" + a.model_type + " block layout)";
   }
