@@ -222,8 +222,23 @@ TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_c
   CHECK(error_of(R"({"model_type": "llama", "vocab_size": 1e30})") ==
         "config.json: vocab_size: 1e+30 is not a whole number up to 2^32");
   CHECK(error_of(std::string(100, '[')) == "config.json: the config nests deeper than 64 levels");
-  // Huge but valid dimensions overflow 64 bits: refused, not wrapped.
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 4294967296, "hidden_size": 4294967296,
-      "num_hidden_layers": 4294967296, "num_attention_heads": 1, "intermediate_size": 4294967296})")
+  // Dimensions beyond the sanity limits are refused by name (issue 13: head_dim 2^32 gave 72
+  // quadrillion parameters and exit 0; head_dim 0 was silently ignored).
+  const std::string llama = R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008)";
+  CHECK(error_of(llama + R"(, "head_dim": 4294967296})") ==
+        "config.json: head_dim: 4,294,967,296 is absurdly large (at most 65,536)");
+  CHECK(error_of(llama + R"(, "head_dim": 0})") == "config.json: head_dim: is 0 (expected at least 1)");
+  CHECK(error_of(llama + R"(, "head_dim": 128})") == "no error");
+  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 4294967296})") ==
+        "config.json: vocab_size: 4,294,967,296 is absurdly large (at most 16,777,216)");
+  CHECK(error_of(R"({"model_type": "gpt2", "vocab_size": 10, "n_embd": 2000000})") ==
+        "config.json: n_embd: 2,000,000 is absurdly large (at most 1,048,576)");
+  CHECK(error_of(R"({"model_type": "t5", "vocab_size": 10, "d_model": 64, "num_heads": 1, "d_kv": 0})") ==
+        "config.json: d_kv: is 0 (expected at least 1)");
+  // Dimensions within the limits can still overflow 64 bits together: refused, not wrapped.
+  CHECK(error_of(R"({"model_type": "mixtral", "vocab_size": 16777216, "hidden_size": 1048576,
+      "num_hidden_layers": 65536, "num_attention_heads": 1, "intermediate_size": 4194304,
+      "num_local_experts": 65536})")
             .find("parameter count: the result exceeds 2^64") == 0);
 }

@@ -62,7 +62,10 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   if (nkv == 0 || nh % nkv != 0)
     c.fail("num_key_value_heads", to_s(nkv) + " does not divide num_attention_heads " + to_s(nh));
   uint64_t hd = h / nh;
-  if (auto v = c.count({"head_dim"}); v && *v) hd = *v;
+  if (auto v = c.count({"head_dim"})) {
+    if (*v == 0) c.fail("head_dim", "is 0 (expected at least 1)");
+    hd = *v;
+  }
   if (hd * nh != h)
     r.notes.push_back("head_dim " + to_s(hd) + " x heads " + to_s(nh) + " != hidden_size " + to_s(h));
   const uint64_t I = c.need({"intermediate_size"});
@@ -177,6 +180,7 @@ FamilyCount count_t5(ConfigReader& c, const std::string& mt) {
   const uint64_t d = c.need({"d_model", "hidden_size"});
   const uint64_t nh = c.need({"num_heads", "num_attention_heads"});
   const uint64_t dkv = c.count_or({"d_kv"}, d / nh);
+  if (dkv == 0) c.fail("d_kv", "is 0 (expected at least 1)");
   const uint64_t dff = c.need({"d_ff", "intermediate_size"});
   const uint64_t Le = c.need({"num_layers", "num_hidden_layers"});
   const uint64_t Ld = c.count_or({"num_decoder_layers"}, Le);
