@@ -112,12 +112,10 @@ ModelSpec resolve_model_source(const Values& v, const Presets& presets) {
     m = p.model;
   } else if (source == "mlp") {
     m.mlp_widths = parse_widths(*get(v, "mlp"));
-    uint64_t p = 0;
-    for (size_t i = 0; i + 1 < m.mlp_widths.size(); ++i)
-      p += m.mlp_widths[i] * m.mlp_widths[i + 1] + m.mlp_widths[i + 1];
+    const MlpParameters p = count_mlp_parameters(m.mlp_widths);
     m.id = "mlp";
-    m.parameters = p;
-    m.tensors = 2 * (m.mlp_widths.size() - 1);
+    m.parameters = p.parameters;
+    m.tensors = p.tensors;
     m.name = "MLP " + *get(v, "mlp");
     m.source = "--mlp: sum of in x out weights + out biases per Linear layer";
   } else if (source == "config") {

@@ -121,6 +121,15 @@ TEST_CASE("an absurd architecture overflows with an error instead of wrapping", 
   CHECK_THROWS_AS(count_parameters(deep), OverflowError);
 }
 
+TEST_CASE("a plain MLP: weights and biases per Linear, overflow refused", "[parameter_count][mlp]") {
+  // 784 x 512 + 512 + 512 x 10 + 10 = 407,050 (the classic MNIST MLP), 4 tensors.
+  const MlpParameters m = count_mlp_parameters({784, 512, 10});
+  CHECK(m.parameters == 407050);
+  CHECK(m.tensors == 4);
+  // 2^32 x 2^32 wrapped to 2^32 parameters before (memplan estimate --mlp 4294967296,4294967296).
+  CHECK_THROWS_AS(count_mlp_parameters({1ull << 32, 1ull << 32}), OverflowError);
+}
+
 TEST_CASE("a layer without layers, hidden size or heads is an error", "[parameter_count][errors]") {
   TransformerArch a = llama2_7b();
   a.heads = 0;

@@ -155,6 +155,15 @@ ParameterCount count_parameters(const TransformerArch& a, const ParameterLayout&
 
 ParameterCount count_parameters(const TransformerArch& a) { return count_parameters(a, layout_of(a)); }
 
+MlpParameters count_mlp_parameters(const std::vector<uint64_t>& widths) {
+  MlpParameters m;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    m.parameters = add(m.parameters, add(mul(widths[i], widths[i + 1]), widths[i + 1]));  // weight + bias
+    m.tensors = add(m.tensors, 2);
+  }
+  return m;
+}
+
 uint64_t largest_layer_parameters(const TransformerArch& a) {
   const LayerParameters p = count_layer_parameters(a, layout_of(a), a.experts);
   return std::max(add(p.attention, p.mlp), mul(a.vocab, a.hidden));

@@ -6,6 +6,7 @@
 // Every product and sum is overflow-checked (OverflowError, never a wrapped count).
 
 #include <cstdint>
+#include <vector>
 
 #include <memplan/model.hpp>
 
@@ -68,6 +69,14 @@ LayerParameters count_layer_parameters(const TransformerArch& arch, const Parame
 // Without a vocabulary (vocab 0) there are no embeddings and no head: a stack of layers.
 ParameterCount count_parameters(const TransformerArch& arch, const ParameterLayout& layout);
 ParameterCount count_parameters(const TransformerArch& arch);  // with layout_of(arch)
+
+// A plain MLP (--mlp 784,512,10): a Linear with bias between each pair of widths. Returns
+// {parameters, tensors}; OverflowError when the widths are absurd.
+struct MlpParameters {
+  uint64_t parameters = 0;
+  uint64_t tensors = 0;
+};
+MlpParameters count_mlp_parameters(const std::vector<uint64_t>& widths);
 
 // Parameters of one norm of `arch` (LayerNorm: weight and bias; RMSNorm: weight).
 uint64_t norm_parameters(const TransformerArch& arch);
