@@ -204,6 +204,18 @@ TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") 
       "with num_key_value_heads and head_dim if they apply)");
 }
 
+TEST_CASE("a key repeated in config.json: the last value counts, with a note", "[hf_config]") {
+  // Issue 13: the last value won silently. Python's json.load keeps the last one too, so the
+  // count follows it, and the note says so.
+  const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "vocab_size": 50257, "n_embd": 1,
+      "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024})",
+                                      "config.json");
+  CHECK(m.parameters == 124439808);  // keras-hub gpt2_base_en: n_embd 768 was used
+  CHECK(m.notes.at(0) ==
+        "\"n_embd\" appears twice in the config: the last value is used (as Python's "
+        "json.load does)");
+}
+
 TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_config]") {
   CHECK(error_of("{").find("config.json: the config is not valid JSON") == 0);
   CHECK(error_of("[1,2]") == "config.json: is not a JSON object (expected a Hugging Face config.json)");

@@ -40,8 +40,10 @@ int max_depth(std::string_view text) {
 class UniqueTopKeys : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
  public:
   using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
-  UniqueTopKeys(nlohmann::json& result, const std::string& file, const char* what)
-      : Base(result, true), m_file(file), m_what(what) {}
+  // Repeated keys throw, or with `repeated` are collected there.
+  UniqueTopKeys(nlohmann::json& result, const std::string& file, const char* what,
+                std::vector<std::string>* repeated = nullptr)
+      : Base(result, true), m_file(file), m_what(what), m_repeated(repeated) {}
 
   bool start_object(std::size_t n) {
     ++m_depth;
@@ -60,14 +62,18 @@ class UniqueTopKeys : public nlohmann::detail::json_sax_dom_parser<nlohmann::jso
     return Base::end_array();
   }
   bool key(std::string& k) {
-    if (m_depth == 1 && !m_seen.insert(k).second)
-      throw Error(m_file, std::string(m_what) + " has the key \"" + printable(k) + "\" twice");
+    if (m_depth == 1 && !m_seen.insert(k).second) {
+      if (!m_repeated)
+        throw Error(m_file, std::string(m_what) + " has the key \"" + printable(k) + "\" twice");
+      m_repeated->push_back(k);
+    }
     return Base::key(k);
   }
 
  private:
   const std::string& m_file;
   const char* m_what;
+  std::vector<std::string>* m_repeated;
   int m_depth = 0;
   std::set<std::string> m_seen;
 };
@@ -107,8 +113,11 @@ std::string printable(std::string_view text, size_t max_chars) {
   return out;
 }
 
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
-                               bool unique_top_keys) {
+namespace {
+
+// parse_json_text; repeated top-level keys throw with `unique_top_keys`, or go to `repeated`.
+nlohmann::json parse_json(std::string_view text, const std::string& file, const char* what,
+                          bool unique_top_keys, std::vector<std::string>* repeated) {
   if (max_depth(text) > k_max_json_depth)
     throw Error(file,
                 std::string(what) + " nests deeper than " + std::to_string(k_max_json_depth) + " levels");
@@ -117,9 +126,9 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& file, c
     throw Error(
         file, std::string(what) + " has a NUL byte at " + line_and_column(text, nul) + " (not a text file?)");
   try {
-    if (!unique_top_keys) return nlohmann::json::parse(text.begin(), text.end());
+    if (!unique_top_keys && !repeated) return nlohmann::json::parse(text.begin(), text.end());
     nlohmann::json result;
-    UniqueTopKeys sax(result, file, what);
+    UniqueTopKeys sax(result, file, what, repeated);
     nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
     return result;
   } catch (const nlohmann::json::exception& e) {
@@ -129,6 +138,18 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& file, c
     if (cut != std::string::npos) msg = msg.substr(cut + 2);
     throw Error(file, std::string(what) + " is not valid JSON (" + printable(msg, 200) + ")");
   }
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
+                               bool unique_top_keys) {
+  return parse_json(text, file, what, unique_top_keys, nullptr);
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
+                               std::vector<std::string>& repeated) {
+  return parse_json(text, file, what, false, &repeated);
 }
 
 nlohmann::json read_json_file(const std::string& path, uint64_t limit, const char* what,

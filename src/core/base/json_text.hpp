@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,11 @@ constexpr int k_max_json_depth = 64;
 // the last one silently; safetensors forbids duplicate tensor names).
 nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
                                bool unique_top_keys = false);
+
+// Like parse_json_text, but a key repeated in the top-level object is allowed (the last value
+// wins, as in Python's json) and listed in `repeated`, once per repetition.
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
+                               std::vector<std::string>& repeated);
 
 // Reads a JSON file through the one file reader (regular file, at most `limit` bytes; see
 // file_reader.hpp for `subject`) and parses it with the rules of parse_json_text.
