@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <memplan/lora.hpp>
 #include <memplan/request.hpp>
