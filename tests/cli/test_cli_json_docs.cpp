@@ -96,10 +96,9 @@ void check_documented(const std::string& schema, const Paths& seen) {
 
 TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json][docs]") {
   const std::set<std::string> expected = {
-      "memplan.estimate/1", "memplan.fit/1", "memplan.max-batch/1", "memplan.advise/1",
-      "memplan.probe/1",    "memplan.gpus/1", "memplan.models/1",   "memplan.inspect/1",
-      "memplan.dtype/1",    "memplan.cast/1", "memplan.scale/1",    "memplan.ladder/1",
-      "memplan.sweep/1"};
+      "memplan.estimate/1", "memplan.fit/1",    "memplan.max-batch/1", "memplan.advise/1", "memplan.probe/1",
+      "memplan.gpus/1",     "memplan.models/1", "memplan.inspect/1",   "memplan.dtype/1",  "memplan.cast/1",
+      "memplan.scale/1",    "memplan.ladder/1", "memplan.sweep/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -117,29 +116,29 @@ TEST_CASE("docs/json.md: memplan.estimate/1 fields", "[cli][json][docs]") {
        {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--precision", "bf16", "--seq", "512", "--gpu",
          "t4", "--format", "json"},
         0},
-       {{"estimate", "--model", "llama-2-70b", "--precision", "mixed-bf16", "--optimizer", "adamw", "--gpus", "8",
-         "--nodes", "2", "--zero", "3", "--offload", "optimizer", "--seq", "4096", "--checkpointing", "full",
-         "--gpu", "h100-80gb", "--format", "json"},
+       {{"estimate", "--model",   "llama-2-70b", "--precision", "mixed-bf16", "--optimizer",
+         "adamw",    "--gpus",    "8",           "--nodes",     "2",          "--zero",
+         "3",        "--offload", "optimizer",   "--seq",       "4096",       "--checkpointing",
+         "full",     "--gpu",     "h100-80gb",   "--format",    "json"},
         0}});
   check_documented("memplan.estimate/1", seen);
 }
 
 TEST_CASE("docs/json.md: memplan.fit/1 fields", "[cli][json][docs]") {
   EnvVar library("MEMPLAN_NVML_LIBRARY", std::string("/nonexistent/libnvidia-ml.so.1"));
-  const Paths seen = printed(
-      "memplan.fit/1",
-      {{{"fit", "--params", "7e9", "--precision", "fp16", "--mode", "infer", "--gpu", "t4,a100-80gb", "--format",
-         "json"},
-        0},
-       {{"fit", "--params", "7e9", "--gpu", "local,t4", "--format", "json"}, 3}});
+  const Paths seen =
+      printed("memplan.fit/1", {{{"fit", "--params", "7e9", "--precision", "fp16", "--mode", "infer", "--gpu",
+                                  "t4,a100-80gb", "--format", "json"},
+                                 0},
+                                {{"fit", "--params", "7e9", "--gpu", "local,t4", "--format", "json"}, 3}});
   check_documented("memplan.fit/1", seen);
 }
 
 TEST_CASE("docs/json.md: memplan.max-batch/1 fields", "[cli][json][docs]") {
   const Paths seen =
       printed("memplan.max-batch/1",
-              {{{"max-batch", "--model", "gpt2", "--seq", "1024", "--precision", "amp-fp16", "--optimizer", "adamw",
-                 "--gpu", "t4,a100-80gb", "--effective-batch", "64", "--format", "json"},
+              {{{"max-batch", "--model", "gpt2", "--seq", "1024", "--precision", "amp-fp16", "--optimizer",
+                 "adamw", "--gpu", "t4,a100-80gb", "--effective-batch", "64", "--format", "json"},
                 0},
                {{"max-batch", "--model", "gpt2", "--batch", "8", "--gpu", "t4", "--max-seq", "--precision",
                  "amp-fp16", "--format", "json"},
@@ -148,10 +147,11 @@ TEST_CASE("docs/json.md: memplan.max-batch/1 fields", "[cli][json][docs]") {
 }
 
 TEST_CASE("docs/json.md: memplan.advise/1 fields", "[cli][json][docs]") {
-  const Paths seen = printed("memplan.advise/1", {{{"advise", "--model", "gpt2", "--precision", "fp32", "--optimizer",
-                                                    "adamw", "--batch", "64", "--seq", "1024", "--gpu", "t4",
-                                                    "--limit", "2", "--checklist", "--format", "json"},
-                                                   0}});
+  const Paths seen =
+      printed("memplan.advise/1",
+              {{{"advise", "--model", "gpt2", "--precision", "fp32", "--optimizer", "adamw", "--batch", "64",
+                 "--seq", "1024", "--gpu", "t4", "--limit", "2", "--checklist", "--format", "json"},
+                0}});
   check_documented("memplan.advise/1", seen);
 }
 
@@ -180,18 +180,22 @@ TEST_CASE("docs/json.md: preset, model-file and number-format schemas", "[cli][j
   check_documented("memplan.models/1", printed("memplan.models/1", {{{"models", "--format", "json"}, 0}}));
   const std::string data = MEMPLAN_TEST_DATA_DIR;
   const std::string corpus = MEMPLAN_SOURCE_DIR "/fuzz/corpus";
-  check_documented("memplan.inspect/1",
-                   printed("memplan.inspect/1",
-                           {{{"inspect", data + "/hf_model_dir/", "--format", "json"}, 0},
-                            {{"inspect", corpus + "/gguf/good.gguf", "--format", "json"}, 0},
-                            {{"inspect", corpus + "/safetensors/good_all_dtypes.safetensors", "--format", "json"}, 0}}));
+  check_documented(
+      "memplan.inspect/1",
+      printed("memplan.inspect/1",
+              {{{"inspect", data + "/hf_model_dir/", "--format", "json"}, 0},
+               {{"inspect", corpus + "/gguf/good.gguf", "--format", "json"}, 0},
+               {{"inspect", corpus + "/safetensors/good_all_dtypes.safetensors", "--format", "json"}, 0}}));
   check_documented("memplan.dtype/1", printed("memplan.dtype/1", {{{"dtype", "--format", "json"}, 0}}));
-  check_documented("memplan.cast/1", printed("memplan.cast/1", {{{"cast", "70000", "1e-8", "0.1", "nan", "--to",
-                                                                   "fp16,bf16,fp8-e4m3,int8", "--format", "json"},
-                                                                  0}}));
-  check_documented("memplan.scale/1", printed("memplan.scale/1", {{{"scale", "--grad-min", "1e-9", "--grad-max",
-                                                                     "3.5", "--to", "fp16", "--format", "json"},
-                                                                    0}}));
+  check_documented("memplan.cast/1",
+                   printed("memplan.cast/1", {{{"cast", "70000", "1e-8", "0.1", "nan", "--to",
+                                                "fp16,bf16,fp8-e4m3,int8", "--format", "json"},
+                                               0}}));
+  check_documented(
+      "memplan.scale/1",
+      printed(
+          "memplan.scale/1",
+          {{{"scale", "--grad-min", "1e-9", "--grad-max", "3.5", "--to", "fp16", "--format", "json"}, 0}}));
 }
 
 TEST_CASE("docs/json.md: memplan.ladder/1 and memplan.sweep/1 fields", "[cli][json][docs]") {
@@ -206,14 +210,17 @@ TEST_CASE("docs/json.md: memplan.ladder/1 and memplan.sweep/1 fields", "[cli][js
     collect(j, "", out);
     return out;
   };
-  Paths ladder = json_paths(run_with_trainer("ladder", {"--start", "64", "--format", "json"}, {"--oom-above", "20"}),
-                            0, "memplan.ladder/1");
-  const Paths ladder_failed = json_paths(
-      run_with_trainer("ladder", {"--start", "64", "--format", "json"}, {"--crash-at", "64"}), 4, "memplan.ladder/1");
+  Paths ladder =
+      json_paths(run_with_trainer("ladder", {"--start", "64", "--format", "json"}, {"--oom-above", "20"}), 0,
+                 "memplan.ladder/1");
+  const Paths ladder_failed =
+      json_paths(run_with_trainer("ladder", {"--start", "64", "--format", "json"}, {"--crash-at", "64"}), 4,
+                 "memplan.ladder/1");
   ladder.insert(ladder_failed.begin(), ladder_failed.end());
   check_documented("memplan.ladder/1", ladder);
   // The second batch fails for a reason other than OOM: a failure object, exit 4.
-  check_documented("memplan.sweep/1",
-                   json_paths(run_with_trainer("sweep", {"--batches", "8,16", "--format", "json"}, {"--crash-at", "16"}),
-                              4, "memplan.sweep/1"));
+  check_documented(
+      "memplan.sweep/1",
+      json_paths(run_with_trainer("sweep", {"--batches", "8,16", "--format", "json"}, {"--crash-at", "16"}),
+                 4, "memplan.sweep/1"));
 }
