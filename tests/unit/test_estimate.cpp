@@ -1,5 +1,5 @@
-// The estimate against independently known numbers: the lesson's worked table (DESIGN.md
-// section 1), hand arithmetic for each recipe and optimizer, and the invariants.
+// The estimate against independently known numbers: the lesson's worked table (README.md,
+// "The lesson's table, reproduced"), hand arithmetic for each recipe and optimizer, and the invariants.
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
