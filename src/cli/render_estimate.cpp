@@ -8,6 +8,7 @@
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
 
+#include "cli/options.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -374,7 +375,8 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
 // The notes in words: the model's notes first, then the estimate's (the ledger's where it says).
 std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r,
                                      const LedgerDetail& ledger) {
-  std::vector<std::string> out = r.model.notes;
+  std::vector<std::string> out;
+  for (const std::string& note : r.model.notes) out.push_back(with_flags(note));
   for (uint8_t i = 0; i < e.note_count; ++i) {
     const Note& n = e.notes[i];
     switch (n.code) {
@@ -419,7 +421,7 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
                                   to_string(r.checkpointing), 100.0 * n.x));
         break;
       case NoteCode::ledger:
-        out.insert(out.end(), ledger.notes.begin(), ledger.notes.end());
+        for (const std::string& note : ledger.notes) out.push_back(with_flags(note));
         break;
       case NoteCode::largest_layer_unknown:
         out.push_back(

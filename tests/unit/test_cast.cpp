@@ -256,7 +256,7 @@ TEST_CASE("parsing values and bit patterns", "[cast]") {
   CHECK(error_of([] { parse_cast_value("cast", "1.2.3"); }) ==
         "cast: \"1.2.3\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)");
   CHECK(error_of([] { parse_cast_value("cast", "0x3c00"); }) ==
-        "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float "
+        "cast: \"0x3c00\" is a hex integer: to decode a bit pattern use from_bits FORMAT; a hex float "
         "needs an "
         "exponent, e.g. 0x1.8p3");
   CHECK(error_of([] { parse_cast_value("cast", "1e999"); }) ==
