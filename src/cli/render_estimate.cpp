@@ -564,6 +564,11 @@ void explain_bytes(const ModelStateBytes& b, const ParallelLayout& l, uint64_t g
     ex.push_back("same split as DeepSpeed's documented ZeRO-2 estimate (memory.rst, PR #965): 4P + 16P/N");
 }
 
+// "1 GPU", "8 GPUs": `number` (n as written) and the noun, plural unless n is 1.
+std::string counted(const std::string& number, uint64_t n, const char* noun) {
+  return number + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::vector<std::string> sharding_explain_lines(const ShardingResult& res) {
   const ParallelLayout& l = res.layout;
   const ShardingArithmetic& a = res.arithmetic;
@@ -571,9 +576,9 @@ std::vector<std::string> sharding_explain_lines(const ShardingResult& res) {
   const RankLoad& t = res.heaviest();
   const uint64_t group = res.shard_group;
   std::vector<std::string> ex;
-  ex.push_back("layout: " + g(l.gpus) + " GPUs = " + g(l.nodes) + " node(s) x " + g(res.gpus_per_node) +
-               "; tp " + g(l.tp) + " x pp " + g(l.pp) + " x dp " + g(l.dp) + "; " +
-               sharding_engine(l.sharding) +
+  ex.push_back("layout: " + counted(g(l.gpus), l.gpus, "GPU") + " = " + counted(g(l.nodes), l.nodes, "node") +
+               " x " + g(res.gpus_per_node) + "; tp " + g(l.tp) + " x pp " + g(l.pp) + " x dp " + g(l.dp) +
+               "; " + sharding_engine(l.sharding) +
                (sharding_level(l.sharding) ? " shards over " + g(group) + " ranks" : std::string()) +
                (l.offload != Offload::none ? "; offload " + offload_name(l.offload) : std::string()));
   explain_bytes(b, l, group, ex);
@@ -659,8 +664,8 @@ json layout_json(const ShardingResult& res) {
 std::string ranks_text(const ShardingResult& res, const OutputOptions& o) {
   const ParallelLayout& l = res.layout;
   std::string out = "\n" + std::string(o.format == Format::markdown ? "" : "  ") +
-                    "Layout: " + std::to_string(l.gpus) + " GPUs on " + std::to_string(l.nodes) +
-                    " node(s), " + sharding_engine(l.sharding) +
+                    "Layout: " + counted(std::to_string(l.gpus), l.gpus, "GPU") + " on " +
+                    counted(std::to_string(l.nodes), l.nodes, "node") + ", " + sharding_engine(l.sharding) +
                     (l.offload == Offload::none ? "" : ", offload " + offload_name(l.offload)) + ", tp " +
                     std::to_string(l.tp) + " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
                     (l.sequence_parallel ? ", sequence parallel" : "") +
