@@ -194,7 +194,6 @@ TEST_CASE("names parse with did-you-mean", "[sharding][names]") {
   CHECK(parse_offload("--offload", "optimizer") == Offload::optimizer);
   CHECK(parse_checkpointing("--checkpointing", "selective") == Checkpointing::selective);
   CHECK(parse_grad_format("--grad-format", "half+fp32") == GradFormat::half_and_fp32);
-  CHECK(grad_format_name(GradFormat::fp32) == "fp32");
   CHECK(sharding_name(ShardingStrategy::fsdp_shard_grad_op) == "fsdp-shard-grad-op");
 }
 

@@ -150,10 +150,6 @@ int significant_digits(const std::string& s) {
 
 }  // namespace
 
-uint64_t encode(const NumberFormat& format, double x, OverflowMode mode) {
-  return encode_detail(format, x, mode).bits;
-}
-
 double decode(const NumberFormat& f, uint64_t bits) {
   if (f.kind == FormatKind::lookup) return f.codes[bits & 0xf];
   if (f.kind == FormatKind::integer) {
