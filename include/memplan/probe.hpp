@@ -79,7 +79,7 @@ struct LocalDevice {
 };
 
 // Picks the device that `spec` names in `report`: "local" and "cuda" are cuda:0 (PyTorch's default
-// device), "cuda:N" the N-th visible one. Throws Error("--gpu", ...) only for a malformed spec
+// device), "cuda:N" the N-th visible one. Throws Error(Field::gpu, ...) only for a malformed spec
 // ("cuda:x"), which is bad input; a missing or unreadable device is a reason, not an exception.
 LocalDevice choose_local_device(const ProbeReport& report, std::string_view spec);
 

@@ -7,12 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include <memplan/error.hpp>
+
 namespace memplan {
 
 // A whole count: digits with optional '_' separators, decimal point, exponent and one suffix
 // k/K (1e3), M (1e6), B/G (1e9), T (1e12). "6.74b" = 6740000000 exactly. Refuses negatives,
 // fractions of one, NaN/inf, trailing junk and anything above `max`.
 uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max = UINT64_MAX);
+// The same rule for a field the library parses itself (sweep's rows-per-step expression): the
+// Error carries `field`.
+uint64_t parse_count(Field field, std::string_view text, uint64_t max = UINT64_MAX);
 
 // A byte size: a count with an optional unit B, KB/MB/GB/TB (powers of 1000) or
 // KiB/MiB/GiB/TiB (powers of 1024), case-insensitive ("24GiB", "80GB", "15360MiB", "1.5GiB").

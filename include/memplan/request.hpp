@@ -6,11 +6,13 @@
 #include <optional>
 #include <string>
 
+#include <memplan/compute.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/optimizer.hpp>
 #include <memplan/recipe.hpp>
 #include <memplan/sharding.hpp>
+#include <memplan/storage_format.hpp>
 
 namespace memplan {
 
@@ -24,14 +26,14 @@ struct EstimateRequest {
   Recipe recipe;
   Optimizer optimizer;
   Mode mode = Mode::train;
-  double trainable = 1.0;                 // share of parameters trained (LoRA: ~0.002)
-  std::string quantize;                   // frozen-weight format ("nf4", "int8", ...); "" = none
-  uint64_t batch = 1;                     // micro-batch
-  uint64_t seq = 0;                       // sequence length (0 = not given)
-  uint64_t activation_bytes_per_row = 0;  // --activation-bytes-per-row (0 = not given)
-  std::string attention = "sdpa";         // eager | sdpa (fused, PyTorch 2 default)
-  std::string checkpointing = "none";     // none | selective | full
-  std::string kv_format;                  // KV-cache format for inference ("" = activation format)
+  double trainable = 1.0;                   // share of parameters trained (LoRA: ~0.002)
+  std::optional<StorageFormatId> quantize;  // frozen-weight format (nf4, int8, ...); none = the recipe's
+  uint64_t batch = 1;                       // micro-batch
+  uint64_t seq = 0;                         // sequence length (0 = not given)
+  uint64_t activation_bytes_per_row = 0;    // --activation-bytes-per-row (0 = not given)
+  Attention attention = Attention::sdpa;    // sdpa: fused, PyTorch 2's default
+  Checkpointing checkpointing = Checkpointing::none;
+  std::optional<StorageFormatId> kv_format;  // KV-cache format for inference (none = activation format)
   uint64_t overhead_bytes = k_default_overhead_bytes;
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
   std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one

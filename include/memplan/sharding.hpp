@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <memplan/compute.hpp>
+
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
 
@@ -35,9 +37,6 @@ enum class Offload {
   optimizer,   // master weights, optimizer state, fp32 gradient partitions (ZeRO-Offload)
   parameters,  // also the parameter and gradient shards (ZeRO-Infinity offload_param, FSDP CPUOffload)
 };
-
-// Activation recomputation. --checkpointing none|selective|full.
-enum class Recompute { none, selective, full };
 
 // How gradients are kept; where engines disagree on 16 vs 18 (vs 20) bytes per parameter.
 // --grad-format half|fp32|half+fp32.
@@ -74,26 +73,26 @@ struct ParallelLayout {
   uint64_t nodes = 1;  // --nodes; gpus split evenly
   ShardingStrategy sharding = ShardingStrategy::ddp;
   Offload offload = Offload::none;
-  uint64_t tp = 1;                 // tensor-parallel size (--tp)
-  uint64_t pp = 1;                 // pipeline stages (--pp)
-  uint64_t dp = 0;                 // data-parallel size (--dp); 0 = gpus / (tp x pp)
-  bool sequence_parallel = false;  // --sequence-parallel (Megatron; needs tp > 1)
-  uint64_t virtual_stages = 1;     // interleaved 1F1B: model chunks per pipeline rank
-  uint64_t micro_batches = 0;      // micro-batches per step; 0 = enough to fill the pipeline
-  Recompute recompute = Recompute::none;
-  uint64_t prefetch_layers = 1;  // ZeRO-3/FSDP: layers gathered ahead of the one computing
+  uint64_t tp = 1;                                // tensor-parallel size (--tp)
+  uint64_t pp = 1;                                // pipeline stages (--pp)
+  uint64_t dp = 0;                                // data-parallel size (--dp); 0 = gpus / (tp x pp)
+  bool sequence_parallel = false;                 // --sequence-parallel (Megatron; needs tp > 1)
+  uint64_t virtual_stages = 1;                    // interleaved 1F1B: model chunks per pipeline rank
+  uint64_t micro_batches = 0;                     // micro-batches per step; 0 = enough to fill the pipeline
+  Checkpointing recompute = Checkpointing::none;  // activation recomputation
+  uint64_t prefetch_layers = 1;                   // ZeRO-3/FSDP: layers gathered ahead of the one computing
 };
 
 // The step's shape for the Megatron activation model (Korthikanti et al. 2022).
 struct TransformerStep {
-  uint64_t seq = 0;               // s
-  uint64_t micro_batch = 1;       // b
-  ElementCost activation{2, 1};   // bytes per saved activation (2: the paper's constants)
-  bool dropout = true;            // 1-byte dropout masks (the paper counts them)
-  bool flash_attention = false;   // fused attention keeps no s x s scores
-  bool linear_biases = false;     // biases on every linear layer (GPT-2/3 style)
-  uint64_t position_rows = 0;     // learned position embeddings (GPT: max positions); 0 = rotary
-  uint64_t vocab_multiple = 128;  // Megatron pads the vocabulary to a multiple of this x tp
+  uint64_t seq = 0;                        // s
+  uint64_t micro_batch = 1;                // b
+  ElementCost activation{2, 1};            // bytes per saved activation (2: the paper's constants)
+  bool dropout = true;                     // 1-byte dropout masks (the paper counts them)
+  Attention attention = Attention::eager;  // sdpa (fused) keeps no s x s scores
+  bool linear_biases = false;              // biases on every linear layer (GPT-2/3 style)
+  uint64_t position_rows = 0;              // learned position embeddings (GPT: max positions); 0 = rotary
+  uint64_t vocab_multiple = 128;           // Megatron pads the vocabulary to a multiple of this x tp
 };
 
 // Everything the sharded estimate needs.
@@ -177,12 +176,10 @@ ShardingStrategy parse_zero_stage(std::string_view subject, std::string_view tex
 ShardingStrategy parse_fsdp_strategy(std::string_view subject,
                                      std::string_view text);  // "full-shard", "FULL_SHARD"
 Offload parse_offload(std::string_view subject, std::string_view text);
-Recompute parse_recompute(std::string_view subject, std::string_view text);
 GradFormat parse_grad_format(std::string_view subject, std::string_view text);
 std::string sharding_name(ShardingStrategy s);    // "zero-2", "fsdp-full-shard", "ddp"
 std::string sharding_engine(ShardingStrategy s);  // "DeepSpeed ZeRO stage 2", "PyTorch FSDP FULL_SHARD"
 std::string offload_name(Offload o);
-std::string recompute_name(Recompute r);
 std::string grad_format_name(GradFormat g);
 
 // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters.

@@ -18,10 +18,14 @@ struct ElementCost {
   bool operator==(const ElementCost& o) const { return num * o.den == o.num * den; }
 };
 
+// The formats memplan knows, as values a request can hold (quantize, kv_format).
+enum class StorageFormatId { fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, nf4_dq };
+
 struct StorageFormat {
   std::string name;         // "fp32", "bf16", "nf4", ...
   ElementCost cost;         // bytes per element, block constants included
   std::string description;  // one line: what the bytes are made of
+  StorageFormatId id = StorageFormatId::fp32;
 };
 
 // The formats memplan knows: fp64 fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2 int8 int4 nf4
@@ -31,6 +35,9 @@ const std::vector<StorageFormat>& storage_formats();
 // By name (case-insensitive, "float16"/"half"/"bfloat16"/"float32" accepted), or Error naming
 // `subject` with "did you mean".
 const StorageFormat& find_storage_format(std::string_view subject, std::string_view name);
+
+// The format of an id (no parsing, never throws).
+const StorageFormat& storage_format(StorageFormatId id);
 
 // Bytes of `elements` numbers at `cost`, rounded up, overflow-checked.
 uint64_t bytes_for(uint64_t elements, ElementCost cost, const char* what = "bytes");

@@ -8,6 +8,7 @@
 #include <memplan/error.hpp>
 
 #include "cli/command.hpp"
+#include "cli/options.hpp"
 #include "core/base/did_you_mean.hpp"
 
 namespace memplan::cli {
@@ -133,7 +134,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       out << buffer.str();
       return code;
     } catch (const Error& e) {
-      err << "memplan: error: " << one_line(e.what()) << "\n";
+      err << "memplan: error: " << one_line(error_text(e)) << "\n";
       return k_bad_input;
     } catch (const std::exception& e) {
       err << "memplan: error: " << one_line(e.what()) << "\n";

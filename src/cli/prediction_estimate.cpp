@@ -4,6 +4,7 @@
 #include <memplan/error.hpp>
 #include "core/planning/planning.hpp"
 
+#include "cli/options.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/prediction.hpp"
 
@@ -40,7 +41,7 @@ std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>&
   } catch (const CLI::ParseError& e) {
     why = e.what();
   } catch (const Error& e) {
-    why = e.what();
+    why = error_text(e);
   }
   return std::nullopt;
 }

@@ -151,7 +151,7 @@ std::string describe_model(const Estimate& e) {
   } else {
     s += ", inference";
   }
-  if (!r.quantize.empty()) s += ", weights " + r.quantize;
+  if (r.quantize) s += ", weights " + storage_format(*r.quantize).name;
   if (r.activation_bytes_per_row || r.seq || !r.model.mlp_widths.empty())
     s += ", batch " + group_thousands(r.batch);
   if (r.seq) s += " x seq " + group_thousands(r.seq);

@@ -22,8 +22,8 @@ LocalDevice choose_local_device(const ProbeReport& report, std::string_view spec
     bool ok = !digits.empty() && digits.size() <= 4;
     for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
     if (!ok)
-      throw Error("--gpu", "\"" + std::string(spec) +
-                               "\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
+      throw Error(Field::gpu, "\"" + std::string(spec) +
+                                  "\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
     ordinal = std::stoul(std::string(digits));
   }
   const std::string name = "cuda:" + std::to_string(ordinal);

@@ -46,7 +46,7 @@ const BadInput k_bad_inputs[] = {
     {{"estimate", "--params", "7B", "--overhead", "12 parsecs"},
      "--overhead: \"12 parsecs\" has an unknown unit"},
     {{"estimate", "--params", "7B", "--quantize", "int3"}, "--quantize: \"int3\" is not a number format"},
-    {{"estimate", "--params", "7B", "--attention", "flash"}, "--attention: \"flash\" is not valid"},
+    {{"estimate", "--params", "7B", "--attention", "flsh"}, "--attention: \"flsh\" is not valid"},
     {{"estimate", "--params", "7B", "--checkpointing", "some"}, "--checkpointing: \"some\" is not valid"},
     {{"estimate", "--params", "7B", "--activation-bytes-per-row", "-3"},
      "--activation-bytes-per-row: \"-3\" is negative"},

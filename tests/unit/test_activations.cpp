@@ -74,7 +74,7 @@ TEST_CASE("MLP: hidden widths in the recipe's format, input copy under autocast"
   CHECK(l.fixed_bytes == 267264);
   // Two widths: no hidden layer, nothing kept in fp32.
   CHECK(mlp_activations({10, 1}, ActivationOptions{}).bytes_per_sample == 0);
-  CHECK_THROWS_WITH(mlp_activations({10}, o), Catch::Contains("--mlp: needs at least two widths"));
+  CHECK_THROWS_WITH(mlp_activations({10}, o), Catch::Contains("mlp: needs at least two widths"));
   CHECK_THROWS_WITH(mlp_activations({10, 0, 3}, o), Catch::Contains("width is 0"));
 }
 
@@ -208,14 +208,13 @@ TEST_CASE("activations are exactly linear in batch", "[activations]") {
 TEST_CASE("activation errors name the input", "[activations]") {
   TransformerArch a = tiny_gpt();
   CHECK_THROWS_WITH(transformer_activations(a, fp32_opts(1, 0, Attention::eager)),
-                    "--seq: the sequence length is 0 (expected tokens per sample, e.g. 2048)");
+                    "seq: the sequence length is 0 (expected tokens per sample, e.g. 2048)");
   a.heads = 0;
   CHECK_THROWS_AS(transformer_activations(a, fp32_opts(1, 8, Attention::eager)), Error);
   CHECK(parse_attention("--attention", "flash") == Attention::sdpa);
   CHECK(parse_checkpointing("--checkpointing", "Full") == Checkpointing::full);
   CHECK_THROWS_WITH(parse_attention("--attention", "eagr"),
-                    "--attention: \"eagr\" is not an attention implementation (expected eager or sdpa; did "
-                    "you mean \"eager\"?)");
+                    "--attention: \"eagr\" is not valid (expected eager or sdpa; did you mean \"eager\"?)");
   CHECK_THROWS_WITH(parse_checkpointing("--checkpointing", "ful"), Catch::Contains("did you mean \"full\""));
   // Absurd sizes overflow into an Error, never wrap.
   TransformerArch huge = tiny_gpt();
@@ -247,7 +246,8 @@ TEST_CASE("KV cache: 2 x layers x kv_heads x head_dim x seq x batch x bytes", "[
   o.kv_cost = {1, 1};
   o.kv_format = "int8";
   CHECK(inference_memory(l2, o).bytes == 8 * 2147483648ull / 8);
-  CHECK_THROWS_WITH(inference_memory(l2, InferenceOptions{}), Catch::Contains("--seq"));
+  CHECK_THROWS_WITH(inference_memory(l2, InferenceOptions{}),
+                    Catch::Contains("seq: the sequence length is 0"));
 }
 
 TEST_CASE("KV cache working buffer: largest transient of the prefill", "[kv_cache]") {

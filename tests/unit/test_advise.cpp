@@ -115,7 +115,7 @@ TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
   const Suggestion* q = single(a, "qlora");
   REQUIRE(q);
   CHECK(q->request.recipe.name == "fp16");
-  CHECK(q->request.quantize == "nf4");
+  CHECK(q->request.quantize == StorageFormatId::nf4);
 }
 
 TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch",
@@ -124,7 +124,8 @@ TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps
   const Estimate base = estimate(a.request);
   const Suggestion* ck = single(a, "checkpointing");
   REQUIRE(ck);
-  CHECK(ck->request.checkpointing == "full");  // selective does not fit either: the strongest is shown
+  CHECK(ck->request.checkpointing ==
+        Checkpointing::full);  // selective does not fit either: the strongest is shown
   const uint64_t ck_act = estimate(ck->request).bytes("activations");
   CHECK(ck_act < base.bytes("activations"));
   // Full checkpointing still keeps each layer's input: 16 x 32 layers x 2048 x 4096 x 4 B.

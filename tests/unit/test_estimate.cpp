@@ -115,12 +115,12 @@ TEST_CASE("Adam's step counters count 4 B per parameter tensor when the tensors 
 TEST_CASE("quantised frozen weights (QLoRA) cost their block constants", "[estimate][quantize]") {
   EstimateRequest r = request(7000000000, "bf16", "adamw");
   r.trainable = 0.002;
-  r.quantize = "nf4";
+  r.quantize = StorageFormatId::nf4;
   Estimate e = estimate(r);
   // frozen 6,986,000,000 x 4.5 bits = 3,929,625,000 B; trainable 14e6 x 2 B = 28e6 B.
   CHECK(e.bytes("parameters") == 3929625000ull + 28000000ull);
   EstimateRequest inf = request(7000000000, "fp16", "none", Mode::infer);
-  inf.quantize = "int4";
+  inf.quantize = StorageFormatId::int4;
   CHECK(estimate(inf).bytes("parameters") == 3500000000ull);
 }
 

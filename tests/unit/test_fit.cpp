@@ -39,7 +39,7 @@ TEST_CASE("a recipe the card cannot run is flagged with what to use instead", "[
         "emulates it slowly; use amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)");
   CHECK(hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r).empty());
   r.recipe = parse_recipe("--precision", "fp16");
-  r.quantize = "fp8-e4m3";
+  r.quantize = StorageFormatId::fp8_e4m3;
   auto w8 = hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r);
   REQUIRE(w8.size() == 1);
   CHECK(w8[0].find("fp8 tensor cores need compute capability 8.9") != std::string::npos);

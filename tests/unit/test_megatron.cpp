@@ -71,17 +71,17 @@ TEST_CASE("Korthikanti et al. Table 2: activation bytes per layer, GPT-3 175B, t
   const TransformerArch a = gpt3();
   const TransformerStep s = gpt3_step();
   // 5as/h = 5 x 96 x 2048 / 12288 = 80.
-  auto per_layer = [&](uint64_t t, bool sp, Recompute rc) {
+  auto per_layer = [&](uint64_t t, bool sp, Checkpointing rc) {
     return korthikanti_layer_activation(a, s, t, sp, rc).total;
   };
-  CHECK(per_layer(1, false, Recompute::none) == k_sbh * (34 + 80));           // sbh(34 + 5as/h)
-  CHECK(per_layer(8, false, Recompute::none) == k_sbh * (10 + 3 + 10));       // sbh(10 + 24/t + 5as/ht)
-  CHECK(per_layer(8, true, Recompute::none) == k_sbh * 34 / 8 + k_sbh * 10);  // sbh(34/t + 5as/ht)
-  CHECK(per_layer(8, false, Recompute::selective) == k_sbh * (10 + 3));       // sbh(10 + 24/t)
-  CHECK(per_layer(8, true, Recompute::selective) == k_sbh * 34 / 8);          // sbh(34/t)
-  CHECK(per_layer(8, false, Recompute::full) == k_sbh * 2);                   // sbh(2)
-  CHECK(per_layer(8, true, Recompute::full) == k_sbh * 2 / 8);
-  const auto parts = korthikanti_layer_activation(a, s, 1, false, Recompute::none);
+  CHECK(per_layer(1, false, Checkpointing::none) == k_sbh * (34 + 80));           // sbh(34 + 5as/h)
+  CHECK(per_layer(8, false, Checkpointing::none) == k_sbh * (10 + 3 + 10));       // sbh(10 + 24/t + 5as/ht)
+  CHECK(per_layer(8, true, Checkpointing::none) == k_sbh * 34 / 8 + k_sbh * 10);  // sbh(34/t + 5as/ht)
+  CHECK(per_layer(8, false, Checkpointing::selective) == k_sbh * (10 + 3));       // sbh(10 + 24/t)
+  CHECK(per_layer(8, true, Checkpointing::selective) == k_sbh * 34 / 8);          // sbh(34/t)
+  CHECK(per_layer(8, false, Checkpointing::full) == k_sbh * 2);                   // sbh(2)
+  CHECK(per_layer(8, true, Checkpointing::full) == k_sbh * 2 / 8);
+  const auto parts = korthikanti_layer_activation(a, s, 1, false, Checkpointing::none);
   CHECK(parts.replicated == 10 * k_sbh);
   CHECK(parts.split == 24 * k_sbh);
   CHECK(parts.scores == 80 * k_sbh);
@@ -99,7 +99,7 @@ TEST_CASE("1F1B in flight: the first stage holds pp micro-batches; interleaving 
   l.tp = 8;
   l.pp = 8;
   l.sequence_parallel = true;
-  l.recompute = Recompute::selective;
+  l.recompute = Checkpointing::selective;
   const uint64_t layer = k_sbh * 34 / 8;
   // First stage: sbhL(34/t) + embedding dropout mask sbh/t x p micro-batches.
   CHECK(megatron_stage_activation_bytes(gpt3(), gpt3_step(), l, 0) == layer * 96 + k_sbh);
@@ -154,7 +154,7 @@ TEST_CASE("GPT-3 175B on tp 8 x pp 8 x dp 16 with the distributed optimizer", "[
   r.layout.pp = 8;
   r.layout.sharding = ShardingStrategy::zero1;
   r.layout.sequence_parallel = true;
-  r.layout.recompute = Recompute::selective;
+  r.layout.recompute = Checkpointing::selective;
   const auto res = estimate_sharded(r);
   CHECK(res.layout.dp == 16);
   REQUIRE(res.ranks.size() == 3);
@@ -195,24 +195,24 @@ TEST_CASE("Megatron layout errors", "[megatron][errors]") {
     return "no error";
   };
   CHECK(error() ==
-        "--pp: 96 layers do not divide into pp x virtual stages = 7 equal chunks "
+        "pp: 96 layers do not divide into pp x virtual stages = 7 equal chunks "
         "(Megatron requires layers % (pp x v) == 0)");
   r.layout.pp = 8;
   r.layout.nodes = 8;
   r.layout.gpus = 64 * 5;
   r.layout.nodes = 40;
   r.layout.tp = 5;
-  CHECK(error() == "--tp: 96 attention heads do not divide over tp 5");
+  CHECK(error() == "tp: 96 attention heads do not divide over tp 5");
   r.layout.tp = 8;
   r.layout.gpus = 64;
   r.layout.nodes = 8;
   r.layout.sharding = ShardingStrategy::zero3;
   CHECK(error() ==
-        "--zero: ZeRO stage 3 does not combine with pipeline parallelism (--pp 8); "
+        "zero: ZeRO stage 3 does not combine with pipeline parallelism (--pp 8); "
         "DeepSpeed's pipeline engine supports stages 0 and 1");
   r.layout.sharding = ShardingStrategy::zero1;
   r.layout.tp = 1;
   r.layout.pp = 64;
   r.layout.sequence_parallel = true;
-  CHECK(error() == "--sequence-parallel: needs tensor parallelism (--tp > 1)");
+  CHECK(error() == "sequence_parallel: needs tensor parallelism (--tp > 1)");
 }

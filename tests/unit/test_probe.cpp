@@ -314,7 +314,7 @@ TEST_CASE("choose_local_device resolves local and cuda:N", "[probe]") {
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()) ==
-          "--gpu: \"cuda:x\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
+          "gpu: \"cuda:x\" is not a local device (expected local or cuda:N, e.g. cuda:0)");
   }
   ProbeReport none;
   none.error =

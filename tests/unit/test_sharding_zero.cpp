@@ -151,34 +151,34 @@ TEST_CASE("offload moves optimizer (and parameter) shards to host memory", "[sha
 TEST_CASE("layout errors name the option", "[sharding][errors]") {
   ShardingRequest r = paper_request(7000000000ull, 16, ShardingStrategy::zero2);
   r.layout.nodes = 3;
-  CHECK(error_of(r) == "--nodes: 16 GPUs do not split evenly over 3 nodes");
+  CHECK(error_of(r) == "nodes: 16 GPUs do not split evenly over 3 nodes");
   r = paper_request(7000000000ull, 16, ShardingStrategy::zero2);
   r.layout.dp = 4;
-  CHECK(error_of(r) == "--dp: tp x pp x dp = 1 x 1 x 4 = 4, but --gpus is 16");
+  CHECK(error_of(r) == "dp: tp x pp x dp = 1 x 1 x 4 = 4, but --gpus is 16");
   r = paper_request(7000000000ull, 16, ShardingStrategy::zero0);
   r.layout.offload = Offload::optimizer;
-  CHECK(error_of(r) == "--offload: offloading needs ZeRO stage 1-3 (--zero) or FSDP (--fsdp)");
+  CHECK(error_of(r) == "offload: offloading needs ZeRO stage 1-3 (--zero) or FSDP (--fsdp)");
   r.layout.sharding = ShardingStrategy::zero2;
   r.layout.offload = Offload::parameters;
   CHECK(error_of(r) ==
-        "--offload: offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
+        "offload: offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
         "stages 1-2 offload the optimizer only");
   r.layout.sharding = ShardingStrategy::fsdp_full_shard;
   r.layout.offload = Offload::optimizer;
   CHECK(error_of(r) ==
-        "--offload: FSDP offloads parameters, gradients and optimizer state together "
+        "offload: FSDP offloads parameters, gradients and optimizer state together "
         "(CPUOffload(offload_params=True)); use --offload parameters");
   r = paper_request(7000000000ull, 16, ShardingStrategy::zero0);
   r.layout.tp = 2;
   CHECK(error_of(r) ==
-        "--tp: tensor and pipeline parallelism need the model's architecture (--model, --config, "
+        "tp: tensor and pipeline parallelism need the model's architecture (--model, --config, "
         "or --layers/--hidden/--heads)");
   r = paper_request(7000000000ull, 12, ShardingStrategy::zero0);
   r.layout.nodes = 1;
   r.layout.tp = 8;
-  CHECK(error_of(r) == "--gpus: 12 GPUs are not a multiple of tp x pp = 8 x 1 = 8");
+  CHECK(error_of(r) == "gpus: 12 GPUs are not a multiple of tp x pp = 8 x 1 = 8");
   r = paper_request(7000000000ull, 0, ShardingStrategy::zero0);
-  CHECK(error_of(r) == "--gpus: must be at least 1");
+  CHECK(error_of(r) == "gpus: must be at least 1");
 }
 
 TEST_CASE("names parse with did-you-mean", "[sharding][names]") {
@@ -192,7 +192,7 @@ TEST_CASE("names parse with did-you-mean", "[sharding][names]") {
       "--fsdp: \"full-shrad\" is not an FSDP sharding strategy (expected no-shard, shard-grad-op, "
       "full-shard or hybrid-shard); did you mean \"full-shard\"?");
   CHECK(parse_offload("--offload", "optimizer") == Offload::optimizer);
-  CHECK(parse_recompute("--checkpointing", "selective") == Recompute::selective);
+  CHECK(parse_checkpointing("--checkpointing", "selective") == Checkpointing::selective);
   CHECK(parse_grad_format("--grad-format", "half+fp32") == GradFormat::half_and_fp32);
   CHECK(grad_format_name(GradFormat::fp32) == "fp32");
   CHECK(sharding_name(ShardingStrategy::fsdp_shard_grad_op) == "fsdp-shard-grad-op");
@@ -237,5 +237,5 @@ TEST_CASE("absurd sizes overflow cleanly; trainable parts shard like the paper",
   CHECK(res.gpu.parameters == 14000000000ull);
   CHECK(res.gpu.gradients + res.gpu.optimizer_state == 24500000ull);
   r.trainable = r.parameters + 1;
-  CHECK(error_of(r) == "--trainable: more trainable parameters than parameters");
+  CHECK(error_of(r) == "trainable: more trainable parameters than parameters");
 }

@@ -48,7 +48,7 @@ TEST_CASE("throughput is read from the lines loops and tqdm print", "[sweep]") {
   CHECK(custom.parse("step 5 tok/s=51234.5 loss 3.1", 64) == Approx(51234.5));
   CHECK_FALSE(custom.parse("812.5 rows/s", 64));
   CHECK_THROWS_WITH(ThroughputParser(std::string("([0-9]")),
-                    Catch::StartsWith("--throughput-pattern: \"([0-9]\" is not a regular expression"));
+                    Catch::StartsWith("throughput_pattern: \"([0-9]\" is not a regular expression"));
 }
 
 TEST_CASE("rows per step from an expression", "[sweep]") {
@@ -56,7 +56,7 @@ TEST_CASE("rows per step from an expression", "[sweep]") {
   CHECK(rows_per_step("{batch}*1024", 8) == 8192u);
   CHECK(rows_per_step("1024 * {batch}", 8) == 8192u);
   CHECK(rows_per_step("2048", 8) == 2048u);
-  CHECK_THROWS_WITH(rows_per_step("0", 8), "--rows-per-step: \"0\" must be at least 1");
+  CHECK_THROWS_WITH(rows_per_step("0", 8), "rows_per_step: \"0\" must be at least 1");
   CHECK_THROWS_AS(rows_per_step("{batch}*", 8), Error);
   CHECK_THROWS_AS(rows_per_step("{size}", 8), Error);
 }
@@ -159,8 +159,8 @@ TEST_CASE("sweep stops at a failure that is not OOM and reports it", "[sweep]") 
 TEST_CASE("sweep refuses impossible settings", "[sweep]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 1024); });
   CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({}), nullptr),
-                    Catch::StartsWith("--batches: is empty"));
+                    Catch::StartsWith("batches: is empty"));
   CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({16}, 0, 0), nullptr),
-                    "--repeat: must be at least 1");
+                    "repeat: must be at least 1");
   CHECK(runner.batches.empty());
 }

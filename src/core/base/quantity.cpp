@@ -108,6 +108,16 @@ constexpr const char* k_size_examples = "e.g. 24GiB, 80GB, 15360MiB";
 
 }  // namespace
 
+uint64_t parse_count(Field field, std::string_view text, uint64_t max) {
+  try {
+    return parse_count(field_key(field), text, max);
+  } catch (const OverflowError& e) {
+    throw OverflowError(field, e.message());
+  } catch (const Error& e) {
+    throw Error(field, e.message());
+  }
+}
+
 uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max) {
   if (text.empty())
     throw Error(std::string(subject), "empty value (expected " + std::string(k_count_examples) + ")");

@@ -149,14 +149,14 @@ LossScalePlan plan(const NumberFormat& f, std::vector<double> magnitudes, bool f
 
 LossScalePlan plan_loss_scale(const NumberFormat& format, double grad_min, double grad_max) {
   if (format.kind != FormatKind::floating)
-    throw Error("--to", "loss scaling is for floating formats; " + format.name +
-                            " is not one (expected fp16, bf16, fp8-e5m2, ...)");
+    throw Error(Field::to, "loss scaling is for floating formats; " + format.name +
+                               " is not one (expected fp16, bf16, fp8-e5m2, ...)");
   if (!(std::isfinite(grad_min) && grad_min > 0))
-    throw Error("--grad-min", "\"" + g5(grad_min) + "\" must be a positive finite magnitude (e.g. 1e-9)");
+    throw Error(Field::grad_min, "\"" + g5(grad_min) + "\" must be a positive finite magnitude (e.g. 1e-9)");
   if (!(std::isfinite(grad_max) && grad_max > 0))
-    throw Error("--grad-max", "\"" + g5(grad_max) + "\" must be a positive finite magnitude (e.g. 3.5)");
+    throw Error(Field::grad_max, "\"" + g5(grad_max) + "\" must be a positive finite magnitude (e.g. 3.5)");
   if (grad_min > grad_max)
-    throw Error("--grad-min", g5(grad_min) + " is larger than --grad-max " + g5(grad_max));
+    throw Error(Field::grad_min, g5(grad_min) + " is larger than --grad-max " + g5(grad_max));
   std::vector<double> samples;
   const double a = std::log(grad_min), b = std::log(grad_max);
   for (int i = 0; i < k_range_samples; ++i) {
@@ -168,19 +168,19 @@ LossScalePlan plan_loss_scale(const NumberFormat& format, double grad_min, doubl
 
 LossScalePlan plan_loss_scale(const NumberFormat& format, const std::vector<double>& values) {
   if (format.kind != FormatKind::floating)
-    throw Error("--to", "loss scaling is for floating formats; " + format.name +
-                            " is not one (expected fp16, bf16, fp8-e5m2, ...)");
+    throw Error(Field::to, "loss scaling is for floating formats; " + format.name +
+                               " is not one (expected fp16, bf16, fp8-e5m2, ...)");
   std::vector<double> magnitudes;
   uint64_t zeros = 0;
   for (double v : values) {
     if (!std::isfinite(v))
-      throw Error("--values", "gradients must be finite (found " + shortest_decimal(v) + ")");
+      throw Error(Field::values, "gradients must be finite (found " + shortest_decimal(v) + ")");
     if (v == 0)
       ++zeros;
     else
       magnitudes.push_back(std::fabs(v));
   }
-  if (magnitudes.empty()) throw Error("--values", "no non-zero gradient values to scale");
+  if (magnitudes.empty()) throw Error(Field::values, "no non-zero gradient values to scale");
   return plan(format, std::move(magnitudes), true, zeros);
 }
 

@@ -14,17 +14,32 @@ const std::vector<StorageFormat>& storage_formats() {
   // nf4-dq (double quantisation, QLoRA's default): absmax quantised to 8 bits per 64-block plus
   // one fp32 constant per 256 of those = 4 + 8/64 + 32/(64*256) bits = 67616/16384 bits.
   static const std::vector<StorageFormat> table = {
-      {"fp64", {8, 1}, "IEEE binary64: 8 bytes"},
-      {"fp32", {4, 1}, "IEEE binary32: 4 bytes"},
-      {"tf32", {4, 1}, "TensorFloat-32: a compute mode; stored as fp32, 4 bytes"},
-      {"fp16", {2, 1}, "IEEE binary16: 2 bytes"},
-      {"bf16", {2, 1}, "bfloat16: 2 bytes"},
-      {"fp8-e4m3", {1, 1}, "OCP FP8 E4M3: 1 byte (plus per-tensor scales, negligible)"},
-      {"fp8-e5m2", {1, 1}, "OCP FP8 E5M2: 1 byte (plus per-tensor scales, negligible)"},
-      {"int8", {1, 1}, "8-bit integer: 1 byte (LLM.int8 keeps per-row scales, negligible)"},
-      {"int4", {1, 2}, "4-bit integer: 1/2 byte (group scales not counted)"},
-      {"nf4", {9, 16}, "NormalFloat4: 4 bits + fp32 absmax per 64-element block = 4.5 bits"},
-      {"nf4-dq", {67616, 131072}, "NormalFloat4, double-quantised: 4 + 8/64 + 32/16384 bits = 4.127 bits"},
+      {"fp64", {8, 1}, "IEEE binary64: 8 bytes", StorageFormatId::fp64},
+      {"fp32", {4, 1}, "IEEE binary32: 4 bytes", StorageFormatId::fp32},
+      {"tf32", {4, 1}, "TensorFloat-32: a compute mode; stored as fp32, 4 bytes", StorageFormatId::tf32},
+      {"fp16", {2, 1}, "IEEE binary16: 2 bytes", StorageFormatId::fp16},
+      {"bf16", {2, 1}, "bfloat16: 2 bytes", StorageFormatId::bf16},
+      {"fp8-e4m3",
+       {1, 1},
+       "OCP FP8 E4M3: 1 byte (plus per-tensor scales, negligible)",
+       StorageFormatId::fp8_e4m3},
+      {"fp8-e5m2",
+       {1, 1},
+       "OCP FP8 E5M2: 1 byte (plus per-tensor scales, negligible)",
+       StorageFormatId::fp8_e5m2},
+      {"int8",
+       {1, 1},
+       "8-bit integer: 1 byte (LLM.int8 keeps per-row scales, negligible)",
+       StorageFormatId::int8},
+      {"int4", {1, 2}, "4-bit integer: 1/2 byte (group scales not counted)", StorageFormatId::int4},
+      {"nf4",
+       {9, 16},
+       "NormalFloat4: 4 bits + fp32 absmax per 64-element block = 4.5 bits",
+       StorageFormatId::nf4},
+      {"nf4-dq",
+       {67616, 131072},
+       "NormalFloat4, double-quantised: 4 + 8/64 + 32/16384 bits = 4.127 bits",
+       StorageFormatId::nf4_dq},
   };
   return table;
 }
@@ -47,6 +62,10 @@ const StorageFormat& find_storage_format(std::string_view subject, std::string_v
       "\"" + std::string(name) +
           "\" is not a number format (expected one of fp32, fp16, bf16, fp8-e4m3, fp8-e5m2, int8, int4, nf4" +
           did_you_mean(name, names) + ")");
+}
+
+const StorageFormat& storage_format(StorageFormatId id) {
+  return storage_formats()[static_cast<size_t>(id)];  // the table is in the order of the enum
 }
 
 uint64_t bytes_for(uint64_t elements, ElementCost cost, const char* what) {

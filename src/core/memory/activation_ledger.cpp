@@ -38,13 +38,14 @@ std::vector<SavedTensor> to_rows(const Entries& entries, uint64_t batch) {
 
 }  // namespace detail
 
+// The CLI's wording since 0.1: "is not valid (expected ...)".
 Attention parse_attention(std::string_view subject, std::string_view text) {
   std::string key = to_lower(text);
   if (key == "eager" || key == "math") return Attention::eager;
   if (key == "sdpa" || key == "flash" || key == "fused") return Attention::sdpa;
-  throw Error(std::string(subject), "\"" + std::string(text) +
-                                        "\" is not an attention implementation (expected eager or sdpa" +
-                                        did_you_mean(text, {"eager", "sdpa", "flash"}) + ")");
+  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not valid (expected eager or sdpa" +
+                                        did_you_mean(text, {"eager", "sdpa", "flash", "fused", "math"}) +
+                                        ")");
 }
 
 Checkpointing parse_checkpointing(std::string_view subject, std::string_view text) {
@@ -53,7 +54,7 @@ Checkpointing parse_checkpointing(std::string_view subject, std::string_view tex
   if (key == "selective") return Checkpointing::selective;
   if (key == "full") return Checkpointing::full;
   throw Error(std::string(subject), "\"" + std::string(text) +
-                                        "\" is not a checkpointing mode (expected none, selective or full" +
+                                        "\" is not valid (expected none, selective or full" +
                                         did_you_mean(text, {"none", "selective", "full"}) + ")");
 }
 

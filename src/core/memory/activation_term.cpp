@@ -17,8 +17,8 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   ActivationOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
-  o.attention = parse_attention("--attention", r.attention);
-  o.checkpointing = parse_checkpointing("--checkpointing", r.checkpointing);
+  o.attention = r.attention;
+  o.checkpointing = r.checkpointing;
   o.act_cost = r.recipe.activations.cost;
   o.act_format = r.recipe.activations.name;
   o.autocast = r.recipe.autocast;
@@ -70,8 +70,8 @@ void training_activations(const EstimateRequest& r, ActivationTerms& a) {
     l = transformer_activations(arch, options_for(r, &arch));
     add_ledger(l, a,
                "Saved tensors of one layer (batch " + group_thousands(r.batch) + " x seq " +
-                   group_thousands(r.seq) + ", " + r.attention + " attention, checkpointing " +
-                   r.checkpointing + ")");
+                   group_thousands(r.seq) + ", " + to_string(r.attention) + " attention, checkpointing " +
+                   to_string(r.checkpointing) + ")");
   }
   a.activations.bytes = checked_add(l.total_bytes, l.fixed_bytes, "activation bytes");
   a.activations.format = r.recipe.activations.name;
@@ -93,7 +93,7 @@ void training_activations(const EstimateRequest& r, ActivationTerms& a) {
   }
   if (l.recompute_fraction > 0) {
     a.assumptions.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step",
-                                        r.checkpointing, 100.0 * l.recompute_fraction));
+                                        to_string(r.checkpointing), 100.0 * l.recompute_fraction));
   }
 }
 
@@ -116,12 +116,12 @@ void inference_activations(const EstimateRequest& r, ActivationTerms& a) {
   InferenceOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
-  const std::string kv = r.kv_format.empty() ? r.recipe.activations.name : r.kv_format;
+  const std::string kv = r.kv_format ? storage_format(*r.kv_format).name : r.recipe.activations.name;
   o.kv_format = kv;
-  o.kv_cost = find_storage_format("--kv-format", kv).cost;
+  o.kv_cost = r.kv_format ? storage_format(*r.kv_format).cost : r.recipe.activations.cost;
   o.act_cost = r.recipe.activations.cost;
   o.act_format = r.recipe.activations.name;
-  o.attention = parse_attention("--attention", r.attention);
+  o.attention = r.attention;
   o.fp32_logits = arch.causal;
   const KvCache c = inference_memory(arch, o);
   a.kv_cache.bytes = c.bytes;

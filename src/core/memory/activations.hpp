@@ -11,20 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include <memplan/compute.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
 
 namespace memplan {
-
-// How attention is computed. eager: matmul + softmax, keeps the s x s probabilities per head;
-// sdpa: fused scaled_dot_product_attention (flash / memory-efficient), keeps q, k, v, the
-// output and its log-sum-exp only.
-enum class Attention { eager, sdpa };
-
-// Activation checkpointing. selective: recompute the attention core (scores, softmax,
-// attention dropout) in backward; full: keep one input per layer, recompute the layer.
-enum class Checkpointing { none, selective, full };
 
 // Which PyTorch the ledger describes; a few saved tensors differ between builds.
 //   cuda:          torch >= 2 on a GPU: dropout keeps a 1-byte bool mask; autocast runs softmax
@@ -92,12 +84,6 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
 // Activations of an MLP of these widths (784,512,256,10: ReLU between layers), per batch row.
 ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const ActivationOptions& opts);
 
-// "eager" / "sdpa" (also "flash"), else Error naming `subject` with did-you-mean.
-Attention parse_attention(std::string_view subject, std::string_view text);
-// "none" / "selective" / "full", else Error naming `subject`.
-Checkpointing parse_checkpointing(std::string_view subject, std::string_view text);
-const char* to_string(Attention a);
-const char* to_string(Checkpointing c);
 const char* to_string(Role r);
 
 }  // namespace memplan

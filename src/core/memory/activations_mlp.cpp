@@ -22,9 +22,9 @@ using detail::Fmt;
 
 ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const ActivationOptions& opts) {
   if (widths.size() < 2)
-    throw Error("--mlp", "needs at least two widths (input and output), e.g. 784,512,10");
+    throw Error(Field::mlp, "needs at least two widths (input and output), e.g. 784,512,10");
   for (uint64_t w : widths)
-    if (w == 0) throw Error("--mlp", "a layer width is 0 (expected positive widths, e.g. 784,512,10)");
+    if (w == 0) throw Error(Field::mlp, "a layer width is 0 (expected positive widths, e.g. 784,512,10)");
 
   const Fmt act{opts.act_format, opts.act_cost};
   Entries entries;

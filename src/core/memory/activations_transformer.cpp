@@ -240,13 +240,14 @@ void validate(const TransformerArch& arch, const ActivationOptions& opts) {
   if (arch.heads == 0) throw Error("architecture", "the number of attention heads is 0 (give --heads)");
   if (arch.resolved_head_dim() == 0)
     throw Error("architecture", "the head dimension is 0 (hidden smaller than heads?)");
-  if (opts.seq == 0) throw Error("--seq", "the sequence length is 0 (expected tokens per sample, e.g. 2048)");
+  if (opts.seq == 0)
+    throw Error(Field::seq, "the sequence length is 0 (expected tokens per sample, e.g. 2048)");
   if (opts.act_cost.num == 0 || opts.act_cost.den == 0)
     throw Error("activations", "the activation format has no size");
   if (opts.lora && opts.lora->rank == 0)
-    throw Error("--lora", "the rank is 0 (expected at least 1, e.g. 16)");
+    throw Error(Field::lora, "the rank is 0 (expected at least 1, e.g. 16)");
   if (opts.lora && !opts.lora->any())
-    throw Error("--lora-targets", "no matrix is adapted (expected e.g. q,v)");
+    throw Error(Field::lora_targets, "no matrix is adapted (expected e.g. q,v)");
 }
 
 }  // namespace

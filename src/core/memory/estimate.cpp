@@ -41,8 +41,8 @@ Term parameters_term(const EstimateRequest& r, uint64_t trainable) {
                            " B, the weights' stored bytes read from " + r.model.source);
     return t;
   }
-  if (!r.quantize.empty()) {
-    const StorageFormat& q = find_storage_format("--quantize", r.quantize);
+  if (r.quantize) {
+    const StorageFormat& q = storage_format(*r.quantize);
     const TermFormat qf{q.name, q.cost};
     const uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
     const uint64_t frozen_bytes = bytes_for(frozen, q.cost, "parameter bytes");
@@ -70,8 +70,20 @@ Term gradients_term(const EstimateRequest& r, uint64_t trainable) {
     t.detail = "none (inference)";
     return t;
   }
-  t.bytes = bytes_for(trainable, r.recipe.gradients.cost, "gradient bytes");
-  t.arithmetic.push_back(product_line("gradients", trainable, r.recipe.gradients, t.bytes));
+  // Master-weight recipes keep the gradients as the engine does: half (16 B per parameter in
+  // all), an fp32 buffer (18 B, Megatron's bf16 main_grad) or half plus an fp32 copy (20 B).
+  const bool master = r.recipe.has_master();
+  const TermFormat fp32{"fp32", {4, 1}};
+  const TermFormat& grads = master && r.grad_format == GradFormat::fp32 ? fp32 : r.recipe.gradients;
+  t.format = grads.name;
+  t.bytes = bytes_for(trainable, grads.cost, "gradient bytes");
+  t.arithmetic.push_back(product_line("gradients", trainable, grads, t.bytes));
+  if (master && r.grad_format == GradFormat::half_and_fp32) {
+    const uint64_t copy = bytes_for(trainable, fp32.cost, "gradient bytes");
+    t.arithmetic.push_back(product_line("fp32 gradient copy for the step", trainable, fp32, copy));
+    t.bytes = checked_add(t.bytes, copy, "gradient bytes");
+    t.format = grads.name + " + fp32 copy";
+  }
   return t;
 }
 
@@ -164,7 +176,7 @@ Term optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
 void apply_layout(Estimate& e) {
   const EstimateRequest& r = e.request;
   if (r.mode == Mode::infer)
-    throw Error("--gpus", "multi-GPU layouts are planned for training; for inference give one GPU");
+    throw Error(Field::gpus, "multi-GPU layouts are planned for training; for inference give one GPU");
   const ShardingResult res = estimate_sharded(sharding_request_for(r, e));
   const std::string where = " (" + res.most_loaded + " of " + std::to_string(res.layout.gpus) + " GPUs)";
   for (Term& t : e.terms) {
@@ -213,9 +225,9 @@ uint64_t Estimate::required_bytes() const {
 }
 
 Estimate estimate(const EstimateRequest& r) {
-  if (r.model.parameters == 0) throw Error("--params", "the model has no parameters");
-  if (!(r.trainable > 0.0 && r.trainable <= 1.0)) throw Error("--trainable", "must be in (0, 1]");
-  if (r.batch == 0) throw Error("--batch", "\"0\" is not a batch size (expected at least 1)");
+  if (r.model.parameters == 0) throw Error(Field::params, "the model has no parameters");
+  if (!(r.trainable > 0.0 && r.trainable <= 1.0)) throw Error(Field::trainable, "must be in (0, 1]");
+  if (r.batch == 0) throw Error(Field::batch, "\"0\" is not a batch size (expected at least 1)");
   Estimate e;
   e.request = r;
   e.trainable_parameters = r.mode == Mode::infer ? 0 : trainable_count(r.model.parameters, r.trainable);
@@ -223,14 +235,14 @@ Estimate estimate(const EstimateRequest& r) {
   if (r.lora) {  // exact: the adapters, not a rounded share
     e.lora = lora_adapters(r.model, *r.lora);
     if (e.lora->parameters >= r.model.parameters)
-      throw Error("--lora", "the adapters (" + group_thousands(e.lora->parameters) +
-                                ") are not part of the model's parameters (" +
-                                group_thousands(r.model.parameters) + ")");
+      throw Error(Field::lora, "the adapters (" + group_thousands(e.lora->parameters) +
+                                   ") are not part of the model's parameters (" +
+                                   group_thousands(r.model.parameters) + ")");
     if (r.mode == Mode::train) e.trainable_parameters = e.lora->parameters;
     trainable_tensors = checked_mul(2, e.lora->matrices, "tensors");
   }
   if (r.mode == Mode::train && e.trainable_parameters == 0)
-    throw Error("--trainable", "leaves no trainable parameter of " + group_thousands(r.model.parameters));
+    throw Error(Field::trainable, "leaves no trainable parameter of " + group_thousands(r.model.parameters));
 
   e.terms.push_back(parameters_term(r, e.trainable_parameters));
   if (e.lora)
@@ -259,12 +271,12 @@ Estimate estimate(const EstimateRequest& r) {
   e.terms.push_back(overhead);
 
   if (e.lora && r.mode == Mode::train)
-    e.assumptions.push_back("LoRA r=" + std::to_string(e.lora->rank) + " on " + e.lora->targets + ": " +
-                            group_thousands(e.trainable_parameters) +
-                            " trainable adapter parameters (in the weights' format " + r.recipe.weights.name +
-                            "), gradients and optimizer state for them only; base weights frozen" +
-                            (r.quantize.empty() ? "" : " in " + r.quantize) +
-                            (r.quantize == "nf4" || r.quantize == "nf4-dq" ? " (QLoRA)" : ""));
+    e.assumptions.push_back(
+        "LoRA r=" + std::to_string(e.lora->rank) + " on " + e.lora->targets + ": " +
+        group_thousands(e.trainable_parameters) + " trainable adapter parameters (in the weights' format " +
+        r.recipe.weights.name + "), gradients and optimizer state for them only; base weights frozen" +
+        (r.quantize ? " in " + storage_format(*r.quantize).name : "") +
+        (r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq ? " (QLoRA)" : ""));
   else if (r.mode == Mode::train && r.trainable < 1.0)
     e.assumptions.push_back("trainable share " + std::to_string(r.trainable) +
                             ": gradients and optimizer state for " + group_thousands(e.trainable_parameters) +

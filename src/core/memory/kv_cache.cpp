@@ -32,7 +32,7 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
     throw Error("architecture", "the number of attention heads is 0 (give --heads)");
   if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
   if (opts.seq == 0)
-    throw Error("--seq", "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
+    throw Error(Field::seq, "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
 
   const uint64_t kvh = arch.resolved_kv_heads(), hd = arch.resolved_head_dim(), s = opts.seq;
   KvCache kv;

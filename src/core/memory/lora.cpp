@@ -140,7 +140,7 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   if (t.up) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
   if (t.down) add(mlp, mlp_matrices, mlp_text, experts, w.ff, w.h);
   if (attn_matrices + mlp_matrices == 0)
-    throw Error("--lora-targets",
+    throw Error(Field::lora_targets,
                 "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
   LoraAdapters out;
   out.rank = r;

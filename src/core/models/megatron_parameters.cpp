@@ -22,7 +22,7 @@ uint64_t megatron_padded_vocab(uint64_t vocab, uint64_t vocab_multiple, uint64_t
 }
 
 uint64_t megatron_layer_parameters(const TransformerArch& a, const TransformerStep& step, uint64_t tp) {
-  if (tp == 0) throw Error("--tp", "must be at least 1");
+  if (tp == 0) throw Error(Field::tp, "must be at least 1");
   const uint64_t h = a.hidden;
   const uint64_t hd = a.resolved_head_dim();
   const uint64_t q_out = checked_mul(a.heads, hd);
@@ -46,7 +46,7 @@ uint64_t megatron_layer_parameters(const TransformerArch& a, const TransformerSt
 
 std::vector<uint64_t> megatron_stage_parameters(const TransformerArch& a, const TransformerStep& step,
                                                 uint64_t tp, uint64_t pp) {
-  if (pp == 0 || a.layers % pp != 0) throw Error("--pp", "layers must divide evenly over pipeline stages");
+  if (pp == 0 || a.layers % pp != 0) throw Error(Field::pp, "layers must divide evenly over pipeline stages");
   const uint64_t per_layer = megatron_layer_parameters(a, step, tp);
   const uint64_t layers = a.layers / pp;
   std::vector<uint64_t> stages(pp, checked_mul(per_layer, layers, "stage parameters"));

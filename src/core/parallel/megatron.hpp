@@ -24,7 +24,7 @@ struct LayerActivation {
 };
 
 LayerActivation korthikanti_layer_activation(const TransformerArch& arch, const TransformerStep& step,
-                                             uint64_t tp, bool sequence_parallel, Recompute recompute);
+                                             uint64_t tp, bool sequence_parallel, Checkpointing recompute);
 
 // Micro-batches (of one model chunk) in flight on pipeline rank `stage` under 1F1B: pp - stage
 // without interleaving; with v virtual stages, Megatron's warm-up count 2(pp - stage - 1) + (v-1)pp + 1

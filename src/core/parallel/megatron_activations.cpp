@@ -19,8 +19,8 @@ uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
 }  // namespace
 
 LayerActivation korthikanti_layer_activation(const TransformerArch& a, const TransformerStep& step,
-                                             uint64_t tp, bool sequence_parallel, Recompute recompute) {
-  if (tp == 0) throw Error("--tp", "must be at least 1");
+                                             uint64_t tp, bool sequence_parallel, Checkpointing recompute) {
+  if (tp == 0) throw Error(Field::tp, "must be at least 1");
   const uint64_t s = step.seq, b = step.micro_batch, h = a.hidden;
   const uint64_t hd = a.resolved_head_dim();
   const uint64_t heads = a.heads / tp, kv = a.resolved_kv_heads() / tp;
@@ -46,20 +46,20 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
   // The paper's "5as/h": softmax output (2), its dropout mask (1) and dropout output (2), per head
   // s x s. Fused (flash) attention keeps only the fp32 log-sum-exp per row.
   const uint64_t scores = checked_mul(mul3(heads, s, s), b, "attention scores");
-  if (step.flash_attention) {
+  if (step.attention == Attention::sdpa) {
     out.scores = checked_mul(4, mul3(heads, s, b));
   } else {
     out.scores = bytes_for(scores, e, "attention scores");
     if (step.dropout) out.scores = checked_add(checked_add(out.scores, scores), bytes_for(scores, e));
   }
   switch (recompute) {
-    case Recompute::none:
+    case Checkpointing::none:
       out.total = checked_add(checked_add(out.replicated, out.split), out.scores);
       break;
-    case Recompute::selective:
+    case Checkpointing::selective:
       out.total = checked_add(out.replicated, out.split);
       break;
-    case Recompute::full:
+    case Checkpointing::full:
       out.total = bytes_for(sbh_local, e, "activations");
       break;  // the layer input
   }
@@ -67,7 +67,7 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
 }
 
 uint64_t pipeline_in_flight(uint64_t pp, uint64_t stage, uint64_t virtual_stages, uint64_t micro_batches) {
-  if (pp == 0 || stage >= pp) throw Error("--pp", "pipeline stage out of range");
+  if (pp == 0 || stage >= pp) throw Error(Field::pp, "pipeline stage out of range");
   uint64_t in_flight;
   uint64_t cap = micro_batches;
   if (virtual_stages <= 1) {

@@ -65,10 +65,10 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
   s.step.seq = r.seq;
   s.step.micro_batch = r.batch;
   s.step.activation = r.recipe.activations.cost;
-  s.step.flash_attention = r.attention == "sdpa";
+  s.step.attention = r.attention;
   if (r.parallel) {
     s.layout = *r.parallel;
-    s.layout.recompute = parse_recompute("--checkpointing", r.checkpointing);
+    s.layout.recompute = r.checkpointing;
   }
   return s;
 }

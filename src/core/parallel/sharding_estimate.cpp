@@ -196,8 +196,8 @@ void explain_bytes(const ShardingRequest& r, const ParallelLayout& l, uint64_t g
 }  // namespace
 
 ShardingResult estimate_sharded(const ShardingRequest& r) {
-  if (r.parameters == 0) throw Error("--params", "must be at least 1");
-  if (r.trainable > r.parameters) throw Error("--trainable", "more trainable parameters than parameters");
+  if (r.parameters == 0) throw Error(Field::params, "must be at least 1");
+  if (r.trainable > r.parameters) throw Error(Field::trainable, "more trainable parameters than parameters");
   ShardingResult out;
   const ParallelLayout l = validate_layout(r.layout, r.arch, r.step);
   out.layout = l;
@@ -261,7 +261,7 @@ ShardingResult estimate_sharded(const ShardingRequest& r) {
     ex.push_back(
         "  activations (Korthikanti et al. 2022, Table 2; " +
         std::string(l.sequence_parallel ? "sequence parallel, " : "") + "recompute " +
-        recompute_name(l.recompute) + "): per layer and micro-batch " + g(la.total) + " B (tp-replicated " +
+        to_string(l.recompute) + "): per layer and micro-batch " + g(la.total) + " B (tp-replicated " +
         g(la.replicated) + ", split " + g(la.split) + ", s x s scores " + g(la.scores) + "); x " +
         g(r.arch->layers / (l.pp * l.virtual_stages)) + " layers per chunk x " +
         g(pipeline_in_flight(l.pp, t.stage, l.virtual_stages, l.micro_batches)) +

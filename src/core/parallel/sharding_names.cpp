@@ -1,4 +1,4 @@
-// Names of sharding strategies, offload modes, recompute modes and gradient formats: parsing
+// Names of sharding strategies, offload modes, and gradient formats: parsing
 // with "did you mean", and the words explain lines use.
 #include <memplan/sharding.hpp>
 
@@ -48,8 +48,6 @@ const Named<ShardingStrategy> k_fsdp[] = {
 };
 const Named<Offload> k_offload[] = {
     {"none", Offload::none}, {"optimizer", Offload::optimizer}, {"parameters", Offload::parameters}};
-const Named<Recompute> k_recompute[] = {
-    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 const Named<GradFormat> k_grad[] = {
     {"half", GradFormat::half}, {"fp32", GradFormat::fp32}, {"half+fp32", GradFormat::half_and_fp32}};
 
@@ -73,10 +71,6 @@ ShardingStrategy parse_fsdp_strategy(std::string_view subject, std::string_view 
 
 Offload parse_offload(std::string_view subject, std::string_view text) {
   return lookup(subject, text, k_offload, "an offload mode", "none, optimizer or parameters");
-}
-
-Recompute parse_recompute(std::string_view subject, std::string_view text) {
-  return lookup(subject, text, k_recompute, "a recompute mode", "none, selective or full");
 }
 
 GradFormat parse_grad_format(std::string_view subject, std::string_view text) {
@@ -134,12 +128,6 @@ std::string sharding_engine(ShardingStrategy s) {
 std::string offload_name(Offload o) {
   for (const auto& row : k_offload)
     if (row.value == o) return row.name;
-  return "?";
-}
-
-std::string recompute_name(Recompute r) {
-  for (const auto& row : k_recompute)
-    if (row.value == r) return row.name;
   return "?";
 }
 

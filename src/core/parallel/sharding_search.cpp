@@ -31,8 +31,8 @@ bool compatible(ShardingStrategy s, const ParallelLayout& l) {
 
 LayoutSearchResult search_layout(const ShardingRequest& request, const LayoutSearch& search,
                                  const std::function<bool(const ShardingResult&)>& fits) {
-  if (search.gpus_per_node == 0) throw Error("--gpus-per-node", "must be at least 1");
-  if (search.max_gpus == 0) throw Error("--max-gpus", "must be at least 1");
+  if (search.gpus_per_node == 0) throw Error(Field::gpus_per_node, "must be at least 1");
+  if (search.max_gpus == 0) throw Error(Field::max_gpus, "must be at least 1");
   const ParallelLayout& asked = request.layout;
   const uint64_t model_parallel = checked_mul(asked.tp ? asked.tp : 1, asked.pp ? asked.pp : 1, "tp x pp");
   LayoutSearchResult out;

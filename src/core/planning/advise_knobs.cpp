@@ -97,7 +97,7 @@ std::vector<Candidate> autocast(const Candidate& c, const KnobContext& ctx) {
     return {};
   EstimateRequest n = c.request;
   const std::string name = std::string("amp-") + half_name(ctx.gpu);
-  n.recipe = parse_recipe("--precision", name);
+  n.recipe = parse_recipe(field_key(Field::precision), name);
   AdviceChange ch{"autocast", "autocast " + name, "", 1, 20, {}};
   ch.notes.push_back("put torch.autocast around the forward pass, not around the training loop");
   if (ctx.gpu.bf16) {
@@ -144,11 +144,11 @@ std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
 
 std::vector<Candidate> checkpointing(const Candidate& c, const KnobContext&) {
   const EstimateRequest& r = c.request;
-  if (!training(c) || !transformer(r) || r.checkpointing == "full") return {};
+  if (!training(c) || !transformer(r) || r.checkpointing == Checkpointing::full) return {};
   std::vector<Candidate> out;
-  if (r.checkpointing == "none") {
+  if (r.checkpointing == Checkpointing::none) {
     EstimateRequest n = r;
-    n.checkpointing = "selective";
+    n.checkpointing = Checkpointing::selective;
     out.push_back(with(c, n,
                        {"checkpointing",
                         "checkpointing selective (recompute attention)",
@@ -158,7 +158,7 @@ std::vector<Candidate> checkpointing(const Candidate& c, const KnobContext&) {
                         {}}));
   }
   EstimateRequest n = r;
-  n.checkpointing = "full";
+  n.checkpointing = Checkpointing::full;
   out.push_back(
       with(c, n,
            {"checkpointing",
@@ -173,7 +173,7 @@ std::vector<Candidate> checkpointing(const Candidate& c, const KnobContext&) {
 std::vector<Candidate> optimizer_8bit(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
-  n.optimizer = parse_optimizer("--optimizer", "adamw-8bit");
+  n.optimizer = parse_optimizer(field_key(Field::optimizer), "adamw-8bit");
   return {with(c, n,
                {"optimizer-8bit",
                 "optimizer adamw-8bit (bitsandbytes)",
@@ -186,7 +186,7 @@ std::vector<Candidate> optimizer_8bit(const Candidate& c, const KnobContext&) {
 std::vector<Candidate> adafactor(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
-  n.optimizer = parse_optimizer("--optimizer", "adafactor");
+  n.optimizer = parse_optimizer(field_key(Field::optimizer), "adafactor");
   return {with(c, n,
                {"adafactor",
                 "optimizer adafactor (factored second moment)",
@@ -210,7 +210,7 @@ EstimateRequest with_adapters(const EstimateRequest& r, const LoraAdapters& a) {
 
 bool lora_applies(const Candidate& c) {
   const EstimateRequest& r = c.request;
-  return training(c) && transformer(r) && r.trainable >= 1.0 && r.quantize.empty();
+  return training(c) && transformer(r) && r.trainable >= 1.0 && !r.quantize;
 }
 
 std::string lora_text(const LoraAdapters& a, uint64_t base_parameters) {
@@ -227,8 +227,8 @@ std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
   AdviceChange ch{"lora", "LoRA " + lora_text(a, r.model.parameters), "", 2, 60, {}};
   ch.cost = "trains adapters only: may fall short of a full fine-tune";
   if (r.recipe.weights.cost.bytes() > 2.0) {  // frozen weights are loaded in half precision
-    n.quantize = half_name(ctx.gpu);
-    ch.change += ", frozen weights " + n.quantize;
+    n.quantize = ctx.gpu.bf16 ? StorageFormatId::bf16 : StorageFormatId::fp16;
+    ch.change += std::string(", frozen weights ") + half_name(ctx.gpu);
   }
   ch.notes.push_back("LoRA: peft LoraConfig(r=" + std::to_string(a.rank) + ", target_modules=[" + a.targets +
                      "]); activations counted with frozen base weights");
@@ -240,7 +240,7 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
   const EstimateRequest& r = c.request;
   const LoraAdapters a = lora_adapters(r.model, ctx.options.lora_rank);
   EstimateRequest n = with_adapters(r, a);
-  n.quantize = "nf4";
+  n.quantize = StorageFormatId::nf4;
   AdviceChange ch{"qlora", "QLoRA " + lora_text(a, r.model.parameters) + ", frozen weights nf4", "", 2, 64,
                   {}};
   ch.cost =
@@ -248,7 +248,7 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
   const bool half =
       r.recipe.autocast || (r.recipe.weights.cost == ElementCost{2, 1} && !r.recipe.has_master());
   if (!half) {
-    n.recipe = parse_recipe("--precision", half_name(ctx.gpu));
+    n.recipe = parse_recipe(field_key(Field::precision), half_name(ctx.gpu));
     ch.change += ", " + n.recipe.name + " adapters";
   }
   if (n.recipe.loss_scaler) ch.notes.push_back("fp16 adapters need loss scaling (torch.amp.GradScaler)");

@@ -42,7 +42,7 @@ std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateReque
   std::vector<std::string> w;
   auto check = [&](const std::string& what) {
     if (capability(g) >= 0) {
-      const HardwareSupport hs = hardware_support("--precision", what, g.compute_capability);
+      const HardwareSupport hs = hardware_support(field_key(Field::precision), what, g.compute_capability);
       if (hs.native) return;
       std::string use = hs.suggestion;
       if (r.mode == Mode::infer && what.find("bf16") != std::string::npos)
@@ -56,7 +56,7 @@ std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateReque
       w.push_back(what + ": " + g.id + " has no " + (bf16 ? "bf16" : "fp8") + " hardware");
   };
   if (!r.recipe.hardware_format.empty()) check(r.recipe.name);
-  if (!r.quantize.empty()) check(r.quantize);
+  if (r.quantize) check(storage_format(*r.quantize).name);
   return w;
 }
 

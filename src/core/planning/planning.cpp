@@ -38,7 +38,7 @@ uint64_t required_at(EstimateRequest r, uint64_t batch) {
 
 BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
   if (required_at(base, 1) == required_at(base, 2))
-    throw Error("--batch",
+    throw Error(Field::batch,
                 "the estimate does not grow with the batch: give --activation-bytes-per-row, --mlp, or an "
                 "architecture with --seq");
   BatchPlan p;
@@ -64,7 +64,7 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
     return estimate(r).required_bytes();
   };
   if (at(1) == at(2))
-    throw Error("--max-seq",
+    throw Error(Field::max_seq,
                 "the estimate does not depend on the sequence: give an architecture (--model, --config or "
                 "--layers/--hidden/--heads)");
   return largest([&](uint64_t s) { return at(s) <= memory; }, capped);

@@ -49,11 +49,11 @@ bool record(LadderResult& result, const Trial& t) {
 
 LadderResult run_ladder(ProcessRunner& runner, const TrialSettings& trial, const LadderSettings& ladder,
                         TrialObserver* observer) {
-  if (ladder.min == 0) throw Error("--min", "must be at least 1");
-  if (ladder.start == 0) throw Error("--start", "must be at least 1");
+  if (ladder.min == 0) throw Error(Field::min, "must be at least 1");
+  if (ladder.start == 0) throw Error(Field::start, "must be at least 1");
   if (ladder.start < ladder.min)
-    throw Error("--start", std::to_string(ladder.start) + " is below --min " + std::to_string(ladder.min));
-  if (ladder.step == 0) throw Error("--step", "must be at least 1");
+    throw Error(Field::start, std::to_string(ladder.start) + " is below --min " + std::to_string(ladder.min));
+  if (ladder.step == 0) throw Error(Field::step, "must be at least 1");
 
   LadderResult result;
   for (uint64_t batch : halving_sequence(ladder.start, ladder.min)) {

@@ -29,11 +29,11 @@ ThroughputParser::ThroughputParser(const std::optional<std::string>& pattern)
     : m_custom(pattern.has_value()) {
   const std::string text = pattern ? *pattern : k_default_pattern;
   if (pattern && pattern->empty())
-    throw Error("--throughput-pattern", "is empty (expected a regular expression)");
+    throw Error(Field::throughput_pattern, "is empty (expected a regular expression)");
   try {
     m_regex = std::regex(text, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw Error("--throughput-pattern", "\"" + text + "\" is not a regular expression (" + e.what() + ")");
+    throw Error(Field::throughput_pattern, "\"" + text + "\" is not a regular expression (" + e.what() + ")");
   }
 }
 
@@ -71,14 +71,14 @@ uint64_t rows_per_step(const std::string& expression, uint64_t batch) {
     while (!factor.empty() && factor.front() == ' ') factor.erase(factor.begin());
     while (!factor.empty() && factor.back() == ' ') factor.pop_back();
     if (factor.empty())
-      throw Error("--rows-per-step",
+      throw Error(Field::rows_per_step,
                   "\"" + expression + "\" is not a count (expected e.g. {batch}, 2048 or {batch}*1024)");
-    const uint64_t value = factor == "{batch}" ? batch : parse_count("--rows-per-step", factor);
+    const uint64_t value = factor == "{batch}" ? batch : parse_count(Field::rows_per_step, factor);
     product = checked_mul(product, value);
     any = true;
     from = star + 1;
   }
-  if (!any || product == 0) throw Error("--rows-per-step", "\"" + expression + "\" must be at least 1");
+  if (!any || product == 0) throw Error(Field::rows_per_step, "\"" + expression + "\" must be at least 1");
   return product;
 }
 
@@ -122,14 +122,14 @@ std::vector<uint64_t> auto_batches(uint64_t max_batch, size_t count) {
 
 SweepResult run_sweep(ProcessRunner& runner, const TrialSettings& trial, const SweepSettings& sweep,
                       TrialObserver* observer) {
-  if (sweep.batches.empty()) throw Error("--batches", "is empty (expected e.g. 16,32,64,128)");
-  if (sweep.repeat == 0) throw Error("--repeat", "must be at least 1");
-  if (!(sweep.within >= 0 && sweep.within < 1)) throw Error("--within", "must be at least 0 and below 1");
-  if (sweep.steps_per_run == 0) throw Error("--steps", "must be at least 1");
+  if (sweep.batches.empty()) throw Error(Field::batches, "is empty (expected e.g. 16,32,64,128)");
+  if (sweep.repeat == 0) throw Error(Field::repeat, "must be at least 1");
+  if (!(sweep.within >= 0 && sweep.within < 1)) throw Error(Field::within, "must be at least 0 and below 1");
+  if (sweep.steps_per_run == 0) throw Error(Field::steps, "must be at least 1");
   std::vector<uint64_t> batches = sweep.batches;
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  if (batches.front() == 0) throw Error("--batches", "a batch size must be at least 1");
+  if (batches.front() == 0) throw Error(Field::batches, "a batch size must be at least 1");
   const ThroughputParser parser(sweep.throughput_pattern);
   rows_per_step(sweep.rows_per_step, 1);  // validates the expression before anything runs
 

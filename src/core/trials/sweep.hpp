@@ -21,7 +21,7 @@ class ThroughputParser {
   // No pattern: the last number followed by rows/s, samples/s (taken as rows per second), it/s
   // (times rows per step) or s/it (rows per step divided by it), as tqdm and most loops print.
   // A pattern: an ECMAScript regex; its first capture group (or the whole match) is rows per
-  // second. Throws Error("--throughput-pattern", ...) for a bad regex.
+  // second. Throws Error(Field::throughput_pattern, ...) for a bad regex.
   explicit ThroughputParser(const std::optional<std::string>& pattern = std::nullopt);
 
   // Rows per second in `line`, or nullopt: ("812.5 rows/s", 64) -> 812.5; ("3.00it/s", 64) -> 192.
@@ -33,7 +33,7 @@ class ThroughputParser {
 };
 
 // Rows per step from an expression: "{batch}", "2048", "{batch}*1024" (tokens), "1024*{batch}".
-// Throws Error("--rows-per-step", ...) for anything else or zero.
+// Throws Error(Field::rows_per_step, ...) for anything else or zero.
 uint64_t rows_per_step(const std::string& expression, uint64_t batch);
 
 struct SweepSettings {

@@ -30,11 +30,11 @@ const std::vector<std::string>& OomMatcher::builtin() {
 
 OomMatcher::OomMatcher(const std::vector<std::string>& extra) {
   for (const std::string& pattern : extra) {
-    if (pattern.empty()) throw Error("--oom-pattern", "is empty (expected a regular expression)");
+    if (pattern.empty()) throw Error(Field::oom_pattern, "is empty (expected a regular expression)");
     try {
       m_extra.emplace_back(pattern, std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
-      throw Error("--oom-pattern", "\"" + pattern + "\" is not a regular expression (" + e.what() + ")");
+      throw Error(Field::oom_pattern, "\"" + pattern + "\" is not a regular expression (" + e.what() + ")");
     }
   }
 }

@@ -23,7 +23,7 @@ const char* outcome_name(TrialOutcome outcome);
 class OomMatcher {
  public:
   // The built-in patterns plus `extra`, ECMAScript regular expressions searched anywhere in a line
-  // ("MemoryError", "RESOURCE_EXHAUSTED"); throws Error("--oom-pattern", ...) for a bad one.
+  // ("MemoryError", "RESOURCE_EXHAUSTED"); throws Error(Field::oom_pattern, ...) for a bad one.
   explicit OomMatcher(const std::vector<std::string>& extra = {});
 
   // True when `line` says the GPU ran out of memory.

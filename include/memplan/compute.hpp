@@ -1,0 +1,27 @@
+#pragma once
+// How a training step computes what the activation models count: the attention implementation
+// and activation checkpointing. One type each, used by the request, the activation ledger and
+// the tensor/pipeline-parallel (Megatron) model.
+
+#include <string_view>
+
+namespace memplan {
+
+// How attention is computed. eager: matmul + softmax, keeps the s x s probabilities per head;
+// sdpa: fused scaled_dot_product_attention (flash / memory-efficient), keeps q, k, v, the
+// output and its log-sum-exp only.
+enum class Attention { eager, sdpa };
+
+// Activation checkpointing (recomputation). selective: recompute the attention core (scores,
+// softmax, attention dropout) in backward; full: keep one input per layer, recompute the layer.
+enum class Checkpointing { none, selective, full };
+
+// "eager" (also "math") / "sdpa" (also "flash", "fused"), case-insensitive, else Error naming
+// `subject` with did-you-mean.
+Attention parse_attention(std::string_view subject, std::string_view text);
+// "none" (also "off") / "selective" / "full", case-insensitive, else Error naming `subject`.
+Checkpointing parse_checkpointing(std::string_view subject, std::string_view text);
+const char* to_string(Attention a);
+const char* to_string(Checkpointing c);
+
+}  // namespace memplan

@@ -1,0 +1,262 @@
+#include "cli/options.hpp"
+
+#include <sstream>
+
+#include <memplan/quantity.hpp>
+#include "core/base/did_you_mean.hpp"
+
+namespace memplan::cli {
+namespace {
+
+using V = PlanValues;
+
+// A hard limit far above any real model (the largest published are ~2T) that keeps every
+// byte count well inside 64 bits.
+constexpr uint64_t k_max_parameters = 1000000000000000ull;  // 1e15
+
+uint64_t count(const std::string& flag, const std::string& text, uint64_t max, bool positive = true) {
+  const uint64_t n = parse_count(flag, text, max);
+  if (positive && n == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
+  return n;
+}
+
+// A count option: `Max` bounds it, `Positive` refuses 0.
+template <std::optional<uint64_t> V::*Member, uint64_t Max, bool Positive = true>
+void count_rule(const std::string& flag, const std::string& text, V& v) {
+  v.*Member = count(flag, text, Max, Positive);
+}
+
+template <std::optional<std::string> V::*Member>
+void text_rule(const std::string&, const std::string& text, V& v) {
+  v.*Member = text;
+}
+
+std::vector<uint64_t> parse_widths(const std::string& flag, const std::string& text) {
+  std::vector<uint64_t> widths;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) widths.push_back(parse_count(flag, item, 1ull << 32));
+  if (widths.size() < 2)
+    throw Error(flag, "\"" + text + "\" needs at least two widths (expected e.g. 784,512,256,10)");
+  for (uint64_t w : widths)
+    if (w == 0) throw Error(flag, "\"" + text + "\" has a zero width");
+  return widths;
+}
+
+void one_of(const std::string& flag, const std::string& text, const std::vector<std::string>& allowed) {
+  for (const std::string& a : allowed)
+    if (text == a) return;
+  std::string list;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    list += (i ? (i + 1 == allowed.size() ? " or " : ", ") : "") + allowed[i];
+  throw Error(flag, "\"" + text + "\" is not valid (expected " + list + did_you_mean(text, allowed) + ")");
+}
+
+void params_rule(const std::string& flag, const std::string& text, V& v) {
+  v.params = count(flag, text, k_max_parameters);
+}
+
+void mlp_rule(const std::string& flag, const std::string& text, V& v) {
+  v.mlp = parse_widths(flag, text);
+  v.mlp_text = text;
+}
+
+void family_rule(const std::string& flag, const std::string& text, V& v) {
+  if (text != "gpt2" && text != "llama" && text != "bert")
+    throw Error(flag, "\"" + text + "\" is not a family (expected gpt2, llama or bert)");
+  v.family = text;
+}
+
+void precision_rule(const std::string& flag, const std::string& text, V& v) {
+  if (text.empty()) return;  // the stored format of the weights, as when not given
+  v.precision = parse_recipe(flag, text);
+}
+
+void optimizer_rule(const std::string& flag, const std::string& text, V& v) {
+  v.optimizer = parse_optimizer(flag, text);
+}
+
+void mode_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"train", "infer", "inference", "training"});
+  v.mode = text == "infer" || text == "inference" ? Mode::infer : Mode::train;
+}
+
+void trainable_rule(const std::string& flag, const std::string& text, V& v) {
+  v.trainable = parse_fraction(flag, text);
+}
+
+void quantize_rule(const std::string& flag, const std::string& text, V& v) {
+  v.quantize = find_storage_format(flag, text).id;
+}
+
+void kv_format_rule(const std::string& flag, const std::string& text, V& v) {
+  v.kv_format = find_storage_format(flag, text).id;
+}
+
+void lora_targets_rule(const std::string& flag, const std::string& text, V& v) {
+  v.lora_targets = parse_lora_targets(flag, text, 0);
+}
+
+void activation_bytes_rule(const std::string& flag, const std::string& text, V& v) {
+  v.activation_bytes_per_row = parse_size(flag, text);
+  if (!*v.activation_bytes_per_row) throw Error(flag, "\"" + text + "\" must be at least 1");
+}
+
+void attention_rule(const std::string& flag, const std::string& text, V& v) {
+  v.attention = parse_attention(flag, text);
+}
+
+void checkpointing_rule(const std::string& flag, const std::string& text, V& v) {
+  v.checkpointing = parse_checkpointing(flag, text);
+}
+
+void overhead_rule(const std::string& flag, const std::string& text, V& v) {
+  v.overhead = parse_size(flag, text);
+}
+
+void gpus_rule(const std::string& flag, const std::string& text, V& v) {
+  v.gpus_auto = text == "auto";
+  if (!v.gpus_auto) v.gpus = count(flag, text, 1ull << 20);
+}
+
+void zero_rule(const std::string& flag, const std::string& text, V& v) {
+  v.zero = parse_zero_stage(flag, text);
+}
+
+void fsdp_rule(const std::string& flag, const std::string& text, V& v) {
+  v.fsdp = parse_fsdp_strategy(flag, text);
+}
+
+void offload_rule(const std::string& flag, const std::string& text, V& v) {
+  v.offload = parse_offload(flag, text);
+}
+
+void grad_format_rule(const std::string& flag, const std::string& text, V& v) {
+  v.grad_format = parse_grad_format(flag, text);
+}
+
+// A switch: the flag alone, or true/false in a plan file.
+template <bool V::*Member>
+void switch_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"true", "false"});
+  v.*Member = text == "true";
+}
+
+const std::vector<OptionSpec>& table() {
+  using F = Field;
+  static const std::vector<OptionSpec> t = {
+      {"--params", F::params, "Parameter count: 7e9, 7B, 6.74b, 125M", params_rule},
+      {"--model", F::model, "Model preset (see `memplan models`)", text_rule<&V::model>},
+      {"--config", F::config, "Hugging Face config.json of the model", text_rule<&V::config>},
+      {"--safetensors", F::safetensors, "A .safetensors file or a model directory (headers only)",
+       text_rule<&V::safetensors>},
+      {"--gguf", F::gguf, "A .gguf file (header only)", text_rule<&V::gguf>},
+      {"--mlp", F::mlp, "Multilayer perceptron widths, e.g. 784,512,256,10", mlp_rule},
+      {"--layers", F::layers, "Transformer layers", count_rule<&V::layers, (1ull << 32)>},
+      {"--hidden", F::hidden, "Transformer hidden size", count_rule<&V::hidden, (1ull << 32)>},
+      {"--heads", F::heads, "Attention heads", count_rule<&V::heads, (1ull << 32)>},
+      {"--kv-heads", F::kv_heads, "Key/value heads (grouped-query attention)",
+       count_rule<&V::kv_heads, (1ull << 32)>},
+      {"--intermediate", F::intermediate, "MLP inner width", count_rule<&V::intermediate, (1ull << 32)>},
+      {"--vocab", F::vocab, "Vocabulary size", count_rule<&V::vocab, (1ull << 32)>},
+      {"--family", F::family, "Block layout of an architecture given by flags: gpt2, llama or bert",
+       family_rule},
+      {"--tensors", F::tensors, "Number of parameter tensors (Adam keeps a 4-byte step per tensor)",
+       count_rule<&V::tensors, (1ull << 32)>},
+      {"--precision", F::precision,
+       "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number", precision_rule},
+      {"--optimizer", F::optimizer,
+       "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies",
+       optimizer_rule},
+      {"--mode", F::mode, "train (default) or infer", mode_rule},
+      {"--trainable", F::trainable, "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)",
+       trainable_rule},
+      {"--quantize", F::quantize, "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8", quantize_rule},
+      {"--lora", F::lora, "LoRA rank: train adapters only, base weights frozen (with --quantize nf4: QLoRA)",
+       count_rule<&V::lora, (1ull << 20)>},
+      {"--lora-targets", F::lora_targets,
+       "Matrices with LoRA adapters: q,k,v,o,gate,up,down, c_attn, all (default q,v)", lora_targets_rule},
+      {"--batch", F::batch, "Micro-batch size (default 1)", count_rule<&V::batch, (1ull << 40)>},
+      {"--seq", F::seq, "Sequence length", count_rule<&V::seq, (1ull << 32)>},
+      {"--activation-bytes-per-row", F::activation_bytes_per_row, "Measured activation bytes per batch row",
+       activation_bytes_rule},
+      {"--attention", F::attention,
+       "eager (keeps s x s scores; also math) or sdpa (fused; also flash, fused)", attention_rule},
+      {"--checkpointing", F::checkpointing, "none, selective or full (recompute: ~30% more compute)",
+       checkpointing_rule},
+      {"--kv-format", F::kv_format, "KV-cache format for inference (default: the activation format)",
+       kv_format_rule},
+      {"--overhead", F::overhead, "Per-process overhead: CUDA context + workspaces (default 512MiB)",
+       overhead_rule},
+      {"--gpu", F::gpu, "GPUs: ids or aliases, comma-separated; all; local, cuda or cuda:N",
+       text_rule<&V::gpu>},
+      {"--gpus", F::gpus, "Number of GPUs the run spans (world size), or auto: the smallest that fits",
+       gpus_rule},
+      {"--nodes", F::nodes, "Nodes the GPUs are spread over (default 1)",
+       count_rule<&V::nodes, (1ull << 16)>},
+      {"--gpus-per-node", F::gpus_per_node, "GPUs per node for --gpus auto (default 8)",
+       count_rule<&V::gpus_per_node, 1024>},
+      {"--zero", F::zero, "DeepSpeed ZeRO stage 0-3", zero_rule},
+      {"--fsdp", F::fsdp, "PyTorch FSDP: no-shard, shard-grad-op, full-shard, hybrid-shard", fsdp_rule},
+      {"--offload", F::offload, "CPU offload: none, optimizer, parameters", offload_rule},
+      {"--tp", F::tp, "Tensor-parallel size", count_rule<&V::tp, (1ull << 16)>},
+      {"--pp", F::pp, "Pipeline-parallel stages", count_rule<&V::pp, (1ull << 16)>},
+      {"--dp", F::dp, "Data-parallel size (default gpus / (tp x pp))", count_rule<&V::dp, (1ull << 20)>},
+      {"--virtual-stages", F::virtual_stages, "Interleaved pipeline: model chunks per stage",
+       count_rule<&V::virtual_stages, 1024>},
+      {"--micro-batches", F::micro_batches, "Micro-batches per step in the pipeline",
+       count_rule<&V::micro_batches, (1ull << 20)>},
+      {"--grad-format", F::grad_format,
+       "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18), half+fp32 (20)", grad_format_rule},
+      {"--largest-layer", F::largest_layer, "Parameters of the largest layer (ZeRO-3/FSDP gather unit)",
+       count_rule<&V::largest_layer, (1ull << 50)>},
+      {"--prefetch", F::prefetch, "ZeRO-3/FSDP layers gathered ahead (default 1)",
+       count_rule<&V::prefetch, 1024, false>},
+      {"--batchnorm", F::batchnorm,
+       "The MLP has BatchNorm after each hidden layer (accumulation then does not reproduce a large batch)",
+       switch_rule<&V::batchnorm>, true},
+      {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
+       switch_rule<&V::sequence_parallel>, true},
+  };
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& plan_options() { return table(); }
+
+const OptionSpec* option_for_key(const std::string& key) {
+  for (const OptionSpec& o : table())
+    if (key == field_key(o.field)) return &o;
+  return nullptr;
+}
+
+void parse_option(const OptionSpec& option, const std::string& text, PlanValues& values) {
+  // The rules name the flag (the library's parsers take a subject); the error leaves tagged with
+  // the field, as the library's own errors are.
+  try {
+    option.parse(option.flag, text, values);
+  } catch (const OverflowError& e) {
+    if (e.field() != Field::none || e.subject() != option.flag) throw;
+    throw OverflowError(option.field, e.message());
+  } catch (const Error& e) {
+    if (e.field() != Field::none || e.subject() != option.flag) throw;
+    throw Error(option.field, e.message());
+  }
+}
+
+std::string flag_for(Field field) {
+  for (const OptionSpec& o : table())
+    if (o.field == field) return o.flag;
+  std::string flag = std::string("--") + field_key(field);
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+std::string error_text(const Error& e) {
+  if (e.field() == Field::none) return e.what();
+  return flag_for(e.field()) + ": " + e.message();
+}
+
+}  // namespace memplan::cli

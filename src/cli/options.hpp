@@ -1,0 +1,87 @@
+#pragma once
+// The table of the planning options (estimate, fit, max-batch, advise): for each, its flag, the
+// request field it sets (whose key names it in plan files and JSON "inputs"), its help and the
+// one rule that parses it. A value given as a flag and the same value in a --plan file go
+// through the same rule into the same typed PlanValues, and from there into the request.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <memplan/compute.hpp>
+#include <memplan/error.hpp>
+#include <memplan/lora.hpp>
+#include <memplan/optimizer.hpp>
+#include <memplan/recipe.hpp>
+#include <memplan/request.hpp>
+#include <memplan/sharding.hpp>
+#include <memplan/storage_format.hpp>
+
+namespace memplan::cli {
+
+// Every planning option, parsed and typed; unset = not given.
+struct PlanValues {
+  // the model source (exactly one) and its architecture flags
+  std::optional<uint64_t> params;
+  std::optional<std::string> model, config, safetensors, gguf;  // a preset id, file paths
+  std::optional<std::vector<uint64_t>> mlp;
+  std::optional<std::string> mlp_text;  // as given, for the model's name
+  std::optional<uint64_t> layers, hidden, heads, kv_heads, intermediate, vocab;
+  std::optional<std::string> family;  // gpt2 | llama | bert
+  std::optional<uint64_t> tensors;
+  bool batchnorm = false;
+  // the recipe and the run
+  std::optional<Recipe> precision;
+  std::optional<Optimizer> optimizer;
+  std::optional<Mode> mode;
+  std::optional<double> trainable;
+  std::optional<StorageFormatId> quantize;
+  std::optional<uint64_t> lora;             // rank
+  std::optional<LoraTargets> lora_targets;  // rank 0 until --lora sets it
+  std::optional<uint64_t> batch, seq, activation_bytes_per_row;
+  std::optional<Attention> attention;
+  std::optional<Checkpointing> checkpointing;
+  std::optional<StorageFormatId> kv_format;
+  std::optional<uint64_t> overhead;
+  // the GPUs and the layout
+  std::optional<std::string> gpu;  // resolved against the presets (and the probe) later
+  std::optional<uint64_t> gpus;    // unset with gpus_auto
+  bool gpus_auto = false;
+  std::optional<uint64_t> nodes, gpus_per_node;
+  std::optional<ShardingStrategy> zero, fsdp;
+  std::optional<Offload> offload;
+  std::optional<uint64_t> tp, pp, dp, virtual_stages, micro_batches;
+  std::optional<GradFormat> grad_format;
+  std::optional<uint64_t> largest_layer, prefetch;
+  bool sequence_parallel = false;
+};
+
+// One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.
+// `parse` reads `text` into `values`; errors name `flag`.
+struct OptionSpec {
+  const char* flag;  // "--kv-heads"
+  Field field;       // Field::kv_heads: key "kv_heads"
+  const char* help;
+  void (*parse)(const std::string& flag, const std::string& text, PlanValues& values);
+  bool is_switch = false;  // a flag without a value (--batchnorm); plan files give true/false
+};
+
+// The table, in help order.
+const std::vector<OptionSpec>& plan_options();
+
+// The option whose plan-file key is `key`, or nullptr.
+const OptionSpec* option_for_key(const std::string& key);
+
+// Parses `text` for the option with plan-file key `key` into `values` (the one rule).
+void parse_option(const OptionSpec& option, const std::string& text, PlanValues& values);
+
+// The flag a field is given by: "--kv-heads" for Field::kv_heads, from the table; a command's own
+// option (ladder's --min, sweep's --rows-per-step) by its key with '-' for '_'.
+std::string flag_for(Field field);
+
+// The text of an error as the command line shows it: a field's error names its flag
+// ("--trainable: must be in (0, 1]"); any other error is its what().
+std::string error_text(const Error& e);
+
+}  // namespace memplan::cli
