@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Quick start, second command: install what is missing, then build and run the whole test suite
-# twice: warnings as errors, then under AddressSanitizer + UBSan.
+# Quick start, second command (and what CI runs): install what is missing, check formatting, then
+# build and run the whole test suite twice, warnings as errors both times:
+#   g++, Debug, AddressSanitizer + UBSan       (build-asan)
+#   clang++, Release                           (build-clang)
+# and build the consumer project (tests/consumer) against the installed library and through
+# add_subdirectory. Every CTest run includes check.ctest_runs_every_catch2_test: CTest must run
+# exactly the test cases Catch2 has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -11,7 +16,17 @@ run_suite() {
   cmake --build "$dir" -j"$jobs"
   (cd "$dir" && ctest --output-on-failure -j"$jobs")
 }
-echo "== build and test (warnings as errors)"
-run_suite build-test
-echo "== build and test (AddressSanitizer + UBSan)"
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_suite build-asan -DMEMPLAN_SANITIZE=ON
+
+echo "== formatting (clang-format --dry-run --Werror)"
+clang_format=$(command -v clang-format-14 || command -v clang-format)
+git ls-files -z '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -0 "$clang_format" --dry-run --Werror
+
+echo "== g++: build and test (warnings as errors, AddressSanitizer + UBSan)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  CC=gcc CXX=g++ run_suite build-asan -DMEMPLAN_SANITIZE=ON
+
+echo "== clang++: build and test (warnings as errors, Release)"
+CC=clang CXX=clang++ run_suite build-clang -DCMAKE_BUILD_TYPE=Release
+
+echo "== consumer project (find_package from an install, add_subdirectory)"
+scripts/check-consumer.sh build-clang

@@ -8,6 +8,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
 #include "core/formats/loss_scale.hpp"
 #include "core/formats/number_format.hpp"
 
@@ -47,14 +48,6 @@ std::string shares_line(const ScaleShares& s) {
          " subnormal (fewer bits), " + pct(s.normal) + " full precision";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("--values", "cannot read \"" + path + "\"");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int run_scale(Io& io, const ScaleArgs& args) {
   const OutputOptions opts = resolve_output_options(args.raw, io);
   const NumberFormat& f = find_number_format("--to", args.to);
@@ -63,7 +56,9 @@ int run_scale(Io& io, const ScaleArgs& args) {
     throw Error("--values", "give either --values FILE or --grad-min/--grad-max, not both");
   LossScalePlan p;
   if (!args.values.empty()) {
-    p = plan_loss_scale(f, parse_gradient_values(args.values, read_file(args.values)));
+    p = plan_loss_scale(
+        f, parse_gradient_values(args.values,
+                                 read_small_file(args.values, read_limit::k_gradient_values, "--values")));
   } else {
     if (args.grad_min.empty() || args.grad_max.empty())
       throw Error(args.grad_min.empty() ? "--grad-min" : "--grad-max",

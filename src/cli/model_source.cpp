@@ -7,9 +7,9 @@
 #include <memplan/probe.hpp>
 #include <memplan/quantity.hpp>
 #include "core/models/arch_layout.hpp"
-#include "core/models/block_parameters.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/hf_config.hpp"
+#include "core/models/parameter_count.hpp"
 #include "core/models/safetensors.hpp"
 
 namespace memplan::cli {
@@ -81,12 +81,10 @@ ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
     m = p.model;
   } else if (v.mlp) {
     m.mlp_widths = *v.mlp;
-    uint64_t p = 0;
-    for (size_t i = 0; i + 1 < m.mlp_widths.size(); ++i)
-      p += m.mlp_widths[i] * m.mlp_widths[i + 1] + m.mlp_widths[i + 1];
+    const MlpParameters p = count_mlp_parameters(m.mlp_widths);
     m.id = "mlp";
-    m.parameters = p;
-    m.tensors = 2 * (m.mlp_widths.size() - 1);
+    m.parameters = p.parameters;
+    m.tensors = p.tensors;
     m.name = "MLP " + *v.mlp_text;
     m.source = "--mlp: sum of in x out weights + out biases per Linear layer";
   } else if (v.config) {
@@ -101,11 +99,11 @@ ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
     TransformerArch a = *m.arch;
     apply_layout_defaults(a);
     if (!a.vocab) throw Error(Field::vocab, "an architecture from flags needs --vocab (or --params N)");
-    const BlockParameters b = count_block_parameters(a);
+    const ParameterCount b = count_parameters(a);
     m.id = "custom";
     m.name = a.model_type + "-style transformer, " + std::to_string(a.layers) + " layers x " +
              std::to_string(a.hidden);
-    m.parameters = b.parameters;
+    m.parameters = b.total;
     m.tensors = b.tensors;
     m.source = "counted from the architecture flags (" + a.model_type + " block layout)";
   }

@@ -14,6 +14,8 @@
 #include <memplan/storage_format.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/did_you_mean.hpp"
+#include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/model_source.hpp"
@@ -44,13 +46,7 @@ std::string json_to_text(const json& v, const std::string& where) {
 
 // The plan file's values as text by key, for the same rules as the flags.
 std::map<std::string, std::string> read_plan_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("--plan", "cannot read \"" + path + "\"");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.size() > (1 << 20)) throw Error(path, "is larger than 1 MiB (not a plan file?)");
-  json doc = json::parse(text, nullptr, false);
+  json doc = memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan");
   if (doc.is_discarded() || !doc.is_object())
     throw Error(path, "is not a JSON object (expected a plan: the \"inputs\" of `--format json`)");
   if (doc.contains("inputs") && doc["inputs"].is_object()) doc = doc["inputs"];  // a whole JSON output

@@ -378,7 +378,8 @@ TEST_CASE("bad input: one line on stderr, exit 2, nothing on stdout", "[cli][dty
        "--to: \"fp15\" is not a number format (expected one of fp64, fp32, tf32, fp16, bf16, fp8-e4m3, "
        "fp8-e5m2, "
        "int8, int4, nf4; did you mean \"fp16\"?)"},
-      {{"scale", "--values", "/nonexistent/grads.txt"}, "--values: cannot read \"/nonexistent/grads.txt\""},
+      {{"scale", "--values", "/nonexistent/grads.txt"},
+       "--values: cannot read \"/nonexistent/grads.txt\": no such file"},
   };
   for (const Case& c : cases) {
     std::string joined;

@@ -118,7 +118,7 @@ TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
   CHECK(q->request.quantize == StorageFormatId::nf4);
 }
 
-TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps the effective batch",
+TEST_CASE("checkpointing and micro-batches lower activations, accumulation keeps the effective batch",
           "[advise]") {
   const Advice& a = example_advice();
   const Estimate base = estimate(a.request);
@@ -137,7 +137,7 @@ TEST_CASE("checkpointing and micro-batches lower activations; accumulation keeps
   CHECK(mb->verdict == Verdict::no);
 }
 
-TEST_CASE("suggestions are cheapest first; combinations only without a fitting subset", "[advise]") {
+TEST_CASE("suggestions are cheapest first, combinations only without a fitting subset", "[advise]") {
   const Advice& a = example_advice();
   REQUIRE_FALSE(a.fits());
   for (size_t i = 1; i < a.singles.size(); ++i) {

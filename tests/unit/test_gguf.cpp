@@ -96,7 +96,7 @@ TEST_CASE("gguf: exact bytes per quantised type and the architecture", "[gguf]")
   CHECK(t.front().bytes == 107520);
 }
 
-TEST_CASE("gguf: one unquantised type becomes the weight format; MoE active parameters", "[gguf]") {
+TEST_CASE("gguf: one unquantised type becomes the weight format, MoE active parameters", "[gguf]") {
   GgufBytes kv;
   kv.kv_str("general.architecture", "mixtral")
       .kv_u32("mixtral.expert_count", 4)
@@ -181,9 +181,16 @@ TEST_CASE("gguf: malformed files are clear errors", "[gguf]") {
         "m.gguf: tensor \"t\": shape has more than 2^63 elements");
   CHECK(error_of(gguf_file(none, 0, {{"t", {8}, 0}, {"t", {8}, 0}})) ==
         "m.gguf: tensor \"t\": appears twice");
-  CHECK(
-      error_of(gguf_file(none, 0, {{std::string(64, 'n'), {8}, 0}})).find("name is 64 bytes (at most 63)") !=
-      std::string::npos);
+  CHECK(error_of(gguf_file(none, 0, {{std::string(64, 'n'), {8}, 0}})) ==
+        "m.gguf: tensor 0 name is 64 bytes long (at most 63)");
+  // Issue 13: a 500 MB name was read in full before its length was checked; now the length
+  // alone is refused (the file need not hold the name).
+  GgufBytes long_name;
+  long_name.u32(0x46554747).u32(3).u64(1).u64(0).u64(500000000).b += std::string(64, 'x');
+  CHECK(error_of(long_name.b) == "m.gguf: tensor 0 name is 500,000,000 bytes long (at most 63)");
+  // A name's raw bytes are shown escaped, never sent to the terminal as they are.
+  CHECK(error_of(gguf_file(none, 0, {{std::string("a\xff\0b", 4), {1, 1, 1, 1, 1}, 0}})) ==
+        "m.gguf: tensor \"a\\xFF\\x00b\": 5 dimensions (at most 4)");
   // Data cut short: the last tensor runs past the end of the file.
   std::string cut = good.substr(0, good.size() - 10);
   CHECK(error_of(cut).find("m.gguf: tensor \"output.weight\": its 51,200 bytes at data offset") == 0);

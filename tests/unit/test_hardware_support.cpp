@@ -6,7 +6,7 @@
 using namespace memplan;
 
 // Compute capabilities: T4 7.5, V100 7.0, A100 8.0, RTX 3090 8.6, RTX 4090 / L4 8.9, H100 9.0.
-TEST_CASE("bf16 needs Ampere; a T4 gets amp-fp16 with a GradScaler", "[hardware_support]") {
+TEST_CASE("bf16 needs Ampere, a T4 gets amp-fp16 with a GradScaler", "[hardware_support]") {
   const HardwareSupport t4 = hardware_support("--precision", "bf16", "7.5");
   CHECK_FALSE(t4.native);
   CHECK(t4.needs == ComputeCapability{8, 0});

@@ -204,6 +204,18 @@ TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") 
       "with num_key_value_heads and head_dim if they apply)");
 }
 
+TEST_CASE("a key repeated in config.json: the last value counts, with a note", "[hf_config]") {
+  // Issue 13: the last value won silently. Python's json.load keeps the last one too, so the
+  // count follows it, and the note says so.
+  const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "vocab_size": 50257, "n_embd": 1,
+      "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024})",
+                                      "config.json");
+  CHECK(m.parameters == 124439808);  // keras-hub gpt2_base_en: n_embd 768 was used
+  CHECK(m.notes.at(0) ==
+        "\"n_embd\" appears twice in the config: the last value is used (as Python's "
+        "json.load does)");
+}
+
 TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_config]") {
   CHECK(error_of("{").find("config.json: the config is not valid JSON") == 0);
   CHECK(error_of("[1,2]") == "config.json: is not a JSON object (expected a Hugging Face config.json)");
@@ -222,8 +234,23 @@ TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_c
   CHECK(error_of(R"({"model_type": "llama", "vocab_size": 1e30})") ==
         "config.json: vocab_size: 1e+30 is not a whole number up to 2^32");
   CHECK(error_of(std::string(100, '[')) == "config.json: the config nests deeper than 64 levels");
-  // Huge but valid dimensions overflow 64 bits: refused, not wrapped.
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 4294967296, "hidden_size": 4294967296,
-      "num_hidden_layers": 4294967296, "num_attention_heads": 1, "intermediate_size": 4294967296})")
+  // Dimensions beyond the sanity limits are refused by name (issue 13: head_dim 2^32 gave 72
+  // quadrillion parameters and exit 0; head_dim 0 was silently ignored).
+  const std::string llama = R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008)";
+  CHECK(error_of(llama + R"(, "head_dim": 4294967296})") ==
+        "config.json: head_dim: 4,294,967,296 is absurdly large (at most 65,536)");
+  CHECK(error_of(llama + R"(, "head_dim": 0})") == "config.json: head_dim: is 0 (expected at least 1)");
+  CHECK(error_of(llama + R"(, "head_dim": 128})") == "no error");
+  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 4294967296})") ==
+        "config.json: vocab_size: 4,294,967,296 is absurdly large (at most 16,777,216)");
+  CHECK(error_of(R"({"model_type": "gpt2", "vocab_size": 10, "n_embd": 2000000})") ==
+        "config.json: n_embd: 2,000,000 is absurdly large (at most 1,048,576)");
+  CHECK(error_of(R"({"model_type": "t5", "vocab_size": 10, "d_model": 64, "num_heads": 1, "d_kv": 0})") ==
+        "config.json: d_kv: is 0 (expected at least 1)");
+  // Dimensions within the limits can still overflow 64 bits together: refused, not wrapped.
+  CHECK(error_of(R"({"model_type": "mixtral", "vocab_size": 16777216, "hidden_size": 1048576,
+      "num_hidden_layers": 65536, "num_attention_heads": 1, "intermediate_size": 4194304,
+      "num_local_experts": 65536})")
             .find("parameter count: the result exceeds 2^64") == 0);
 }

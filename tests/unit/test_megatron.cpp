@@ -87,7 +87,7 @@ TEST_CASE("Korthikanti et al. Table 2: activation bytes per layer, GPT-3 175B, t
   CHECK(parts.scores == 80 * k_sbh);
 }
 
-TEST_CASE("1F1B in flight: the first stage holds pp micro-batches; interleaving adds (p-1)/(pv)",
+TEST_CASE("1F1B in flight: the first stage holds pp micro-batches, interleaving adds (p-1)/(pv)",
           "[megatron]") {
   CHECK(pipeline_in_flight(8, 0, 1, 0) == 8);
   CHECK(pipeline_in_flight(8, 7, 1, 0) == 1);

@@ -102,6 +102,10 @@ TEST_CASE("safetensors: malformed headers are clear errors", "[safetensors]") {
   CHECK(raw_error("{\"a\": ", 0).find("m.safetensors: the safetensors header is not valid JSON") == 0);
   CHECK(raw_error("not json", 0) ==
         "m.safetensors: the header does not start with '{' (not a safetensors file?)");
+  // Issue 13: tensor names are echoed bounded and printable (here 100,000 bytes).
+  const std::string huge = raw_error("{\"" + std::string(100000, 'n') + "\": {\"dtype\": 7}}", 0);
+  CHECK(huge.size() < 300);
+  CHECK(huge.find("m.safetensors: tensor \"" + std::string(100, 'n') + "...\"") == 0);
   CHECK(raw_error("{\"__metadata__\": {\"n\": 1}}", 0) ==
         "m.safetensors: __metadata__ \"n\" is 1, not a string");
   CHECK(raw_error(R"({"w": {"dtype": "F17", "shape": [1], "data_offsets": [0, 2]}})", 2) ==

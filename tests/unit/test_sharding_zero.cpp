@@ -225,7 +225,7 @@ TEST_CASE("search_layout: the smallest GPU count, then the lowest ZeRO stage", "
   CHECK_FALSE(search_layout(r, s, 40000000000ull).found);
 }
 
-TEST_CASE("absurd sizes overflow cleanly; trainable parts shard like the paper", "[sharding][zero]") {
+TEST_CASE("absurd sizes overflow cleanly, trainable parts shard like the paper", "[sharding][zero]") {
   ShardingRequest r =
       paper_request(2000000000000000000ull, 1, ShardingStrategy::zero0);  // 2e18 x 16 B > 2^64
   CHECK_THROWS_AS(estimate_sharded(r), OverflowError);

@@ -106,7 +106,7 @@ TEST_CASE("lora reference: autocast's weight copies (frozen and adapter) match e
     }
 }
 
-TEST_CASE("lora: fewer saved bytes than a full fine-tune; without LoRA nothing changes", "[torch_lora]") {
+TEST_CASE("lora: fewer saved bytes than a full fine-tune, without LoRA nothing changes", "[torch_lora]") {
   const json& c = lora_doc().at("cases").at(0);
   const json& m = c.at("activations").at(1);
   ActivationOptions o = options_for(c, m);

@@ -23,7 +23,7 @@
 
 #include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
-#include "core/models/block_parameters.hpp"
+#include "core/models/parameter_count.hpp"
 
 using namespace memplan;
 using nlohmann::json;
@@ -115,8 +115,8 @@ TEST_CASE("reference: parameters, gradients and optimizer state match exactly", 
       for (size_t i = 0; i + 1 < w.size(); ++i) count += w[i] * w[i + 1] + w[i + 1];  // weight + bias
       tensors = 2 * (w.size() - 1);
     } else {
-      BlockParameters b = count_block_parameters(arch_from(a));
-      count = b.parameters;
+      ParameterCount b = count_parameters(arch_from(a));
+      count = b.total;
       tensors = b.tensors;
     }
     CHECK(p.at("count") == count);
@@ -193,8 +193,8 @@ TEST_CASE("reference: measured linearity holds and the ledger is exactly linear"
 TEST_CASE("builtin architectures: activation bytes within 5% for batch > 1", "[torch_reference]") {
   for (const json& c : builtin().at("cases")) {
     const json& a = c.at("arch");
-    BlockParameters b = count_block_parameters(arch_from(a));
-    CHECK(c.at("params").at("count") == b.parameters);
+    ParameterCount b = count_parameters(arch_from(a));
+    CHECK(c.at("params").at("count") == b.total);
     CHECK(c.at("params").at("tensors") == b.tensors);
     for (const json& m : c.at("activations")) {
       uint64_t batch = m.at("batch_size");

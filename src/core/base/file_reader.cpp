@@ -1,59 +1,91 @@
 #include "core/base/file_reader.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 
 #include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
 
 namespace memplan {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-File open_for_reading(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  return File(f);
+// A failure about `path`: Error(path, why), or Error(subject, "cannot read \"path\": why").
+[[noreturn]] void fail(const std::string& path, const std::string& subject, const std::string& why) {
+  if (subject.empty()) throw Error(path.empty() ? "\"\"" : path, why);
+  throw Error(subject, "cannot read \"" + path + "\": " + why);
 }
+
+// A regular file open for reading. The open is non-blocking (a FIFO would otherwise wait for a
+// writer) and the type is checked on the open descriptor, so nothing can swap the file between.
+class RegularFile {
+ public:
+  RegularFile(const std::string& path, const std::string& subject) : m_path(path), m_subject(subject) {
+    if (path.empty()) fail(path, subject, "the path is empty");
+    m_fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (m_fd < 0) {
+      const int e = errno;
+      if (e == ENOENT || e == ENOTDIR) fail(path, subject, "no such file");
+      fail(path, subject, std::string("cannot open (") + std::strerror(e) + ")");
+    }
+    struct stat st {};
+    if (::fstat(m_fd, &st) != 0)
+      fail(path, subject, std::string("cannot stat (") + std::strerror(errno) + ")");
+    if (S_ISDIR(st.st_mode)) fail(path, subject, "is a directory (expected a file)");
+    if (!S_ISREG(st.st_mode)) fail(path, subject, "is not a regular file (a FIFO, device or socket)");
+    m_size = static_cast<uint64_t>(st.st_size);
+  }
+  ~RegularFile() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  uint64_t size() const { return m_size; }
+
+  // Exactly n bytes from the start (n <= size()), or Error when the file ends early.
+  std::string read(uint64_t n) const {
+    std::string bytes(static_cast<size_t>(n), '\0');
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t r = ::read(m_fd, bytes.data() + got, bytes.size() - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) fail(m_path, m_subject, std::string("read failed (") + std::strerror(errno) + ")");
+      if (r == 0) fail(m_path, m_subject, "read failed after " + std::to_string(got) + " bytes");
+      got += static_cast<size_t>(r);
+    }
+    return bytes;
+  }
+
+ private:
+  std::string m_path, m_subject;
+  int m_fd = -1;
+  uint64_t m_size = 0;
+};
 
 }  // namespace
 
-uint64_t file_size(const std::string& path) {
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) throw Error(path, "no such file");
-  if (fs::is_directory(st)) throw Error(path, "is a directory (expected a file)");
-  if (!fs::is_regular_file(st)) throw Error(path, "is not a regular file");
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) throw Error(path, "cannot read its size (" + ec.message() + ")");
-  return size;
-}
+uint64_t file_size(const std::string& path) { return RegularFile(path, "").size(); }
 
 std::string read_file_prefix(const std::string& path, uint64_t max_bytes) {
-  uint64_t size = file_size(path);
-  uint64_t n = std::min(size, max_bytes);
-  File f = open_for_reading(path);
-  std::string bytes(static_cast<size_t>(n), '\0');
-  size_t got = n ? std::fread(bytes.data(), 1, bytes.size(), f.get()) : 0;
-  if (got != bytes.size()) throw Error(path, "read failed after " + std::to_string(got) + " bytes");
-  return bytes;
+  const RegularFile f(path, "");
+  return f.read(std::min(f.size(), max_bytes));
 }
 
-std::string read_small_file(const std::string& path, uint64_t limit) {
-  uint64_t size = file_size(path);
-  if (size > limit)
-    throw Error(path, "is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) +
-                          " bytes memplan reads from such a file");
-  return read_file_prefix(path, size);
+std::string read_small_file(const std::string& path, uint64_t limit, const std::string& subject) {
+  const RegularFile f(path, subject);
+  if (f.size() > limit)
+    fail(path, subject,
+         "is " + group_thousands(f.size()) + " bytes, more than the " + group_thousands(limit) +
+             " bytes memplan reads from such a file");
+  return f.read(f.size());
 }
 
 bool is_directory(const std::string& path) {

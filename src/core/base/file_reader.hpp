@@ -1,6 +1,11 @@
 #pragma once
-// Reading the few bytes that describe a model file: its size, its first N bytes, a small text
-// file whole. Never maps or reads the weights. Errors are memplan::Error naming the path.
+// The one file reader: every file memplan opens (plan files, presets, `scale --values`,
+// config.json, safetensors and GGUF headers, index files) is read here, with one set of rules.
+// Regular files only: a directory is "is a directory", a FIFO, device (/dev/zero) or socket "is not
+// a regular file" - found with fstat after a non-blocking open, so a FIFO never blocks. A size
+// limit per use, from the table below. Never maps or reads model weights. Errors are
+// memplan::Error naming the path (or, when a `subject` such as "--plan" is given, naming the
+// subject and quoting the path).
 
 #include <cstdint>
 #include <string>
@@ -8,14 +13,26 @@
 
 namespace memplan {
 
-// Size of a regular file in bytes, or Error ("not found", "is a directory", ...).
+// The most bytes memplan reads from each kind of file: all the limits, in one place.
+namespace read_limit {
+inline constexpr uint64_t k_plan = 1u << 20;                 // --plan: the "inputs" of a JSON output (< 2 kB)
+inline constexpr uint64_t k_presets = 16u << 20;             // --presets / MEMPLAN_DATA_DIR files (~20 kB)
+inline constexpr uint64_t k_gradient_values = 256u << 20;    // scale --values: one number per line
+inline constexpr uint64_t k_config = 16u << 20;              // config.json (real ones 0.5-10 kB)
+inline constexpr uint64_t k_safetensors_index = 64u << 20;   // model.safetensors.index.json (~100k tensors)
+inline constexpr uint64_t k_safetensors_header = 100000000;  // the safetensors format's own header limit
+inline constexpr uint64_t k_gguf_header = 512ull << 20;      // GGUF metadata and tensor infos
+}  // namespace read_limit
+
+// Size of a regular file in bytes, or Error ("no such file", "is a directory", ...).
 uint64_t file_size(const std::string& path);
 
-// The first min(max_bytes, size) bytes of the file.
+// The first min(max_bytes, size) bytes of a regular file.
 std::string read_file_prefix(const std::string& path, uint64_t max_bytes);
 
-// The whole file, or Error when it is larger than `limit` bytes (config.json, index.json).
-std::string read_small_file(const std::string& path, uint64_t limit);
+// A regular file whole, or Error when it is larger than `limit` bytes. With a `subject`
+// ("--plan"), errors read `--plan: cannot read "<path>": <why>`; without, `<path>: <why>`.
+std::string read_small_file(const std::string& path, uint64_t limit, const std::string& subject = "");
 
 // True for an existing directory.
 bool is_directory(const std::string& path);

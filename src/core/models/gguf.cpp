@@ -7,6 +7,7 @@
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
 
 namespace memplan {
 namespace {
@@ -230,20 +231,21 @@ GgufFile parse_gguf(std::string_view bytes, uint64_t file_size, std::string_view
   std::set<std::string> names;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensor t;
-    t.name = c.str("tensor " + std::to_string(i) + " name", UINT64_MAX);
-    auto fail = [&](const std::string& msg) { throw Error(file, "tensor \"" + t.name + "\": " + msg); };
-    if (t.name.size() >= k_max_name) fail("name is " + std::to_string(t.name.size()) + " bytes (at most 63)");
+    // The length is checked before the name is read: a 500 MB name costs nothing.
+    t.name = c.str("tensor " + std::to_string(i) + " name", k_max_name - 1);
+    const std::string shown = detail::printable(t.name);
+    auto fail = [&](const std::string& msg) { throw Error(file, "tensor \"" + shown + "\": " + msg); };
     if (!names.insert(t.name).second) fail("appears twice");
-    uint32_t n_dims = c.u32("tensor \"" + t.name + "\" dimensions");
+    uint32_t n_dims = c.u32("tensor \"" + shown + "\" dimensions");
     if (n_dims > k_max_dims) fail(std::to_string(n_dims) + " dimensions (at most 4)");
     t.elements = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
-      t.dims.push_back(c.u64("tensor \"" + t.name + "\" shape"));
+      t.dims.push_back(c.u64("tensor \"" + shown + "\" shape"));
       u128 p = static_cast<u128>(t.elements) * t.dims.back();
       if (t.dims.back() > INT64_MAX || p > INT64_MAX) fail("shape has more than 2^63 elements");
       t.elements = static_cast<uint64_t>(p);
     }
-    t.type = c.u32("tensor \"" + t.name + "\" type");
+    t.type = c.u32("tensor \"" + shown + "\" type");
     const GgufType* ty = find_gguf_type(t.type);
     if (!ty) fail("unknown ggml type " + std::to_string(t.type) + " (a newer llama.cpp type?)");
     if (!t.dims.empty() && t.dims[0] % ty->block != 0)
@@ -252,7 +254,7 @@ GgufFile parse_gguf(std::string_view bytes, uint64_t file_size, std::string_view
     if (t.elements % ty->block != 0)
       fail(std::string("element count is not a multiple of ") + ty->name + "'s block");
     t.bytes = checked_mul(t.elements / ty->block, ty->type_size, "GGUF tensor bytes");
-    t.offset = c.u64("tensor \"" + t.name + "\" offset");
+    t.offset = c.u64("tensor \"" + shown + "\" offset");
     g.tensors.push_back(std::move(t));
   }
 
@@ -261,7 +263,9 @@ GgufFile parse_gguf(std::string_view bytes, uint64_t file_size, std::string_view
   g.data_offset = checked_mul((c.pos() + a - 1) / a, a, "GGUF data offset");
   uint64_t expected = 0;
   for (const GgufTensor& t : g.tensors) {
-    auto fail = [&](const std::string& msg) { throw Error(file, "tensor \"" + t.name + "\": " + msg); };
+    auto fail = [&](const std::string& msg) {
+      throw Error(file, "tensor \"" + detail::printable(t.name) + "\": " + msg);
+    };
     if (t.offset != expected)
       fail("offset " + group_thousands(t.offset) + " is not where the previous tensor ends (" +
            group_thousands(expected) + ")");

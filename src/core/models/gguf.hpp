@@ -15,6 +15,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/model.hpp>
+#include "core/base/file_reader.hpp"
 
 namespace memplan {
 
@@ -62,7 +63,7 @@ class GgufNeedMore : public Error {
 };
 
 // Largest header (metadata + tensor infos) memplan reads; tokenizer vocabularies make a few MB.
-constexpr uint64_t k_max_gguf_header = 512ull << 20;
+constexpr uint64_t k_max_gguf_header = read_limit::k_gguf_header;
 
 // Parses a GGUF header from the first bytes of a file of `file_size` bytes.
 GgufFile parse_gguf(std::string_view bytes, uint64_t file_size, std::string_view file_name);

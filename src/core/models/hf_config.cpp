@@ -16,6 +16,32 @@ namespace detail {
 namespace {
 constexpr uint64_t k_max_dimension = 1ull << 32;
 
+// Sanity limits of the architecture fields: far above every real model (the largest seen:
+// hidden 18,432, intermediate 73,728, 126 layers, 128 heads, head_dim 256, vocab 256,000,
+// 256 experts), so a value beyond one is a broken config, not a model. Other counts: 2^32.
+struct FieldLimit {
+  const char* keys[6];  // the config.json names of one field (unused slots null)
+  uint64_t max;
+};
+const FieldLimit k_field_limits[] = {
+    {{"hidden_size", "n_embd", "d_model", "word_embed_proj_dim"}, 1ull << 20},
+    {{"intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"}, 1ull << 22},
+    {{"num_hidden_layers", "n_layer", "num_layers", "num_decoder_layers"}, 1ull << 16},
+    {{"num_attention_heads", "n_head", "num_heads", "num_key_value_heads", "num_kv_heads", "n_head_kv"},
+     1ull << 16},
+    {{"head_dim", "d_kv"}, 1ull << 16},
+    {{"vocab_size"}, 1ull << 24},
+    {{"num_local_experts", "num_experts", "num_experts_per_tok", "num_experts_per_token"}, 1ull << 16},
+    {{"type_vocab_size", "relative_attention_num_buckets", "num_ln_in_parallel_attn"}, 1ull << 16},
+};
+
+uint64_t limit_of(const std::string& key) {
+  for (const FieldLimit& f : k_field_limits)
+    for (const char* k : f.keys)
+      if (k && key == k) return f.max;
+  return k_max_dimension;
+}
+
 std::string keys_list(std::initializer_list<const char*> keys) {
   std::string s;
   size_t i = 0;
@@ -65,6 +91,8 @@ std::optional<uint64_t> ConfigReader::count(std::initializer_list<const char*> k
   } else
     fail(key, json_brief(*v) + " is not a number (expected a whole number)");
   if (n > k_max_dimension) fail(key, group_thousands(n) + " is absurdly large (at most 2^32)");
+  if (const uint64_t max = limit_of(key); n > max)
+    fail(key, group_thousands(n) + " is absurdly large (at most " + group_thousands(max) + ")");
   return n;
 }
 
@@ -257,13 +285,17 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   std::string file(file_name);
   if (json_text.size() > k_max_config_bytes)
     throw Error(file, "is larger than " + std::to_string(k_max_config_bytes) + " bytes (not a config.json)");
-  nlohmann::json j = detail::parse_json_text(json_text, file, "the config");
+  std::vector<std::string> repeated;
+  nlohmann::json j = detail::parse_json_text(json_text, file, "the config", repeated);
   if (!j.is_object()) throw Error(file, "is not a JSON object (expected a Hugging Face config.json)");
 
   ConfigReader c(j, file);
   HfConfig out;
   ModelSpec& m = out.model;
   std::vector<std::string> notes;
+  for (const std::string& key : repeated)
+    notes.push_back("\"" + detail::printable(key, 100) +
+                    "\" appears twice in the config: the last value is used (as Python's json.load does)");
   std::string model_type = infer_model_type(c, notes);
 
   const Family* fam = nullptr;

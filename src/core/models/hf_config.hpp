@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <memplan/model.hpp>
+#include "core/base/file_reader.hpp"
 
 namespace memplan {
 
@@ -22,7 +23,7 @@ struct HfConfig {
 };
 
 // Largest config.json memplan reads (real ones are 0.5-10 kB).
-constexpr uint64_t k_max_config_bytes = 16u << 20;
+constexpr uint64_t k_max_config_bytes = read_limit::k_config;
 
 // Parses config.json text; `file_name` names the file in errors ("x/config.json: hidden_size: ...").
 HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name);

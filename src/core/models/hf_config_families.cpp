@@ -1,9 +1,11 @@
-// Parameter formulas per config.json family. Each mirrors the module layout of the transformers
-// implementation (weights, biases and norm parameters, tied embeddings counted once) and was
-// checked against published counts (tests/unit/test_hf_config.cpp; research/param_count.py).
+// config.json families: each reads its fields into a TransformerArch and the layout facts of its
+// transformers module (biases, norms, fused tensors, extra tables), and counts with the one
+// parameter counter (parameter_count.hpp). Checked against published counts
+// (tests/unit/test_hf_config.cpp).
 #include <string>
 
 #include "core/models/hf_config_reader.hpp"
+#include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
@@ -32,6 +34,14 @@ TransformerArch arch_of(const Dims& d) {
   return a;
 }
 
+// Counts `r.arch` built as `layout` into r.total, r.active (MoE only) and r.tensors.
+void count(FamilyCount& r, const ParameterLayout& layout) {
+  const ParameterCount c = count_parameters(r.arch, layout);
+  r.total = c.total;
+  r.active = r.arch.experts ? c.active : 0;
+  r.tensors = c.tensors;
+}
+
 }  // namespace
 
 // llama / mistral / mixtral / qwen2 / gemma / phi3: RMSNorm, SwiGLU (gemma: GeGLU) MLP of three
@@ -52,29 +62,23 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   if (nkv == 0 || nh % nkv != 0)
     c.fail("num_key_value_heads", to_s(nkv) + " does not divide num_attention_heads " + to_s(nh));
   uint64_t hd = h / nh;
-  if (auto v = c.count({"head_dim"}); v && *v) hd = *v;
+  if (auto v = c.count({"head_dim"})) {
+    if (*v == 0) c.fail("head_dim", "is 0 (expected at least 1)");
+    hd = *v;
+  }
   if (hd * nh != h)
     r.notes.push_back("head_dim " + to_s(hd) + " x heads " + to_s(nh) + " != hidden_size " + to_s(h));
   const uint64_t I = c.need({"intermediate_size"});
 
-  Count attn = Count(h) * nh * hd + Count(2) * h * nkv * hd + Count(nh) * hd * h;
-  Count attn_tensors = 4;
-  if (mt == "qwen2") {  // q, k, v biases: bias=True is hard-coded in Qwen2Attention
-    attn = attn + Count(nh) * hd + Count(2) * nkv * hd;
-    attn_tensors = attn_tensors + 3;
+  ParameterLayout layout;
+  layout.norm_tensors = 1;  // RMSNorm
+  if (mt == "qwen2") {      // q, k, v biases: bias=True is hard-coded in Qwen2Attention
+    layout.qkv_bias = true;
     r.notes.push_back("qwen2: q, k, v projections have biases (hard-coded, not in the config)");
   }
-  if (c.flag_or({"attention_bias"}, false)) {
-    attn = attn + Count(nh) * hd + Count(2) * nkv * hd + h;
-    attn_tensors = attn_tensors + 4;
-  }
-  const bool mlp_bias = c.flag_or({"mlp_bias"}, false);
-  Count one_mlp = Count(3) * h * I + (mlp_bias ? Count(2) * I + h : Count(0));
-  Count one_mlp_tensors = mlp_bias ? 6 : 3;
-  if (mt == "phi3") {  // fused qkv_proj and gate_up_proj: same count, fewer tensors
-    attn_tensors = 2;
-    one_mlp_tensors = 2;
-  }
+  if (c.flag_or({"attention_bias"}, false)) layout.qkv_bias = layout.out_bias = true;
+  layout.mlp_bias = c.flag_or({"mlp_bias"}, false);
+  if (mt == "phi3") layout.fused_qkv = layout.fused_gate_up = true;  // same count, fewer tensors
 
   const uint64_t E = c.count_or({"num_local_experts", "num_experts"}, 0);
   uint64_t k = c.count_or({"num_experts_per_tok", "num_experts_per_token"}, 0);
@@ -83,21 +87,11 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
     r.notes.push_back("no num_experts_per_tok: 2 experts per token assumed (Mixtral's default)");
   }
   if (k > E) c.fail("num_experts_per_tok", to_s(k) + " is more than the " + to_s(E) + " experts");
-  Count mlp = one_mlp, mlp_active = one_mlp, mlp_tensors = one_mlp_tensors;
-  if (E) {
-    mlp = Count(E) * one_mlp + Count(h) * E;  // experts + router
-    mlp_active = Count(k) * one_mlp + Count(h) * E;
-    mlp_tensors = Count(E) * one_mlp_tensors + 1;
+  if (E)
     r.notes.push_back("MoE: " + to_s(E) + " experts per layer, " + to_s(k) +
                       " used per token; attention is shared");
-  }
-  const Count norms = Count(2) * h;
   const bool tied = tied_embeddings(c, mt, r.notes);
-  const Count emb = Count(V) * h;
-  const Count lm = tied ? Count(0) : emb;
-  r.total = emb + Count(L) * (attn + mlp + norms) + h + lm;
-  if (E) r.active = emb + Count(L) * (attn + mlp_active + norms) + h + lm;
-  r.tensors = Count(1) + Count(L) * (attn_tensors + mlp_tensors + 2) + 1 + (tied ? 0 : 1);
+  layout.head = !tied;
 
   r.arch = arch_of({L, h, nh, nkv, hd, I, V, c.count_or({"max_position_embeddings"}, 0)});
   TransformerArch& a = r.arch;
@@ -111,6 +105,7 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   if (auto w = c.count({"sliding_window"}); w && c.flag_or({"use_sliding_window"}, true))
     r.notes.push_back("sliding_window " + to_s(*w) + ": attention looks back at most " + to_s(*w) +
                       " tokens");
+  count(r, layout);
   return r;
 }
 
@@ -122,11 +117,11 @@ FamilyCount count_gpt2(ConfigReader& c, const std::string& mt) {
   const uint64_t L = c.need({"n_layer", "num_hidden_layers"});
   const uint64_t nh = c.need({"n_head", "num_attention_heads"});
   const uint64_t P = c.need({"n_positions", "n_ctx", "max_position_embeddings"});
-  const uint64_t inner = c.count_or({"n_inner"}, 4 * h);
-  const Count layer = Count(2) * h + (Count(h) * 3 * h + Count(3) * h) + (Count(h) * h + h) + Count(2) * h +
-                      (Count(h) * inner + inner) + (Count(inner) * h + h);
-  r.total = Count(V) * h + Count(P) * h + Count(L) * layer + Count(2) * h;
-  r.tensors = Count(2) + Count(12) * L + 2;
+  const uint64_t inner = c.count_or({"n_inner"}, (Count(4) * h).v);
+  ParameterLayout layout;  // Conv1D with biases, fused c_attn, LayerNorm, tied lm_head
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = true;
+  layout.fused_qkv = true;
+  layout.position_rows = P;
   r.notes.push_back("lm_head tied to wte; Hugging Face checkpoints also store " + to_s(L) +
                     " attn.bias causal masks (buffers, not parameters)");
   r.arch = arch_of({L, h, nh, nh, h / nh, inner, V, P});
@@ -137,6 +132,7 @@ FamilyCount count_gpt2(ConfigReader& c, const std::string& mt) {
   a.hidden_dropout = c.real({"resid_pdrop"}).value_or(0.1);
   a.attention_dropout = c.real({"attn_pdrop"}).value_or(0.1);
   (void)mt;
+  count(r, layout);
   return r;
 }
 
@@ -150,11 +146,13 @@ FamilyCount count_bert(ConfigReader& c, const std::string& mt) {
   const uint64_t I = c.need({"intermediate_size"});
   const uint64_t P = c.need({"max_position_embeddings"});
   const uint64_t T = c.count_or({"type_vocab_size"}, 2);
-  const Count emb = Count(V) * h + Count(P) * h + Count(T) * h + Count(2) * h;
-  const Count layer =
-      Count(4) * (Count(h) * h + h) + Count(2) * h + (Count(h) * I + I) + (Count(I) * h + h) + Count(2) * h;
-  r.total = emb + Count(L) * layer + (Count(h) * h + h);
-  r.tensors = Count(5) + Count(16) * L + 2;
+  ParameterLayout layout;  // post-LN, biases everywhere, token types, embedding LayerNorm, pooler
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = true;
+  layout.position_rows = P;
+  layout.token_types = T;
+  layout.embedding_norm = true;
+  layout.final_norm = false;
+  layout.pooler = true;
   const Count mlm = Count(h) * h + h + Count(2) * h + V;
   r.notes.push_back("encoder (" + mt + "Model with pooler); a masked-LM checkpoint adds a head of " +
                     to_s(mlm.v) + " parameters (its decoder matrix is tied to the embeddings)");
@@ -170,6 +168,7 @@ FamilyCount count_bert(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = c.flag_or({"tie_word_embeddings"}, true);
   a.hidden_dropout = c.real({"hidden_dropout_prob"}).value_or(0.1);
   a.attention_dropout = c.real({"attention_probs_dropout_prob"}).value_or(0.1);
+  count(r, layout);
   return r;
 }
 
@@ -181,22 +180,18 @@ FamilyCount count_t5(ConfigReader& c, const std::string& mt) {
   const uint64_t d = c.need({"d_model", "hidden_size"});
   const uint64_t nh = c.need({"num_heads", "num_attention_heads"});
   const uint64_t dkv = c.count_or({"d_kv"}, d / nh);
+  if (dkv == 0) c.fail("d_kv", "is 0 (expected at least 1)");
   const uint64_t dff = c.need({"d_ff", "intermediate_size"});
   const uint64_t Le = c.need({"num_layers", "num_hidden_layers"});
   const uint64_t Ld = c.count_or({"num_decoder_layers"}, Le);
   const uint64_t nb = c.count_or({"relative_attention_num_buckets"}, 32);
   const std::string proj = c.text({"feed_forward_proj"}).value_or("relu");
   const bool gated = proj.rfind("gated-", 0) == 0;
-  const Count attn = Count(4) * d * (Count(nh) * dkv);
-  const Count ff = Count(gated ? 2 : 1) * d * dff + Count(dff) * d;
-  const Count enc = Count(Le) * (attn + d + ff + d) + Count(nb) * nh + d;
-  const Count dec = Count(Ld) * (attn + d + attn + d + ff + d) + Count(nb) * nh + d;
   const bool tied = tied_embeddings(c, mt, r.notes);
-  const Count emb = Count(V) * d;
-  r.total = emb + enc + dec + (tied ? Count(0) : emb);
-  const uint64_t ff_t = gated ? 3 : 2;
-  r.tensors = Count(1) + Count(Le) * (4 + 1 + ff_t + 1) + 2 + Count(Ld) * (4 + 1 + 4 + 1 + ff_t + 1) + 2 +
-              (tied ? 0 : 1);
+  ParameterLayout layout;  // no biases, RMS-style norms, a relative position bias per stack
+  layout.norm_tensors = 1;
+  layout.relative_buckets = nb;
+  layout.head = !tied;
   r.notes.push_back("t5 is an encoder-decoder: " + to_s(Le) + " encoder layers and " + to_s(Ld) +
                     " decoder layers (with cross-attention); layers = encoder, decoder_layers = decoder");
   r.arch = arch_of({Le, d, nh, nh, dkv, dff, V, c.count_or({"n_positions"}, 0)});
@@ -210,6 +205,7 @@ FamilyCount count_t5(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied;
   a.hidden_dropout = c.real({"dropout_rate"}).value_or(0.1);
   a.attention_dropout = a.hidden_dropout;
+  count(r, layout);
   return r;
 }
 
@@ -223,19 +219,15 @@ FamilyCount count_opt(ConfigReader& c, const std::string& mt) {
   const uint64_t F = c.need({"ffn_dim"});
   const uint64_t P = c.need({"max_position_embeddings"});
   const uint64_t wep = c.count_or({"word_embed_proj_dim"}, h);
-  const uint64_t b = c.flag_or({"enable_bias"}, true) ? 1 : 0;
+  const bool b = c.flag_or({"enable_bias"}, true);
   const bool affine = c.flag_or({"layer_norm_elementwise_affine"}, true);
-  const Count ln = affine ? Count(2) * h : Count(0);
-  const Count emb = Count(V) * wep + (Count(P) + 2) * h;
-  const Count proj = wep == h ? Count(0) : Count(2) * h * wep;
-  const Count layer = Count(4) * (Count(h) * h + Count(b) * h) + ln + (Count(h) * F + Count(b) * F) +
-                      (Count(F) * h + Count(b) * h) + ln;
-  const bool final_ln =
+  ParameterLayout layout;  // learned positions with 2 offset rows, lm_head tied
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = b;
+  layout.norm_tensors = affine ? 2 : 0;
+  layout.position_rows = (Count(P) + 2).v;
+  layout.embedding_width = wep;
+  layout.final_norm =
       c.flag_or({"do_layer_norm_before"}, true) && !c.flag_or({"_remove_final_layer_norm"}, false);
-  r.total = emb + proj + Count(L) * layer + (final_ln ? ln : Count(0));
-  const uint64_t ln_t = affine ? 2 : 0;
-  r.tensors = Count(2) + (wep == h ? 0 : 2) + Count(L) * (4 * (1 + b) + ln_t + 2 * (1 + b) + ln_t) +
-              (final_ln ? ln_t : 0);
   r.notes.push_back("opt: the position table has max_position_embeddings + 2 rows; lm_head tied");
   r.arch = arch_of({L, h, nh, nh, h / nh, F, V, P});
   TransformerArch& a = r.arch;
@@ -244,6 +236,7 @@ FamilyCount count_opt(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied_embeddings(c, mt, r.notes);
   a.hidden_dropout = c.real({"dropout"}).value_or(0.1);
   a.attention_dropout = c.real({"attention_dropout"}).value_or(0.0);
+  count(r, layout);
   return r;
 }
 
@@ -256,12 +249,11 @@ FamilyCount count_gpt_neox(ConfigReader& c, const std::string& mt) {
   const uint64_t L = c.need({"num_hidden_layers"});
   const uint64_t nh = c.need({"num_attention_heads"});
   const uint64_t I = c.need({"intermediate_size"});
-  const Count layer = Count(4) * h + (Count(h) * 3 * h + Count(3) * h) + (Count(h) * h + h) +
-                      (Count(h) * I + I) + (Count(I) * h + h);
   const bool tied = tied_embeddings(c, mt, r.notes);
-  const Count emb = Count(V) * h;
-  r.total = emb + Count(L) * layer + Count(2) * h + (tied ? Count(0) : emb);
-  r.tensors = Count(tied ? 1 : 2) + Count(12) * L + 2;
+  ParameterLayout layout;  // fused qkv, biases, two LayerNorms per layer
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = true;
+  layout.fused_qkv = true;
+  layout.head = !tied;
   if (auto pct = c.real({"rotary_pct"}))
     r.notes.push_back("rotary embeddings on " + std::to_string(*pct) + " of each head");
   r.arch = arch_of({L, h, nh, nh, h / nh, I, V, c.count_or({"max_position_embeddings"}, 0)});
@@ -271,6 +263,7 @@ FamilyCount count_gpt_neox(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied;
   a.hidden_dropout = c.real({"hidden_dropout"}).value_or(0.0);
   a.attention_dropout = c.real({"attention_dropout"}).value_or(0.0);
+  count(r, layout);
   return r;
 }
 
@@ -293,21 +286,19 @@ FamilyCount count_falcon(ConfigReader& c, const std::string& mt) {
   else
     r.notes.push_back("falcon: multi_query, so 1 kv head (any num_kv_heads in the config is ignored)");
   if (nkv == 0) c.fail("num_kv_heads", "is 0 (expected at least 1)");
-  const uint64_t b = c.flag_or({"bias"}, false) ? 1 : 0;
-  const uint64_t ffn = c.count_or({"ffn_hidden_size"}, 4 * h);
+  const bool b = c.flag_or({"bias"}, false);
+  const uint64_t ffn = c.count_or({"ffn_hidden_size"}, (Count(4) * h).v);
   uint64_t n_ln = 2;
   if (new_arch)
     n_ln = c.count_or({"num_ln_in_parallel_attn"}, 2);
   else if (c.flag_or({"parallel_attn"}, true))
     n_ln = 1;
-  const Count qkv_w = (Count(nh) + Count(2) * nkv) * hd;
-  const Count layer = Count(h) * qkv_w + Count(b) * qkv_w + (Count(h) * h + Count(b) * h) +
-                      (Count(h) * ffn + Count(b) * ffn) + (Count(ffn) * h + Count(b) * h) +
-                      Count(n_ln) * 2 * h;
   const bool tied = tied_embeddings(c, mt, r.notes);
-  const Count emb = Count(V) * h;
-  r.total = emb + Count(L) * layer + Count(2) * h + (tied ? Count(0) : emb);
-  r.tensors = Count(1) + Count(L) * (Count(4) * (1 + b) + Count(2) * n_ln) + 2 + (tied ? 0 : 1);
+  ParameterLayout layout;  // fused query_key_value, LayerNorms, lm_head tied unless configured
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = b;
+  layout.fused_qkv = true;
+  layout.norms_per_layer = n_ln;
+  layout.head = !tied;
   r.notes.push_back("falcon: " + to_s(n_ln) +
                     " LayerNorm(s) per layer; checkpoints may store lm_head.weight "
                     "separately although it is tied");
@@ -318,6 +309,7 @@ FamilyCount count_falcon(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied;
   a.hidden_dropout = c.real({"hidden_dropout"}).value_or(0.0);
   a.attention_dropout = c.real({"attention_dropout"}).value_or(0.0);
+  count(r, layout);
   return r;
 }
 

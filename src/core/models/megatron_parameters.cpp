@@ -3,18 +3,9 @@
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
+#include "core/models/parameter_count.hpp"
 
 namespace memplan {
-
-namespace {
-
-uint64_t mlp_width(const TransformerArch& a) { return a.intermediate ? a.intermediate : 4 * a.hidden; }
-
-uint64_t norm_parameters(const TransformerArch& a) {
-  return a.norm == "rmsnorm" ? a.hidden : 2 * a.hidden;  // LayerNorm: weight and bias
-}
-
-}  // namespace
 
 uint64_t megatron_padded_vocab(uint64_t vocab, uint64_t vocab_multiple, uint64_t tp) {
   const uint64_t m = checked_mul(vocab_multiple ? vocab_multiple : 1, tp ? tp : 1, "vocab multiple");
@@ -23,24 +14,15 @@ uint64_t megatron_padded_vocab(uint64_t vocab, uint64_t vocab_multiple, uint64_t
 
 uint64_t megatron_layer_parameters(const TransformerArch& a, const TransformerStep& step, uint64_t tp) {
   if (tp == 0) throw Error(Field::tp, "must be at least 1");
-  const uint64_t h = a.hidden;
-  const uint64_t hd = a.resolved_head_dim();
-  const uint64_t q_out = checked_mul(a.heads, hd);
-  const uint64_t kv_out = checked_mul(2 * a.resolved_kv_heads(), hd);
-  const uint64_t inner = mlp_width(a);
-  const uint64_t experts = a.experts ? a.experts : 1;
-  const uint64_t fc1_out = checked_mul(a.gated_mlp ? 2 * inner : inner, experts);
-
-  // Column- and row-parallel matrices: divided over tp.
-  uint64_t split = checked_mul(h, q_out + kv_out);                               // QKV
-  split = checked_add(split, checked_mul(q_out, h));                             // attention output
-  split = checked_add(split, checked_mul(h, fc1_out));                           // fc1 (gate + up)
-  split = checked_add(split, checked_mul(checked_mul(inner, h), experts));       // fc2
-  if (step.linear_biases) split = checked_add(split, q_out + kv_out + fc1_out);  // column-parallel biases
-  // Replicated on every tp rank: norms, row-parallel biases, the MoE router.
-  uint64_t replicated = 2 * norm_parameters(a);
-  if (step.linear_biases) replicated = checked_add(replicated, checked_mul(h, 1 + experts));
-  if (a.experts) replicated = checked_add(replicated, checked_mul(h, a.experts));
+  // Megatron's layer: two norms, and biases on every Linear or on none (step.linear_biases).
+  ParameterLayout layout = layout_of(a);
+  layout.qkv_bias = layout.out_bias = layout.mlp_bias = step.linear_biases;
+  layout.norms_per_layer = 2;
+  const LayerParameters p = count_layer_parameters(a, layout, a.experts);
+  // Column- and row-parallel matrices and the column-parallel biases are divided over tp; the
+  // norms, the row-parallel biases and the MoE router are replicated on every tp rank.
+  const uint64_t split = checked_add(checked_add(p.attention, p.mlp), p.column_biases);
+  const uint64_t replicated = checked_add(checked_add(p.norms, p.row_biases), p.router);
   return checked_add(split / tp + (split % tp ? 1 : 0), replicated);
 }
 

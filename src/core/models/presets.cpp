@@ -3,13 +3,12 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
 #include "core/base/did_you_mean.hpp"
+#include "core/base/file_reader.hpp"
 #include "core/base/static_json.hpp"
 
 namespace memplan {
@@ -198,18 +197,6 @@ void check_unique(const std::vector<T>& items, Id id_of, const std::string& orig
   }
 }
 
-std::string read_file(const std::string& path, const std::string& subject) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(subject, "cannot read \"" + path + "\"");
-  in.seekg(0, std::ios::end);
-  const auto size = in.tellg();
-  if (size > (16 << 20)) throw Error(subject, "\"" + path + "\" is larger than 16 MiB (not a presets file?)");
-  in.seekg(0);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A GPU file without "defaults": the fit table uses its first four GPUs.
 Presets with_defaults(Presets p) {
   if (p.default_gpus.empty())
@@ -286,7 +273,8 @@ Presets load_presets_override(const std::string& path) {
     const std::string g = path + "/gpus.json", m = path + "/model_presets.json";
     const bool has_g = fs::exists(g, ec), has_m = fs::exists(m, ec);
     if (!has_g && !has_m) throw Error(path, "holds neither gpus.json nor model_presets.json");
-    Presets o = parse_presets(has_g ? read_file(g, g) : "", has_m ? read_file(m, m) : "", path);
+    Presets o = parse_presets(has_g ? read_small_file(g, read_limit::k_presets) : "",
+                              has_m ? read_small_file(m, read_limit::k_presets) : "", path);
     if (has_g) {
       p.gpus = o.gpus;
       p.default_gpus = o.default_gpus;
@@ -294,7 +282,7 @@ Presets load_presets_override(const std::string& path) {
     if (has_m) p.models = o.models;
     return with_defaults(std::move(p));
   }
-  const std::string text = read_file(path, "--presets");
+  const std::string text = read_small_file(path, read_limit::k_presets, "--presets");
   json doc = parse_doc(text, path);
   Presets o = parse_presets(doc.contains("gpus") ? text : "", doc.contains("models") ? text : "", path);
   if (!doc.contains("gpus") && !doc.contains("models"))

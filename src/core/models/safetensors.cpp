@@ -16,7 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+// A name from the file, quoted for a message: printable bytes only, at most 100 of them.
+std::string in_quotes(std::string_view s) { return "\"" + detail::printable(s, 100) + "\""; }
 
 std::string shape_text(const std::vector<uint64_t>& shape) {
   std::string s = "[";

@@ -15,6 +15,7 @@
 
 #include <memplan/model.hpp>
 #include <memplan/model_files.hpp>
+#include "core/base/file_reader.hpp"
 
 namespace memplan {
 
@@ -53,7 +54,7 @@ struct SafetensorsHeader {
 };
 
 // Largest header the reference accepts (MAX_HEADER_SIZE).
-constexpr uint64_t k_max_safetensors_header = 100000000;
+constexpr uint64_t k_max_safetensors_header = read_limit::k_safetensors_header;
 
 // Parses the start of a safetensors file: `bytes` holds its first bytes (at least 8 + N of
 // them for a good file; fewer is a truncation error), `file_size` its full size.
@@ -71,7 +72,7 @@ struct SafetensorsIndex {
 };
 
 // Largest index file memplan reads (the largest seen is ~24 MB).
-constexpr uint64_t k_max_index_bytes = 64u << 20;
+constexpr uint64_t k_max_index_bytes = read_limit::k_safetensors_index;
 
 SafetensorsIndex parse_safetensors_index(std::string_view json_text, std::string_view file_name);
 

@@ -5,7 +5,7 @@
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/models/arch_layout.hpp"
-#include "core/models/block_parameters.hpp"
+#include "core/models/parameter_count.hpp"
 
 namespace memplan {
 namespace {
@@ -26,12 +26,7 @@ ElementCost state_cost(const EstimateRequest& r, const Estimate& single, uint64_
 uint64_t largest_layer_parameters(const EstimateRequest& r) {
   if (r.largest_layer) return r.largest_layer;
   if (!r.model.arch || !r.model.arch->layers) return 0;
-  const TransformerArch& a = *r.model.arch;
-  const uint64_t h = a.hidden, hd = a.resolved_head_dim(), kv = a.resolved_kv_heads() * hd, q = a.heads * hd;
-  const uint64_t experts = a.experts ? a.experts : 1;
-  const uint64_t attention = h * q + 2 * h * kv + q * h;
-  const uint64_t mlp = (a.gated_mlp ? 3 : 2) * h * a.intermediate * experts;
-  return std::max(attention + mlp, a.vocab * h);
+  return largest_layer_parameters(*r.model.arch);
 }
 
 ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& single) {

@@ -1,0 +1,172 @@
+#include "core/models/parameter_count.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+
+namespace memplan {
+namespace {
+
+constexpr const char* k_what = "parameter count";
+
+uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
+uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
+
+uint64_t mlp_width(const TransformerArch& a) { return a.intermediate ? a.intermediate : mul(4, a.hidden); }
+
+// Family facts TransformerArch does not state, read from each family's modelling code.
+void apply_family(std::string_view model_type, const TransformerArch& a, ParameterLayout& l) {
+  if (model_type == "bert" || model_type == "roberta") {
+    l.token_types = model_type == "roberta" ? 1 : 2;  // type_vocab_size defaults
+    l.pooler = true;
+  } else if (model_type == "qwen2") {
+    l.qkv_bias = true;  // hard-coded in Qwen2Attention
+  } else if (model_type == "phi3") {
+    l.fused_gate_up = true;
+  } else if (model_type == "opt") {
+    if (l.position_rows) l.position_rows = add(a.max_positions, 2);  // OPT's offset of 2 rows
+  } else if (model_type == "t5") {
+    l.relative_buckets = 32;
+  }
+}
+
+}  // namespace
+
+uint64_t LayerParameters::total() const {
+  uint64_t t = add(attention, mlp);
+  for (uint64_t part : {column_biases, row_biases, norms, router}) t = add(t, part);
+  return t;
+}
+
+uint64_t norm_parameters(const TransformerArch& a) {
+  return a.norm == "rmsnorm" ? a.hidden : mul(2, a.hidden);
+}
+
+ParameterLayout layout_of(const TransformerArch& a) {
+  ParameterLayout l;
+  l.qkv_bias = l.out_bias = l.mlp_bias = a.bias;
+  l.fused_qkv = a.fused_qkv;
+  l.norm_tensors = a.norm == "rmsnorm" ? 1 : 2;
+  l.position_rows = a.position_embedding == "learned" ? a.max_positions : 0;
+  l.embedding_norm = !a.norm_first;
+  l.final_norm = a.final_norm;
+  l.head = (a.causal || a.encoder_decoder) && !a.tied_embeddings;
+  apply_family(a.model_type, a, l);
+  return l;
+}
+
+LayerParameters count_layer_parameters(const TransformerArch& a, const ParameterLayout& l, uint64_t experts,
+                                       bool cross_attention) {
+  const uint64_t h = a.hidden, hd = a.resolved_head_dim();
+  const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd), ff = mlp_width(a);
+  const uint64_t attentions = cross_attention ? 2 : 1;
+  const uint64_t mlp_experts = std::max<uint64_t>(experts, 1);
+  const uint64_t up = a.gated_mlp ? 2 : 1;  // gate and up, or up alone
+  LayerParameters p;
+
+  // Attention: q, k, v (fused or not) and the output projection; again for cross-attention.
+  const uint64_t qkv_out = add(q, mul(2, kv));
+  p.attention = mul(attentions, add(mul(h, qkv_out), mul(q, h)));
+  const uint64_t qkv_tensors = l.fused_qkv ? 1 : 3;
+  p.tensors = mul(attentions, qkv_tensors + 1);
+  if (l.qkv_bias) {
+    p.column_biases = mul(attentions, qkv_out);
+    p.tensors = add(p.tensors, mul(attentions, qkv_tensors));
+  }
+  if (l.out_bias) {
+    p.row_biases = mul(attentions, h);
+    p.tensors = add(p.tensors, attentions);
+  }
+
+  // MLP: up (and gate) then down, per expert; a router over the experts.
+  p.mlp = mul(mlp_experts, add(mul(mul(up, h), ff), mul(ff, h)));
+  const uint64_t mlp_tensors = (a.gated_mlp && l.fused_gate_up ? 1 : up) + 1;
+  p.tensors = add(p.tensors, mul(mlp_experts, mlp_tensors));
+  if (l.mlp_bias) {
+    p.column_biases = add(p.column_biases, mul(mlp_experts, mul(up, ff)));
+    p.row_biases = add(p.row_biases, mul(mlp_experts, h));
+    p.tensors = add(p.tensors, mul(mlp_experts, mlp_tensors));
+  }
+  if (a.experts) {
+    p.router = mul(h, a.experts);
+    p.tensors = add(p.tensors, 1);
+  }
+
+  // Norms: one per sub-block (cross-attention adds one).
+  const uint64_t norms = add(l.norms_per_layer, cross_attention ? 1 : 0);
+  p.norms = mul(mul(norms, l.norm_tensors), h);
+  p.tensors = add(p.tensors, mul(norms, l.norm_tensors));
+  return p;
+}
+
+ParameterCount count_parameters(const TransformerArch& a, const ParameterLayout& l) {
+  if (a.layers == 0 || a.hidden == 0 || a.heads == 0)
+    throw Error("architecture", "layers, hidden size and heads are needed to count parameters");
+  const uint64_t h = a.hidden;
+  ParameterCount c;
+  uint64_t tensors = 0;
+  auto part = [&](uint64_t& into, uint64_t parameters, uint64_t n_tensors) {
+    into = add(into, parameters);
+    tensors = add(tensors, n_tensors);
+  };
+
+  if (a.vocab > 0) {
+    const uint64_t width = l.embedding_width ? l.embedding_width : h;
+    part(c.embedding, mul(a.vocab, width), 1);
+    if (width != h) part(c.embedding, mul(mul(2, h), width), 2);  // project_in and project_out
+    if (l.position_rows) part(c.embedding, mul(l.position_rows, h), 1);
+    if (l.token_types) part(c.embedding, mul(l.token_types, h), 1);
+    if (l.embedding_norm) part(c.embedding, mul(l.norm_tensors, h), l.norm_tensors);
+  }
+
+  c.layer = count_layer_parameters(a, l, a.experts);
+  const uint64_t per_layer = c.layer.total();
+  uint64_t layers = mul(per_layer, a.layers);
+  tensors = add(tensors, mul(c.layer.tensors, a.layers));
+  uint64_t active_layers = layers;
+  if (a.experts) {
+    const uint64_t k = std::min(a.experts_per_token ? a.experts_per_token : a.experts, a.experts);
+    active_layers = mul(count_layer_parameters(a, l, k).total(), a.layers);
+  }
+
+  const uint64_t stacks = a.encoder_decoder ? 2 : 1;
+  if (a.encoder_decoder) {
+    const uint64_t decoders = a.decoder_layers ? a.decoder_layers : a.layers;
+    c.decoder_layer = count_layer_parameters(a, l, a.experts, true);
+    const uint64_t decoder = mul(c.decoder_layer.total(), decoders);
+    layers = add(layers, decoder);
+    active_layers = add(active_layers, decoder);
+    tensors = add(tensors, mul(c.decoder_layer.tensors, decoders));
+  }
+  for (uint64_t s = 0; s < stacks; ++s) {
+    if (l.relative_buckets) part(c.final, mul(l.relative_buckets, a.heads), 1);
+    if (l.final_norm) part(c.final, mul(l.norm_tensors, h), l.norm_tensors);
+  }
+  if (l.pooler) part(c.final, add(mul(h, h), h), 2);
+  if (a.vocab > 0 && l.head) part(c.final, mul(a.vocab, h), 1);
+
+  c.total = add(add(c.embedding, layers), c.final);
+  c.active = add(add(c.embedding, active_layers), c.final);
+  c.tensors = tensors;
+  return c;
+}
+
+ParameterCount count_parameters(const TransformerArch& a) { return count_parameters(a, layout_of(a)); }
+
+MlpParameters count_mlp_parameters(const std::vector<uint64_t>& widths) {
+  MlpParameters m;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    m.parameters = add(m.parameters, add(mul(widths[i], widths[i + 1]), widths[i + 1]));  // weight + bias
+    m.tensors = add(m.tensors, 2);
+  }
+  return m;
+}
+
+uint64_t largest_layer_parameters(const TransformerArch& a) {
+  const LayerParameters p = count_layer_parameters(a, layout_of(a), a.experts);
+  return std::max(add(p.attention, p.mlp), mul(a.vocab, a.hidden));
+}
+
+}  // namespace memplan
