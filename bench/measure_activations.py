@@ -10,7 +10,7 @@ Run with Debian's interpreter (apt-get install python3-torch):
   /usr/bin/python3 bench/measure_activations.py builtin [--out measured.json]
         # the small GPT-2 / LLaMA (GQA, RoPE, SwiGLU) / BERT-style / Falcon-style set below
   /usr/bin/python3 bench/measure_activations.py compact SRC.json OUT.json
-        # trim shared/data/torch_cpu_reference.json (measure.py) to the test format
+        # trim the output of tests/data/torch_reference/measure.py to the test format
 
 arch.json uses memplan's TransformerArch field names (include/memplan/model.hpp):
   {"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 2, "intermediate": 688, "vocab": 1000,
@@ -408,7 +408,7 @@ def compact(src, dst):
                                                    "trainable_tensors", "dtypes")},
             "grads": {p: {k: g[k] for k in ("bytes", "tensors", "dtypes")} for p, g in c["grads"].items()},
             "optimizers": opt, "activations": acts})
-    out = {"source": "shared/data/torch_cpu_reference.json (measure.py), trimmed by "
+    out = {"source": "tests/data/torch_reference/measure.py (full output), trimmed by "
                      "bench/measure_activations.py compact; every case kept",
            "environment": {k: doc["environment"][k] for k in ("torch_version", "python", "cpu")},
            "notes": doc["notes"], "cases": cases}

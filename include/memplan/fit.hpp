@@ -27,9 +27,10 @@ struct FitRow {
 // Verdict for `required` bytes against `memory` bytes.
 Verdict verdict_for(uint64_t required, uint64_t memory);
 
-// One GPU against an estimate; `memory_override` (non-zero) replaces the GPU's usable memory
-// (fit --against free).
-FitRow fit_gpu(const GpuSpec& gpu, const Estimate& e, uint64_t memory_override = 0);
+// One GPU against the estimate `e` of `request`; `memory_override` (non-zero) replaces the GPU's
+// usable memory (fit --against free).
+FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimate& e,
+               uint64_t memory_override = 0);
 
 // Warnings for running `recipe` (and a --quantize format) on `gpu`: bf16 before compute
 // capability 8.0, fp8 before 8.9, with what to use instead.

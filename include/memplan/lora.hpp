@@ -4,6 +4,7 @@
 // parameters the adapters add. peft's default for Llama is q_proj,v_proj; for GPT-2 the fused
 // c_attn.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,14 +31,33 @@ LoraTargets parse_lora_targets(std::string_view subject, std::string_view text, 
 // "q,v" for the parsed targets; "c_attn,..." naming the fused matrix where arch fuses q/k/v.
 std::string lora_target_names(const LoraTargets& t, const TransformerArch& arch);
 
-// LoRA adapters of a model: r x (d_in + d_out) parameters per adapted matrix.
+// `count` adapted matrices of one block, each r x (in + out) parameters (count > 1: experts).
+struct LoraMatrix {
+  uint64_t count = 1;
+  uint64_t in = 0;
+  uint64_t out = 0;
+};
+
+// LoRA adapters of a model: r x (d_in + d_out) parameters per adapted matrix. Plain numbers:
+// lora_target_names() names the targets; the CLI writes the arithmetic out.
 struct LoraAdapters {
   uint64_t rank = 0;
-  std::string targets;      // "q_proj,v_proj" or "c_attn (fused q,k,v)"
+  LoraTargets targets;      // as asked
+  bool fused_qkv = false;   // the model fuses q/k/v (GPT-2's c_attn): one adapter for q, k, v
+  bool gated_mlp = false;   // the model has a gate projection (else `gate` adapts nothing)
   uint64_t matrices = 0;    // adapted matrices in the whole model
   uint64_t parameters = 0;  // trainable adapter parameters
-  std::string arithmetic;   // "32 layers x (16 x (4096 + 4096) + 16 x (4096 + 1024)) = ..."
+  // The sum: attention_blocks x (attention matrices) + mlp_blocks x (MLP matrices).
+  uint64_t attention_blocks = 0;
+  uint64_t mlp_blocks = 0;
+  std::array<LoraMatrix, 4> attention{};  // q, k, v (or fused qkv), o
+  uint8_t attention_count = 0;
+  std::array<LoraMatrix, 3> mlp{};  // gate, up, down
+  uint8_t mlp_count = 0;
 };
+
+// "q_proj,v_proj", or "c_attn (fused q,k,v),..." where the model fuses q/k/v.
+std::string lora_target_names(const LoraAdapters& adapters);
 
 // Adapters on `targets` in every layer (a T5 decoder's cross-attention counts as a second
 // attention block). Throws Error when the model has no transformer architecture or the rank is

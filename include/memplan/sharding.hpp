@@ -118,9 +118,19 @@ struct GpuBreakdown {
   uint64_t total = 0;
 };
 
+// Which ranks a RankLoad describes.
+enum class RankKind {
+  all,            // every rank (no pipeline)
+  first_stage,    // pipeline stage 0
+  middle_stages,  // stages 1 .. pp-2, reported by stage 1 (most micro-batches in flight)
+  last_stage,     // stage pp-1
+};
+
 // One kind of rank (all ranks of a kind hold the same bytes).
 struct RankLoad {
-  std::string kind;               // "all ranks", "pipeline stage 0 (first)", ...
+  RankKind kind = RankKind::all;
+  uint64_t stage = 0;  // pipeline stage index
+
   uint64_t count = 0;             // how many GPUs are of this kind
   uint64_t model_parameters = 0;  // parameters in this rank's model-parallel slice (before sharding)
   GpuBreakdown gpu;
@@ -128,16 +138,43 @@ struct RankLoad {
   uint64_t host_pinned_bytes = 0;  // of which pinned (page-locked) transfer buffers
 };
 
+// The numbers behind the most-loaded GPU's bytes, for the arithmetic a renderer writes out.
+struct ShardingArithmetic {
+  ModelStateBytes bytes;  // bytes per parameter of each term
+  uint64_t largest_layer_parameters = 0;
+  uint64_t vocab_multiple = 0;
+  uint64_t trainable = 0;  // trainable parameters in the most-loaded rank's slice
+  uint64_t weight_elements = 0;
+  uint64_t gradient_elements = 0;
+  uint64_t state_elements = 0;
+  uint64_t gathered_bytes = 0;        // ZeRO-3/FSDP gathered layers
+  uint64_t unsharded_copy_bytes = 0;  // FSDP's unsharded low-precision parameters
+  uint64_t host_bytes_per_rank = 0;   // the heaviest offload of one rank
+  // Megatron split (tp or pp > 1).
+  uint64_t layers_per_stage = 0;
+  uint64_t padded_vocab = 0;
+  uint64_t tp_rank_parameters = 0;  // per tp rank, over all stages
+  // Korthikanti et al. activations (tp or pp > 1): one layer and micro-batch.
+  uint64_t layer_activation = 0;
+  uint64_t layer_replicated = 0;
+  uint64_t layer_split = 0;
+  uint64_t layer_scores = 0;
+  uint64_t layers_per_chunk = 0;
+  uint64_t chunks_in_flight = 0;
+};
+
 struct ShardingResult {
   ParallelLayout layout;  // resolved: dp filled in
   uint64_t gpus_per_node = 0;
   uint64_t shard_group = 0;          // ranks one shard group spans (dp; HYBRID_SHARD: inside a node)
-  std::string most_loaded;           // kind of the most-loaded rank
+  size_t most_loaded = 0;            // index of the most-loaded kind in ranks
   GpuBreakdown gpu;                  // the most-loaded GPU: the one that runs out first
   uint64_t host_bytes_per_node = 0;  // upper bound: every rank on the node as the heaviest
   uint64_t host_pinned_bytes_per_node = 0;
   std::vector<RankLoad> ranks;
-  std::vector<std::string> explain;  // the arithmetic, each formula named with engine and version
+  ShardingArithmetic arithmetic;  // the numbers each formula is worked with
+
+  const RankLoad& heaviest() const { return ranks[most_loaded]; }
 };
 
 // Per-GPU and per-host memory of the layout; Error naming the option ("--tp", "--zero", ...)

@@ -23,7 +23,7 @@ void add_estimate(CLI::App& sub, Runner& run) {
     const Plan plan = resolve_plan(s->plan);
     const Estimate e = estimate(plan.request);
     std::vector<FitRow> fit;
-    for (const GpuSpec& g : plan.targets.gpus) fit.push_back(fit_gpu(g, e));
+    for (const GpuSpec& g : plan.targets.gpus) fit.push_back(fit_gpu(g, plan.request, e));
     io.out << render_estimate(plan, e, fit, out);
     return k_ok;
   };

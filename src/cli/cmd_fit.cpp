@@ -41,7 +41,7 @@ void add_fit(CLI::App& sub, Runner& run) {
                       "free needs a real device (--gpu local or cuda:N), not the preset \"" + g.id + "\"");
         memory = g.free_bytes;
       }
-      fit.push_back(fit_gpu(g, e, memory));
+      fit.push_back(fit_gpu(g, plan.request, e, memory));
     }
     bool all_fit = true;
     for (const FitRow& r : fit) all_fit = all_fit && r.verdict != Verdict::no;

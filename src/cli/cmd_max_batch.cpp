@@ -13,6 +13,167 @@
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
+namespace {
+
+// One GPU's answer: the largest micro-batch (with the accumulation that reaches the effective
+// batch) or, with --max-seq, the longest sequence at the given batch.
+struct MaxBatchRow {
+  GpuSpec gpu;
+  uint64_t memory_bytes = 0;
+  uint64_t required_bytes = 0;
+  bool capped = false;  // the search stopped at its limit: at least this much fits
+  uint64_t micro_batch = 0;
+  uint64_t max_micro_batch = 0;
+  uint64_t accumulation_steps = 0;  // 0 without --effective-batch
+  uint64_t effective_batch = 0;
+  uint64_t max_seq = 0;
+};
+
+struct MaxBatchResult {
+  bool max_seq = false;    // rows answer --max-seq
+  uint64_t batch = 0;      // --max-seq: the micro-batch
+  uint64_t effective = 0;  // --effective-batch (0: not given)
+  std::vector<MaxBatchRow> rows;
+  std::vector<std::string> notes;
+
+  bool none_fit() const {
+    for (const MaxBatchRow& r : rows)
+      if (max_seq ? r.max_seq == 0 : r.micro_batch == 0) return true;
+    return false;
+  }
+};
+
+MaxBatchResult compute(const Plan& plan, bool by_seq, uint64_t effective) {
+  MaxBatchResult res;
+  res.max_seq = by_seq;
+  res.batch = plan.request.batch;
+  res.effective = effective;
+  for (const GpuSpec& g : plan.targets.gpus) {
+    MaxBatchRow row;
+    row.gpu = g;
+    row.memory_bytes = g.usable_bytes();
+    if (by_seq) {
+      row.max_seq = max_seq(plan.request, row.memory_bytes, row.capped);
+      EstimateRequest r = plan.request;
+      r.seq = row.max_seq ? row.max_seq : 1;
+      row.required_bytes = estimate(r).required_bytes();
+    } else {
+      const BatchPlan p = max_batch(plan.request, row.memory_bytes, effective);
+      row.micro_batch = p.micro_batch;
+      row.max_micro_batch = p.max_micro_batch;
+      row.accumulation_steps = effective ? p.accumulation_steps : 0;
+      row.effective_batch = effective ? p.effective_batch : p.micro_batch;
+      row.required_bytes = p.required_bytes;
+      row.capped = p.capped;
+    }
+    res.rows.push_back(row);
+  }
+  for (const MaxBatchRow& r : res.rows) {
+    if (by_seq || r.max_micro_batch == r.micro_batch || r.micro_batch == 0) continue;
+    if (r.accumulation_steps == 1)
+      res.notes.push_back(r.gpu.id + ": up to " + group_thousands(r.max_micro_batch) +
+                          " fits; the effective batch needs no accumulation");
+    else
+      res.notes.push_back(r.gpu.id + ": up to " + group_thousands(r.max_micro_batch) + " fits; " +
+                          std::to_string(r.micro_batch) + " x " + std::to_string(r.accumulation_steps) +
+                          " steps reaches " + std::to_string(r.effective_batch) +
+                          " with the fewest steps and less memory");
+  }
+  for (const GpuSpec& g : plan.targets.gpus)
+    for (const std::string& w : hardware_warnings(g, plan.request)) res.notes.push_back(g.id + ": " + w);
+  for (const std::string& n : plan.targets.device_notes) res.notes.push_back(n);
+  if (plan.request.model.has_batchnorm)
+    res.notes.push_back(
+        "the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a "
+        "large batch");
+  if (effective)
+    res.notes.push_back(
+        "the learning rate follows the effective batch (micro-batch x accumulation steps x data-parallel "
+        "ranks); divide the loss by the accumulation steps");
+  return res;
+}
+
+nlohmann::json to_json(const Plan& plan, const MaxBatchResult& res) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const MaxBatchRow& r : res.rows) {
+    if (res.max_seq) {
+      rows.push_back({{"gpu", r.gpu.id},
+                      {"batch", res.batch},
+                      {"max_seq", r.max_seq},
+                      {"required_bytes", r.required_bytes},
+                      {"memory_bytes", r.memory_bytes},
+                      {"capped", r.capped}});
+      continue;
+    }
+    rows.push_back({{"gpu", r.gpu.id},
+                    {"micro_batch", r.micro_batch},
+                    {"max_micro_batch", r.max_micro_batch},
+                    {"accumulation_steps", res.effective ? json(r.accumulation_steps) : json(nullptr)},
+                    {"effective_batch", r.effective_batch},
+                    {"required_bytes", r.required_bytes},
+                    {"memory_bytes", r.memory_bytes},
+                    {"capped", r.capped}});
+  }
+  return {{"schema", "memplan.max-batch/1"},
+          {"inputs", plan.inputs},
+          {"effective_batch", res.effective ? json(res.effective) : json(nullptr)},
+          {"results", rows},
+          {"notes", res.notes}};
+}
+
+// --max-seq rows have their own columns: the batch and the longest sequence.
+std::string to_csv(const MaxBatchResult& res) {
+  CsvWriter w;
+  if (res.max_seq) {
+    w.row({"gpu", "batch", "max_seq", "required_bytes", "memory_bytes"});
+    for (const MaxBatchRow& r : res.rows)
+      w.row({r.gpu.id, std::to_string(res.batch), std::to_string(r.max_seq), std::to_string(r.required_bytes),
+             std::to_string(r.memory_bytes)});
+    return w.str();
+  }
+  w.row({"gpu", "micro_batch", "accumulation_steps", "effective_batch", "required_bytes", "memory_bytes"});
+  for (const MaxBatchRow& r : res.rows)
+    w.row({r.gpu.id, std::to_string(r.micro_batch), res.effective ? std::to_string(r.accumulation_steps) : "",
+           std::to_string(r.effective_batch), std::to_string(r.required_bytes),
+           std::to_string(r.memory_bytes)});
+  return w.str();
+}
+
+std::string to_table(const Plan& plan, const MaxBatchResult& res, const OutputOptions& out) {
+  using A = TextTable::Align;
+  TextTable t(res.max_seq ? std::vector<std::pair<std::string, A>>{{"gpu", A::left},
+                                                                   {"batch", A::right},
+                                                                   {"max seq", A::right},
+                                                                   {"required", A::right},
+                                                                   {"memory", A::right}}
+                          : std::vector<std::pair<std::string, A>>{{"gpu", A::left},
+                                                                   {"micro-batch", A::right},
+                                                                   {"accumulation", A::right},
+                                                                   {"effective", A::right},
+                                                                   {"required", A::right},
+                                                                   {"memory", A::right}});
+  for (const MaxBatchRow& r : res.rows) {
+    if (res.max_seq)
+      t.add_row({r.gpu.id, std::to_string(res.batch), (r.capped ? ">= " : "") + group_thousands(r.max_seq),
+                 format_bytes(r.required_bytes, out.units), format_bytes(r.memory_bytes, out.units)});
+    else
+      t.add_row({r.gpu.id, (r.capped ? ">= " : "") + group_thousands(r.micro_batch),
+                 res.effective ? std::to_string(r.accumulation_steps) : "-",
+                 group_thousands(r.effective_batch), format_bytes(r.required_bytes, out.units),
+                 format_bytes(r.memory_bytes, out.units)});
+  }
+  std::string s;
+  if (!out.quiet)
+    s += "memplan max-batch: " + plan.request.model.name + ", " + plan.request.recipe.name +
+         (res.max_seq ? ", longest sequence at batch " + std::to_string(res.batch) : "") + "\n\n";
+  s += out.format == Format::markdown ? t.render_markdown() : t.render();
+  if (!out.quiet)
+    for (const std::string& n : res.notes) s += "  note: " + n + "\n";
+  return s;
+}
+
+}  // namespace
 
 void add_max_batch(CLI::App& sub, Runner& run) {
   struct State {
@@ -35,107 +196,14 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       effective = parse_count("--effective-batch", s->effective, 1ull << 40);
       if (!effective) throw Error("--effective-batch", "\"0\" must be at least 1");
     }
-    nlohmann::json results = nlohmann::json::array();
-    using A = TextTable::Align;
-    TextTable t(s->max_seq ? std::vector<std::pair<std::string, A>>{{"gpu", A::left},
-                                                                    {"batch", A::right},
-                                                                    {"max seq", A::right},
-                                                                    {"required", A::right},
-                                                                    {"memory", A::right}}
-                           : std::vector<std::pair<std::string, A>>{{"gpu", A::left},
-                                                                    {"micro-batch", A::right},
-                                                                    {"accumulation", A::right},
-                                                                    {"effective", A::right},
-                                                                    {"required", A::right},
-                                                                    {"memory", A::right}});
-    bool none_fit = false;
-    for (const GpuSpec& g : plan.targets.gpus) {
-      const uint64_t memory = g.usable_bytes();
-      if (s->max_seq) {
-        bool capped = false;
-        const uint64_t seq = max_seq(plan.request, memory, capped);
-        EstimateRequest r = plan.request;
-        r.seq = seq ? seq : 1;
-        const uint64_t req = estimate(r).required_bytes();
-        none_fit = none_fit || seq == 0;
-        results.push_back({{"gpu", g.id},
-                           {"batch", plan.request.batch},
-                           {"max_seq", seq},
-                           {"required_bytes", req},
-                           {"memory_bytes", memory},
-                           {"capped", capped}});
-        t.add_row({g.id, std::to_string(plan.request.batch), (capped ? ">= " : "") + group_thousands(seq),
-                   format_bytes(req, out.units), format_bytes(memory, out.units)});
-        continue;
-      }
-      const BatchPlan p = max_batch(plan.request, memory, effective);
-      none_fit = none_fit || p.micro_batch == 0;
-      results.push_back(
-          {{"gpu", g.id},
-           {"micro_batch", p.micro_batch},
-           {"max_micro_batch", p.max_micro_batch},
-           {"accumulation_steps", effective ? nlohmann::json(p.accumulation_steps) : nlohmann::json(nullptr)},
-           {"effective_batch", effective ? nlohmann::json(p.effective_batch) : nlohmann::json(p.micro_batch)},
-           {"required_bytes", p.required_bytes},
-           {"memory_bytes", memory},
-           {"capped", p.capped}});
-      t.add_row({g.id, (p.capped ? ">= " : "") + group_thousands(p.micro_batch),
-                 effective ? std::to_string(p.accumulation_steps) : "-",
-                 effective ? group_thousands(p.effective_batch) : group_thousands(p.micro_batch),
-                 format_bytes(p.required_bytes, out.units), format_bytes(memory, out.units)});
-    }
-    std::vector<std::string> notes;
-    for (const auto& r : results) {
-      if (!r.contains("max_micro_batch") || r["max_micro_batch"] == r["micro_batch"] || r["micro_batch"] == 0)
-        continue;
-      const std::string gpu = r["gpu"].get<std::string>();
-      if (r["accumulation_steps"] == 1)
-        notes.push_back(gpu + ": up to " + group_thousands(r["max_micro_batch"].get<uint64_t>()) +
-                        " fits; the effective batch needs no accumulation");
-      else
-        notes.push_back(gpu + ": up to " + group_thousands(r["max_micro_batch"].get<uint64_t>()) + " fits; " +
-                        r["micro_batch"].dump() + " x " + r["accumulation_steps"].dump() + " steps reaches " +
-                        r["effective_batch"].dump() + " with the fewest steps and less memory");
-    }
-    for (const GpuSpec& g : plan.targets.gpus)
-      for (const std::string& w : hardware_warnings(g, plan.request)) notes.push_back(g.id + ": " + w);
-    for (const std::string& n : plan.targets.device_notes) notes.push_back(n);
-    if (plan.request.model.has_batchnorm)
-      notes.push_back(
-          "the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce a "
-          "large batch");
-    if (effective)
-      notes.push_back(
-          "the learning rate follows the effective batch (micro-batch x accumulation steps x data-parallel "
-          "ranks); divide the loss by the accumulation steps");
-    if (out.format == Format::json) {
-      nlohmann::json doc = {
-          {"schema", "memplan.max-batch/1"},
-          {"inputs", plan.inputs},
-          {"effective_batch", effective ? nlohmann::json(effective) : nlohmann::json(nullptr)},
-          {"results", results},
-          {"notes", notes}};
-      io.out << doc.dump(2) << "\n";
-    } else if (out.format == Format::csv) {
-      io.out << "gpu,micro_batch,accumulation_steps,effective_batch,required_bytes,memory_bytes\n";
-      for (const auto& r : results)
-        io.out << r["gpu"].get<std::string>() << ","
-               << r.value("micro_batch", r.value("max_seq", uint64_t{0})) << ","
-               << (r.contains("accumulation_steps") && !r["accumulation_steps"].is_null()
-                       ? r["accumulation_steps"].dump()
-                       : "")
-               << "," << (r.contains("effective_batch") ? r["effective_batch"].dump() : "") << ","
-               << r["required_bytes"].dump() << "," << r["memory_bytes"].dump() << "\n";
-    } else {
-      if (!out.quiet)
-        io.out << "memplan max-batch: " << plan.request.model.name << ", " << plan.request.recipe.name
-               << (s->max_seq ? ", longest sequence at batch " + std::to_string(plan.request.batch) : "")
-               << "\n\n";
-      io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
-      if (!out.quiet)
-        for (const std::string& n : notes) io.out << "  note: " << n << "\n";
-    }
-    return none_fit ? k_no_fit : k_ok;
+    const MaxBatchResult res = compute(plan, s->max_seq, effective);
+    if (out.format == Format::json)
+      io.out << to_json(plan, res).dump(2) << "\n";
+    else if (out.format == Format::csv)
+      io.out << to_csv(res);
+    else
+      io.out << to_table(plan, res, out);
+    return res.none_fit() ? k_no_fit : k_ok;
   };
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/text_table.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -74,13 +75,6 @@ std::vector<std::vector<std::string>> rows(const ProbeReport& report, Format for
                    d.bf16 ? "yes" : "no", d.fp8 ? "yes" : "no", d.mig ? "yes" : "no", d.uuid});
   }
   return out;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 void print_table(std::ostream& out, const ProbeReport& report, const OutputOptions& o) {

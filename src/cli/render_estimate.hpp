@@ -30,6 +30,16 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
                              const OutputOptions& out);
 
 // "Required 13.5 GiB = total 13.0 GiB + overhead 512.0 MiB" style one-line summary of the model.
-std::string describe_model(const Estimate& e);
+std::string describe_model(const EstimateRequest& request, const Estimate& e);
+
+// "LoRA adapters (r=16 on q_proj,v_proj) = 32 attention blocks x (16 x (4096 + 4096) + ...) = 8,388,608
+// trainable parameters"
+std::string lora_arithmetic(const LoraAdapters& adapters);
+
+// "all ranks", "pipeline stage 0 (first)", ...
+std::string rank_kind_text(const RankLoad& kind, const ParallelLayout& layout);
+
+// The arithmetic behind a layout's most-loaded GPU, each formula named with engine and version.
+std::vector<std::string> sharding_explain(const ShardingResult& result);
 
 }  // namespace memplan::cli

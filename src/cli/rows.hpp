@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/text_table.hpp"
 
 namespace memplan::cli {
 
@@ -50,16 +51,7 @@ struct Rows {
 
  private:
   static void write_csv_line(std::ostream& out, const std::vector<std::string>& r) {
-    for (size_t i = 0; i < r.size(); ++i) {
-      const bool quote = r[i].find_first_of(",\"") != std::string::npos;
-      std::string v = r[i];
-      if (quote) {
-        std::string q;
-        for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        v = "\"" + q + "\"";
-      }
-      out << (i ? "," : "") << v;
-    }
+    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
     out << "\n";
   }
   static void write_md_line(std::ostream& out, const std::vector<std::string>& r) {

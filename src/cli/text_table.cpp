@@ -80,4 +80,9 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+void CsvWriter::row(const std::vector<std::string>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) m_out += (i ? "," : "") + csv_field(cells[i]);
+  m_out += "\n";
+}
+
 }  // namespace memplan::cli

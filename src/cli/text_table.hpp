@@ -25,7 +25,18 @@ class TextTable {
   std::vector<std::vector<std::string>> m_rows;
 };
 
-// CSV field quoting (RFC 4180): quotes a field holding a comma, quote or newline.
+// CSV field quoting (RFC 4180), the one rule of every command's CSV: quotes a field holding a
+// comma, quote, carriage return or newline, doubling its quotes.
 std::string csv_field(const std::string& s);
+
+// CSV lines of quoted fields.
+class CsvWriter {
+ public:
+  void row(const std::vector<std::string>& cells);
+  const std::string& str() const { return m_out; }
+
+ private:
+  std::string m_out;
+};
 
 }  // namespace memplan::cli

@@ -257,13 +257,13 @@ TEST_CASE("KV cache working buffer: largest transient of the prefill", "[kv_cach
   // sdpa: MLP intermediate 2 x 16 x 256 x 2 B = 16384 beats the last position's logits 200 B;
   // plus the hidden states 2 x 16 x 64 x 2 B = 4096.
   KvCache kv = inference_memory(a, o);
-  CHECK(kv.working_buffer_name == "MLP intermediate");
+  CHECK(kv.working_buffer == KvBuffer::mlp_intermediate);
   CHECK(kv.working_buffer_per_sample == 16384 + 4096);
   // eager: scores and probabilities 2 x 4 x 16 x 16 x 2 B = 4096 (< 16384: MLP still largest).
   o.attention = Attention::eager;
   o.seq = 128;  // now 2 x 4 x 128 x 128 x 2 = 262144 > MLP 2 x 128 x 256 x 2 = 131072
   kv = inference_memory(a, o);
-  CHECK(kv.working_buffer_name == "attention scores and probabilities (eager)");
+  CHECK(kv.working_buffer == KvBuffer::attention_scores);
   CHECK(kv.working_buffer_per_sample == 262144 + 2 * 128 * 64 * 2);
   o.batch = 3;
   CHECK(inference_memory(a, o).working_buffer_bytes == 3 * kv.working_buffer_per_sample);

@@ -59,7 +59,7 @@ TEST_CASE("LoRA r=16 on q,v of Llama-2-7B is 8,388,608 trainable parameters", "[
   const LoraAdapters a = lora_adapters(find_model(builtin_presets(), "--model", "llama-2-7b").model, 16);
   CHECK(a.parameters == 8388608);
   CHECK(a.matrices == 64);
-  CHECK(a.targets == "q_proj,v_proj");
+  CHECK(lora_target_names(a) == "q_proj,v_proj");
   // GPT-2's fused c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 at r=8, peft's well-known count.
   const LoraAdapters g = lora_adapters(find_model(builtin_presets(), "--model", "gpt2").model, 8);
   CHECK(g.parameters == 294912);
@@ -80,9 +80,13 @@ TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param state
   REQUIRE(s);
   CHECK(s->request.recipe.name == "amp-bf16");  // the 4090 does bf16
   const Estimate before = estimate(a.request), after = estimate(s->request);
-  CHECK(before.bytes("parameters") + before.bytes("gradients") + before.bytes("optimizer_state") == states);
-  CHECK(after.bytes("parameters") + after.bytes("gradients") + after.bytes("optimizer_state") == states);
-  CHECK(after.bytes("activations") < before.bytes("activations"));
+  CHECK(before.bytes(TermKind::parameters) + before.bytes(TermKind::gradients) +
+            before.bytes(TermKind::optimizer_state) ==
+        states);
+  CHECK(after.bytes(TermKind::parameters) + after.bytes(TermKind::gradients) +
+            after.bytes(TermKind::optimizer_state) ==
+        states);
+  CHECK(after.bytes(TermKind::activations) < before.bytes(TermKind::activations));
   CHECK(s->required_bytes == after.required_bytes());
 
   // An MLP 1024-4096-4096-10 at batch 8192, hand counted. fp32 keeps the two ReLU outputs:
@@ -100,7 +104,7 @@ TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param state
   const Advice m = advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus);
   const Suggestion* ms = single(m, "autocast");
   REQUIRE(ms);
-  CHECK(estimate(mlp).bytes("activations") == 8192ull * 32768);
+  CHECK(estimate(mlp).bytes(TermKind::activations) == 8192ull * 32768);
   CHECK(ms->required_bytes == 21020682ull * 16 + 8192ull * 18432 + 33636352);
   mlp.batch = 64;
   CHECK(single(advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus), "autocast") == nullptr);
@@ -126,8 +130,8 @@ TEST_CASE("checkpointing and micro-batches lower activations, accumulation keeps
   REQUIRE(ck);
   CHECK(ck->request.checkpointing ==
         Checkpointing::full);  // selective does not fit either: the strongest is shown
-  const uint64_t ck_act = estimate(ck->request).bytes("activations");
-  CHECK(ck_act < base.bytes("activations"));
+  const uint64_t ck_act = estimate(ck->request).bytes(TermKind::activations);
+  CHECK(ck_act < base.bytes(TermKind::activations));
   // Full checkpointing still keeps each layer's input: 16 x 32 layers x 2048 x 4096 x 4 B.
   CHECK(ck_act >= 16ull * 32 * 2048 * 4096 * 4);
   const Suggestion* mb = single(a, "micro-batch");

@@ -1,5 +1,5 @@
-// The estimate against independently known numbers: the lesson's worked table (DESIGN.md
-// section 1), hand arithmetic for each recipe and optimizer, and the invariants.
+// The estimate against independently known numbers: the lesson's worked table (README.md,
+// "The lesson's table, reproduced"), hand arithmetic for each recipe and optimizer, and the invariants.
 #include <catch2/catch.hpp>
 
 #include <memplan/error.hpp>
@@ -25,9 +25,9 @@ EstimateRequest request(uint64_t params, const char* precision, const char* opti
 void check_invariants(const Estimate& e) {
   uint64_t sum = 0;
   for (const Term& t : e.terms)
-    if (t.key != "overhead") sum += t.bytes;
+    if (t.kind != TermKind::overhead && e.has(t.kind)) sum += t.bytes;
   CHECK(e.total_bytes() == sum);
-  CHECK(e.required_bytes() == e.total_bytes() + e.bytes("overhead"));
+  CHECK(e.required_bytes() == e.total_bytes() + e.bytes(TermKind::overhead));
 }
 
 }  // namespace
@@ -48,17 +48,17 @@ TEST_CASE("the lesson's worked table reproduces exactly", "[estimate][lesson]") 
   Estimate infer = estimate(request(7000000000, "fp16", "none", Mode::infer));
   CHECK(infer.total_bytes() == 14000000000ull);
   CHECK(format_bytes(infer.total_bytes(), Units::gib) == "13.0 GiB");
-  CHECK(infer.bytes("gradients") == 0);
-  CHECK(infer.bytes("optimizer_state") == 0);
+  CHECK(infer.bytes(TermKind::gradients) == 0);
+  CHECK(infer.bytes(TermKind::optimizer_state) == 0);
 
   // 7B, fp16, LoRA 0.2%: 13.0 GiB + 14e6 x (2 + 2 x 2) = 84,000,000 B = 0.078 GiB.
   EstimateRequest lora = request(7000000000, "fp16", "adamw");
   lora.trainable = 0.002;
   Estimate l = estimate(lora);
   CHECK(l.trainable_parameters == 14000000ull);
-  CHECK(l.bytes("parameters") == 14000000000ull);
-  CHECK(l.total_bytes() - l.bytes("parameters") == 84000000ull);
-  CHECK(format_gib(l.total_bytes() - l.bytes("parameters"), Units::gib, 3) == "0.078 GiB");
+  CHECK(l.bytes(TermKind::parameters) == 14000000000ull);
+  CHECK(l.total_bytes() - l.bytes(TermKind::parameters) == 84000000ull);
+  CHECK(format_gib(l.total_bytes() - l.bytes(TermKind::parameters), Units::gib, 3) == "0.078 GiB");
 }
 
 TEST_CASE("a bare byte count and a bare copy count are the lesson's estimator", "[estimate][lesson]") {
@@ -72,14 +72,14 @@ TEST_CASE("precision recipes keep each term in its own format", "[estimate][reci
   const uint64_t p = 1000000000;
   // autocast: fp32 weights, gradients and two fp32 Adam states = 16 B per parameter.
   Estimate amp = estimate(request(p, "amp-bf16", "adam"));
-  CHECK(amp.bytes("parameters") == 4 * p);
-  CHECK(amp.bytes("gradients") == 4 * p);
-  CHECK(amp.bytes("optimizer_state") == 8 * p);
+  CHECK(amp.bytes(TermKind::parameters) == 4 * p);
+  CHECK(amp.bytes(TermKind::gradients) == 4 * p);
+  CHECK(amp.bytes(TermKind::optimizer_state) == 8 * p);
   // master-weight mixed precision: 2 + 2 + (4 master + 4 + 4) = 16 B per parameter (ZeRO's 16P).
   Estimate mixed = estimate(request(p, "mixed-fp16", "adam"));
-  CHECK(mixed.bytes("parameters") == 2 * p);
-  CHECK(mixed.bytes("gradients") == 2 * p);
-  CHECK(mixed.bytes("optimizer_state") == 12 * p);
+  CHECK(mixed.bytes(TermKind::parameters) == 2 * p);
+  CHECK(mixed.bytes(TermKind::gradients) == 2 * p);
+  CHECK(mixed.bytes(TermKind::optimizer_state) == 12 * p);
   CHECK(mixed.total_bytes() == 16 * p);
   // pure bf16 with AdamW: 2 + 2 + 2 x 2 = 8 B per parameter.
   CHECK(estimate(request(p, "bf16", "adamw")).total_bytes() == 8 * p);
@@ -87,15 +87,15 @@ TEST_CASE("precision recipes keep each term in its own format", "[estimate][reci
 
 TEST_CASE("optimizer state copies follow the lesson", "[estimate][optimizer]") {
   const uint64_t p = 1000;
-  CHECK(estimate(request(p, "fp32", "sgd")).bytes("optimizer_state") == 0);
-  CHECK(estimate(request(p, "fp32", "sgd-momentum")).bytes("optimizer_state") == 4 * p);
-  CHECK(estimate(request(p, "fp32", "adamw")).bytes("optimizer_state") == 8 * p);
-  CHECK(estimate(request(p, "fp32", "adagrad")).bytes("optimizer_state") == 4 * p);
-  CHECK(estimate(request(p, "fp32", "rmsprop")).bytes("optimizer_state") == 4 * p);
-  CHECK(estimate(request(p, "fp32", "rmsprop-momentum")).bytes("optimizer_state") == 8 * p);
-  CHECK(estimate(request(p, "fp32", "lion")).bytes("optimizer_state") == 4 * p);
+  CHECK(estimate(request(p, "fp32", "sgd")).bytes(TermKind::optimizer_state) == 0);
+  CHECK(estimate(request(p, "fp32", "sgd-momentum")).bytes(TermKind::optimizer_state) == 4 * p);
+  CHECK(estimate(request(p, "fp32", "adamw")).bytes(TermKind::optimizer_state) == 8 * p);
+  CHECK(estimate(request(p, "fp32", "adagrad")).bytes(TermKind::optimizer_state) == 4 * p);
+  CHECK(estimate(request(p, "fp32", "rmsprop")).bytes(TermKind::optimizer_state) == 4 * p);
+  CHECK(estimate(request(p, "fp32", "rmsprop-momentum")).bytes(TermKind::optimizer_state) == 8 * p);
+  CHECK(estimate(request(p, "fp32", "lion")).bytes(TermKind::optimizer_state) == 4 * p);
   // bitsandbytes 8-bit: 2 x (1 B + 4 B / 256) per parameter: 1024 params -> 2 x (1024 + 16).
-  CHECK(estimate(request(1024, "fp32", "adamw-8bit")).bytes("optimizer_state") == 2080);
+  CHECK(estimate(request(1024, "fp32", "adamw-8bit")).bytes(TermKind::optimizer_state) == 2080);
 }
 
 TEST_CASE("Adam's step counters count 4 B per parameter tensor when the tensors are known",
@@ -106,10 +106,10 @@ TEST_CASE("Adam's step counters count 4 B per parameter tensor when the tensors 
   EstimateRequest r = request(1, "fp32", "adamw");
   r.model = llama.model;
   Estimate e = estimate(r);
-  CHECK(e.bytes("optimizer_state") == 8ull * 6738415616ull + 4 * 291);
+  CHECK(e.bytes(TermKind::optimizer_state) == 8ull * 6738415616ull + 4 * 291);
   // SGD-momentum keeps no step counter.
   r.optimizer = parse_optimizer("--optimizer", "sgd-momentum");
-  CHECK(estimate(r).bytes("optimizer_state") == 4ull * 6738415616ull);
+  CHECK(estimate(r).bytes(TermKind::optimizer_state) == 4ull * 6738415616ull);
 }
 
 TEST_CASE("quantised frozen weights (QLoRA) cost their block constants", "[estimate][quantize]") {
@@ -118,19 +118,19 @@ TEST_CASE("quantised frozen weights (QLoRA) cost their block constants", "[estim
   r.quantize = StorageFormatId::nf4;
   Estimate e = estimate(r);
   // frozen 6,986,000,000 x 4.5 bits = 3,929,625,000 B; trainable 14e6 x 2 B = 28e6 B.
-  CHECK(e.bytes("parameters") == 3929625000ull + 28000000ull);
+  CHECK(e.bytes(TermKind::parameters) == 3929625000ull + 28000000ull);
   EstimateRequest inf = request(7000000000, "fp16", "none", Mode::infer);
   inf.quantize = StorageFormatId::int4;
-  CHECK(estimate(inf).bytes("parameters") == 3500000000ull);
+  CHECK(estimate(inf).bytes(TermKind::parameters) == 3500000000ull);
 }
 
 TEST_CASE("activations are linear in batch", "[estimate][activations]") {
   EstimateRequest r = request(1000000, "fp32", "adamw");
   r.activation_bytes_per_row = 12345;
   r.batch = 1;
-  const uint64_t one = estimate(r).bytes("activations");
+  const uint64_t one = estimate(r).bytes(TermKind::activations);
   r.batch = 256;
-  CHECK(estimate(r).bytes("activations") == 256 * one);
+  CHECK(estimate(r).bytes(TermKind::activations) == 256 * one);
   check_invariants(estimate(r));
 }
 

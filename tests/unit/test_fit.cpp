@@ -54,7 +54,7 @@ TEST_CASE("fit_gpu: spare and verdict agree", "[fit]") {
   r.mode = Mode::infer;
   Estimate e = estimate(r);
   for (const GpuSpec& g : builtin_presets().gpus) {
-    FitRow row = fit_gpu(g, e);
+    FitRow row = fit_gpu(g, r, e);
     CHECK(row.required_bytes == e.required_bytes());
     CHECK(static_cast<int64_t>(row.memory_bytes) - static_cast<int64_t>(row.required_bytes) ==
           row.spare_bytes);

@@ -1,5 +1,5 @@
 // config.json readers against published parameter counts. Every config is a real file copied
-// from shared/data/hf_configs (provenance in tests/data/hf_configs/SOURCES.md); every expected
+// from a public repository (provenance in tests/data/hf_configs/SOURCES.md); every expected
 // count below is a published integer with its source, not memplan's output.
 #include <catch2/catch.hpp>
 

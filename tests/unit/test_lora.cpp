@@ -1,6 +1,8 @@
 // LoRA targets and adapter counts against peft's published "trainable params" figures.
 #include <catch2/catch.hpp>
 
+#include "cli/render_estimate.hpp"
+
 #include <memplan/error.hpp>
 #include <memplan/lora.hpp>
 
@@ -44,8 +46,8 @@ TEST_CASE("lora adapters: peft's counts for Llama-2-7B and GPT-2", "[lora]") {
   const LoraAdapters a = lora_adapters(llama2_7b(), qv);
   CHECK(a.parameters == 8388608);  // peft: "trainable params: 8,388,608" (r=16, q_proj,v_proj)
   CHECK(a.matrices == 64);
-  CHECK(a.targets == "q_proj,v_proj");
-  CHECK(a.arithmetic ==
+  CHECK(lora_target_names(a) == "q_proj,v_proj");
+  CHECK(memplan::cli::lora_arithmetic(a) ==
         "LoRA adapters (r=16 on q_proj,v_proj) = 32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + "
         "4096)) = "
         "8,388,608 trainable parameters");
@@ -63,7 +65,7 @@ TEST_CASE("lora adapters: peft's counts for Llama-2-7B and GPT-2", "[lora]") {
   // peft, GPT-2 r=8 on c_attn (Conv1D 768 -> 2304): 12 x 8 x (768 + 2304) = 294,912.
   const LoraAdapters c = lora_adapters(gpt2, parse_lora_targets("t", "q,v", 8));
   CHECK(c.parameters == 294912);
-  CHECK(c.targets == "c_attn (fused q,k,v)");
+  CHECK(lora_target_names(c) == "c_attn (fused q,k,v)");
   CHECK_THROWS_AS(lora_adapters(gpt2, parse_lora_targets("t", "gate", 8)), Error);
   CHECK_THROWS_AS(lora_adapters(ModelSpec{}, qv), Error);
 }

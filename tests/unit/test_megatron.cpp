@@ -3,6 +3,8 @@
 // memory per layer) and Sec. 4.2.3 (pipeline), and Megatron's parameter split.
 #include <catch2/catch.hpp>
 
+#include "cli/render_estimate.hpp"
+
 #include <memplan/error.hpp>
 #include <memplan/sharding.hpp>
 #include "core/parallel/megatron.hpp"
@@ -158,7 +160,8 @@ TEST_CASE("GPT-3 175B on tp 8 x pp 8 x dp 16 with the distributed optimizer", "[
   const auto res = estimate_sharded(r);
   CHECK(res.layout.dp == 16);
   REQUIRE(res.ranks.size() == 3);
-  CHECK(res.most_loaded == "pipeline stage 0 (first)");
+  CHECK(res.heaviest().kind == RankKind::first_stage);
+  CHECK(memplan::cli::rank_kind_text(res.heaviest(), res.layout) == "pipeline stage 0 (first)");
   // Stage 0 slice 2,822,731,776 parameters: 2 + 4 B unsharded, 12 B / 16.
   CHECK(res.gpu.parameters == 2ull * 2822731776);
   CHECK(res.gpu.gradients == 4ull * 2822731776);
@@ -169,7 +172,7 @@ TEST_CASE("GPT-3 175B on tp 8 x pp 8 x dp 16 with the distributed optimizer", "[
   CHECK(res.host_bytes_per_node == 0);
   // Explain lines name each formula's source.
   auto mentions = [&](const std::string& word) {
-    for (const auto& line : res.explain)
+    for (const auto& line : memplan::cli::sharding_explain(res))
       if (line.find(word) != std::string::npos) return true;
     return false;
   };

@@ -62,9 +62,9 @@ TEST_CASE("BatchNorm in an MLP keeps each hidden Linear's output too", "[plannin
   r.activation_bytes_per_row = 0;
   r.model.mlp_widths = {784, 512, 256, 10};
   r.batch = 256;
-  const uint64_t plain = estimate(r).bytes("activations");
+  const uint64_t plain = estimate(r).bytes(TermKind::activations);
   // fp32: ReLU outputs 512 + 256 numbers per row = 3,072 B (the torch reference's mlp_784_512_256_10).
   CHECK(plain == 256 * 3072);
   r.model.has_batchnorm = true;
-  CHECK(estimate(r).bytes("activations") == 256 * (3072 + (512 + 256) * 4));
+  CHECK(estimate(r).bytes(TermKind::activations) == 256 * (3072 + (512 + 256) * 4));
 }

@@ -24,7 +24,7 @@ TEST_CASE("built-in presets cover what the foundation issue names", "[presets]")
 
 TEST_CASE("preset parameter counts equal the published counts", "[presets]") {
   const Presets& p = builtin_presets();
-  // Published integers (shared/research/model_configs_and_counts.md, keras-hub and HF index totals).
+  // Published integers (keras-hub preset metadata, HF index totals; each preset's "source" names it).
   const std::pair<const char*, uint64_t> published[] = {
       {"gpt2", 124439808ull},           {"gpt2-medium", 354823168ull},
       {"gpt2-xl", 1557611200ull},       {"bert-base-uncased", 109482240ull},

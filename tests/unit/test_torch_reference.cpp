@@ -1,6 +1,7 @@
 // memplan's activation ledger, parameter counter and optimizer arithmetic against bytes measured
 // with real PyTorch (tests/data/torch_cpu_reference.json: torch 1.13 on CPU, saved_tensors_hooks;
-// trimmed from shared/data by bench/measure_activations.py compact, every case kept).
+// measured by tests/data/torch_reference/measure.py, trimmed by bench/measure_activations.py
+// compact, every case kept).
 //
 // Parameters, gradients and optimizer state must match exactly; activations within 5% for every
 // batch > 1 (B = 1 lets torch alias storages it copies at B > 1, so it gets the 10% measure.py
@@ -38,7 +39,7 @@ json load(const char* name) {
   return json::parse(in);
 }
 
-// shared/data's reference (measure.py): MLPs, torch encoder layers, GPT-2 style, LLaMA block.
+// The measure.py reference: MLPs, torch encoder layers, GPT-2 style, LLaMA block.
 const json& reference() {
   static const json doc = load("torch_cpu_reference.json");
   return doc;

@@ -10,26 +10,39 @@
 namespace memplan {
 namespace detail {
 
-void add_entry(Entries& out, std::string name, std::vector<uint64_t> dims, const Fmt& fmt, Role role) {
+uint64_t count_entry(Entries& out, const Dims& dims, const Fmt& fmt, Role role) {
   uint64_t elements = 1;
-  for (uint64_t d : dims) elements = checked_mul(elements, d, "activation elements");
-  uint64_t bytes = bytes_for(elements, fmt.cost, "activation bytes");
-  out.push_back(Entry{std::move(name), std::move(dims), fmt, role, bytes});
+  for (uint8_t i = 0; i < dims.n; ++i) elements = checked_mul(elements, dims.d[i], "activation elements");
+  const uint64_t bytes = bytes_for(elements, fmt.cost, "activation bytes");
+  uint64_t& sum = out.per_role[static_cast<size_t>(role)];
+  sum = checked_add(sum, bytes, "activation bytes");
+  return bytes;
+}
+
+void Entries::set_role(Role role) {
+  uint64_t all = 0;
+  for (uint64_t b : per_role) all = checked_add(all, b, "activation bytes");
+  per_role = {};
+  per_role[static_cast<size_t>(role)] = all;
+  for (Entry& e : rows) e.role = role;
+}
+
+void Entries::append(const Entries& other) {
+  for (size_t i = 0; i < per_role.size(); ++i)
+    per_role[i] = checked_add(per_role[i], other.per_role[i], "activation bytes");
+  rows.insert(rows.end(), other.rows.begin(), other.rows.end());
 }
 
 uint64_t per_sample_bytes(const Entries& entries, Role role) {
-  uint64_t sum = 0;
-  for (const Entry& e : entries)
-    if (e.role == role) sum = checked_add(sum, e.per_sample, "activation bytes");
-  return sum;
+  return entries.per_role[static_cast<size_t>(role)];
 }
 
 std::vector<SavedTensor> to_rows(const Entries& entries, uint64_t batch) {
   std::vector<SavedTensor> rows;
-  rows.reserve(entries.size());
-  for (const Entry& e : entries) {
+  rows.reserve(entries.rows.size());
+  for (const Entry& e : entries.rows) {
     std::string shape = std::to_string(batch);
-    for (uint64_t d : e.dims) shape += " x " + std::to_string(d);
+    for (uint8_t i = 0; i < e.dims.n; ++i) shape += " x " + std::to_string(e.dims.d[i]);
     rows.push_back(
         SavedTensor{e.name, shape, e.fmt.name, checked_mul(batch, e.per_sample, "activation bytes"), e.role});
   }

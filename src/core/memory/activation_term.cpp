@@ -1,5 +1,3 @@
-#include <fmt/format.h>
-
 #include "core/memory/activation_term.hpp"
 
 #include <algorithm>
@@ -13,7 +11,7 @@
 namespace memplan {
 namespace {
 
-ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* arch) {
+ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* arch, bool record) {
   ActivationOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
@@ -26,89 +24,107 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.fp32_logits = arch && arch->causal;
   o.dropout = arch && (arch->hidden_dropout > 0 || arch->attention_dropout > 0);
   if (arch && r.lora) o.lora = r.lora;
+  o.record = record;
   return o;
-}
-
-void add_ledger(const ActivationLedger& l, ActivationTerms& a, const std::string& title) {
-  for (const SavedTensor& t : l.per_layer)
-    a.layer_ledger.push_back(
-        {t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape, t.format, t.bytes});
-  for (const SavedTensor& t : l.outside_layers)
-    a.layer_ledger.push_back(
-        {"[outside layers] " + t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape,
-         t.format, t.bytes});
-  a.ledger_title = title;
-  a.assumptions.insert(a.assumptions.end(), l.notes.begin(), l.notes.end());
 }
 
 // BatchNorm after each hidden Linear keeps its input (the Linear's output) for backward; its
 // per-feature mean and inverse std are batch independent and negligible.
-void add_batchnorm(const std::vector<uint64_t>& widths, const EstimateRequest& r, ActivationLedger& l) {
+void add_batchnorm(const std::vector<uint64_t>& widths, const EstimateRequest& r, bool record,
+                   ActivationLedger& l) {
   for (size_t i = 1; i + 1 < widths.size(); ++i) {
     const uint64_t per_sample = bytes_for(widths[i], r.recipe.activations.cost, "activation bytes");
-    l.outside_layers.push_back(
-        {"BatchNorm " + std::to_string(i) + " input (Linear " + std::to_string(i) + " output)",
-         std::to_string(r.batch) + " x " + std::to_string(widths[i]), r.recipe.activations.name,
-         checked_mul(per_sample, r.batch, "activation bytes"), Role::saved});
+    if (record)
+      l.outside_layers.push_back(
+          {"BatchNorm " + std::to_string(i) + " input (Linear " + std::to_string(i) + " output)",
+           std::to_string(r.batch) + " x " + std::to_string(widths[i]), r.recipe.activations.name,
+           checked_mul(per_sample, r.batch, "activation bytes"), Role::saved});
     l.bytes_per_sample = checked_add(l.bytes_per_sample, per_sample, "activation bytes");
   }
   l.saved_bytes_per_sample = l.bytes_per_sample;
   l.total_bytes = checked_mul(r.batch, l.bytes_per_sample, "activation bytes");
-  l.notes.push_back("BatchNorm after every hidden Linear (--batchnorm): keeps its input for backward");
+  if (record)
+    l.notes.push_back("BatchNorm after every hidden Linear (--batchnorm): keeps its input for backward");
 }
 
-void training_activations(const EstimateRequest& r, ActivationTerms& a) {
+// The training ledger of the request's MLP or transformer.
+ActivationLedger training_ledger(const EstimateRequest& r, bool record) {
   const ModelSpec& m = r.model;
-  ActivationLedger l;
   if (!m.mlp_widths.empty()) {
-    l = mlp_activations(m.mlp_widths, options_for(r, nullptr));
-    if (m.has_batchnorm) add_batchnorm(m.mlp_widths, r, l);
-    add_ledger(l, a, "Saved tensors of the MLP (batch " + group_thousands(r.batch) + ")");
-  } else {
-    TransformerArch arch = *m.arch;
-    apply_layout_defaults(arch);
-    l = transformer_activations(arch, options_for(r, &arch));
-    add_ledger(l, a,
-               "Saved tensors of one layer (batch " + group_thousands(r.batch) + " x seq " +
-                   group_thousands(r.seq) + ", " + to_string(r.attention) + " attention, checkpointing " +
-                   to_string(r.checkpointing) + ")");
+    ActivationLedger l = mlp_activations(m.mlp_widths, options_for(r, nullptr, record));
+    if (m.has_batchnorm) add_batchnorm(m.mlp_widths, r, record, l);
+    return l;
   }
-  a.activations.bytes = checked_add(l.total_bytes, l.fixed_bytes, "activation bytes");
-  a.activations.format = r.recipe.activations.name;
-  a.activations.detail =
-      "batch " + group_thousands(r.batch) + " x " + group_thousands(l.bytes_per_sample) + " B/sample";
-  if (l.layers)
-    a.activations.arithmetic.push_back(
-        "activations per sample = " + std::to_string(l.layers) +
-        " layers (layer 0: " + group_thousands(l.first_layer_bytes / std::max<uint64_t>(r.batch, 1)) +
-        " B, others " + group_thousands(l.layer_bytes / std::max<uint64_t>(r.batch, 1)) +
-        " B) + outside the layers = " + group_thousands(l.bytes_per_sample) + " B");
-  a.activations.arithmetic.push_back("activations = batch " + group_thousands(r.batch) + " x " +
-                                     group_thousands(l.bytes_per_sample) +
-                                     " B = " + group_thousands(l.total_bytes) + " B");
-  if (l.fixed_bytes) {
-    a.activations.arithmetic.push_back("+ autocast's half-precision weight copies kept for backward = " +
-                                       group_thousands(l.fixed_bytes) + " B (independent of batch)");
-    a.activations.detail += " + " + format_bytes(l.fixed_bytes, Units::gib) + " weight casts";
-  }
-  if (l.recompute_fraction > 0) {
-    a.assumptions.push_back(fmt::format("checkpointing {}: about {:.0f}% more compute per step",
-                                        to_string(r.checkpointing), 100.0 * l.recompute_fraction));
-  }
+  TransformerArch arch = *m.arch;
+  apply_layout_defaults(arch);
+  return transformer_activations(arch, options_for(r, &arch, record));
 }
 
-void inference_activations(const EstimateRequest& r, ActivationTerms& a) {
+bool is_transformer(const ModelSpec& m) {
+  return m.arch && m.arch->layers && m.arch->hidden && m.arch->heads;
+}
+
+bool has_ledger(const EstimateRequest& r) {
+  return r.mode == Mode::train && !r.activation_bytes_per_row &&
+         (!r.model.mlp_widths.empty() || (is_transformer(r.model) && r.seq));
+}
+
+void training_activations(const EstimateRequest& r, Estimate& e) {
+  const ActivationLedger l = training_ledger(r, false);
+  Term& a = e.term(TermKind::activations);
+  a.basis = Basis::ledger;
+  a.batch = r.batch;
+  a.per_sample = l.bytes_per_sample;
+  a.fixed_bytes = l.fixed_bytes;
+  a.bytes = checked_add(l.total_bytes, l.fixed_bytes, "activation bytes");
+  const uint64_t batch = std::max<uint64_t>(r.batch, 1);
+  if (l.layers) {
+    Line per_sample{};
+    per_sample.code = LineCode::layers_per_sample;
+    per_sample.n[0] = l.layers;
+    per_sample.n[1] = l.first_layer_bytes / batch;
+    per_sample.n[2] = l.layer_bytes / batch;
+    per_sample.n[3] = l.bytes_per_sample;
+    a.add(per_sample);
+  }
+  Line total{};
+  total.code = LineCode::batch_per_sample;
+  total.n[0] = r.batch;
+  total.n[1] = l.bytes_per_sample;
+  total.bytes = l.total_bytes;
+  a.add(total);
+  if (l.fixed_bytes) {
+    Line fixed{};
+    fixed.code = LineCode::autocast_weights;
+    fixed.bytes = l.fixed_bytes;
+    a.add(fixed);
+  }
+  e.ledger.present = true;
+  e.ledger.mlp = !r.model.mlp_widths.empty();
+  e.ledger.layers = l.layers;
+  e.ledger.first_layer_bytes = l.first_layer_bytes;
+  e.ledger.layer_bytes = l.layer_bytes;
+  e.ledger.bytes_per_sample = l.bytes_per_sample;
+  e.note({NoteCode::ledger, {0, 0}, 0.0});
+  if (l.recompute_fraction > 0) e.note({NoteCode::checkpointing_compute, {0, 0}, l.recompute_fraction});
+}
+
+void inference_activations(const EstimateRequest& r, Estimate& e) {
   const ModelSpec& m = r.model;
+  Term& a = e.term(TermKind::activations);
   if (!m.mlp_widths.empty()) {
     const uint64_t widest = *std::max_element(m.mlp_widths.begin(), m.mlp_widths.end());
     const uint64_t per_row = bytes_for(2 * widest, r.recipe.activations.cost);
-    a.activations.label = "Working buffer";
-    a.activations.bytes = checked_mul(r.batch, per_row, "activation bytes");
-    a.activations.format = r.recipe.activations.name;
-    a.activations.detail = "input + output of the widest layer";
-    a.activations.arithmetic.push_back("working buffer = batch " + group_thousands(r.batch) + " x 2 x " +
-                                       group_thousands(widest) + " x " + r.recipe.activations.name + " = " +
-                                       group_thousands(a.activations.bytes) + " B");
+    a.basis = Basis::mlp_buffer;
+    a.batch = r.batch;
+    a.bytes = checked_mul(r.batch, per_row, "activation bytes");
+    Line l{};
+    l.code = LineCode::mlp_working_buffer;
+    l.format = FormatId::activations;
+    l.n[0] = r.batch;
+    l.n[1] = widest;
+    l.bytes = a.bytes;
+    a.add(l);
     return;
   }
   TransformerArch arch = *m.arch;
@@ -116,67 +132,80 @@ void inference_activations(const EstimateRequest& r, ActivationTerms& a) {
   InferenceOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
-  const std::string kv = r.kv_format ? storage_format(*r.kv_format).name : r.recipe.activations.name;
-  o.kv_format = kv;
   o.kv_cost = r.kv_format ? storage_format(*r.kv_format).cost : r.recipe.activations.cost;
   o.act_cost = r.recipe.activations.cost;
-  o.act_format = r.recipe.activations.name;
   o.attention = r.attention;
   o.fp32_logits = arch.causal;
   const KvCache c = inference_memory(arch, o);
-  a.kv_cache.bytes = c.bytes;
-  a.kv_cache.format = kv;
-  a.kv_cache.detail = "batch " + group_thousands(r.batch) + " x seq " + group_thousands(r.seq);
-  a.kv_cache.arithmetic.push_back(c.explain);
-  a.activations.label = "Working buffer";
-  a.activations.bytes = c.working_buffer_bytes;
-  a.activations.format = r.recipe.activations.name;
-  a.activations.detail = c.working_buffer_name;
-  a.activations.arithmetic.push_back("working buffer (" + c.working_buffer_name +
-                                     ") = " + group_thousands(c.working_buffer_bytes) + " B");
+  Term& kv = e.term(TermKind::kv_cache);
+  kv.bytes = c.bytes;
+  kv.batch = r.batch;
+  kv.per_sample = r.seq;
+  Line kl{};
+  kl.code = LineCode::kv_cache;
+  kl.format = FormatId::kv;
+  kl.n[0] = arch.layers;
+  kl.n[1] = arch.resolved_kv_heads();
+  kl.n[2] = arch.resolved_head_dim();
+  kl.n[3] = r.seq;
+  kl.bytes = c.bytes;
+  kv.add(kl);
+  a.basis = Basis::kv_buffer;
+  a.bytes = c.working_buffer_bytes;
+  Line wl{};
+  wl.code = LineCode::kv_working_buffer;
+  wl.n[0] = static_cast<uint64_t>(c.working_buffer);
+  wl.bytes = c.working_buffer_bytes;
+  a.add(wl);
 }
 
 }  // namespace
 
-ActivationTerms activation_terms(const EstimateRequest& r) {
-  ActivationTerms a;
-  a.activations = {"activations", "Activations", 0, "-", "", {}};
-  a.kv_cache = {"kv_cache", "KV cache", 0, "-", "", {}};
+void add_activation_terms(const EstimateRequest& r, Estimate& e) {
+  Term& a = e.term(TermKind::activations);
+  a.format = FormatId::activations;
   if (r.activation_bytes_per_row) {
-    a.activations.bytes = checked_mul(r.batch, r.activation_bytes_per_row, "activation bytes");
-    a.activations.format = "as measured";
-    a.activations.detail =
-        "batch " + group_thousands(r.batch) + " x " + group_thousands(r.activation_bytes_per_row) + " B/row";
-    a.activations.arithmetic.push_back(
-        "activations = batch " + group_thousands(r.batch) + " x " +
-        group_thousands(r.activation_bytes_per_row) +
-        " B per row (--activation-bytes-per-row) = " + group_thousands(a.activations.bytes) + " B");
-    if (r.mode == Mode::infer) a.activations.label = "Working activations";
-    return a;
+    a.basis = Basis::measured;
+    a.batch = r.batch;
+    a.per_sample = r.activation_bytes_per_row;
+    a.bytes = checked_mul(r.batch, r.activation_bytes_per_row, "activation bytes");
+    Line l{};
+    l.code = LineCode::measured_rows;
+    l.n[0] = r.batch;
+    l.n[1] = r.activation_bytes_per_row;
+    l.bytes = a.bytes;
+    a.add(l);
+    return;
   }
-  const bool transformer =
-      r.model.arch && r.model.arch->layers && r.model.arch->hidden && r.model.arch->heads;
+  const bool transformer = is_transformer(r.model);
   if (transformer && r.seq && r.model.arch->max_positions && r.seq > r.model.arch->max_positions)
-    a.assumptions.push_back("--seq " + group_thousands(r.seq) + " is longer than the model's context (" +
-                            group_thousands(r.model.arch->max_positions) + " positions)");
+    e.note({NoteCode::seq_beyond_context, {r.seq, r.model.arch->max_positions}, 0.0});
   if (!r.model.mlp_widths.empty() || (transformer && r.seq)) {
     if (r.mode == Mode::train)
-      training_activations(r, a);
+      training_activations(r, e);
     else
-      inference_activations(r, a);
-    return a;
+      inference_activations(r, e);
+    return;
   }
-  a.activations.detail = "not counted";
+  a.basis = Basis::not_counted;
   if (transformer)
-    a.assumptions.push_back("activations not counted: give --seq (the model's context is " +
-                            (r.model.arch->max_positions ? group_thousands(r.model.arch->max_positions)
-                                                         : std::string("unknown")) +
-                            ") to count them" +
-                            std::string(r.mode == Mode::infer ? " and the KV cache" : ""));
+    e.note({NoteCode::activations_need_seq, {r.model.arch->max_positions, 0}, 0.0});
   else
-    a.assumptions.push_back(
-        "activations not counted: give --activation-bytes-per-row, --mlp or an architecture with --seq");
-  return a;
+    e.note({NoteCode::activations_unknown, {0, 0}, 0.0});
+}
+
+LedgerDetail activation_ledger_detail(const EstimateRequest& r) {
+  LedgerDetail d;
+  if (!has_ledger(r)) return d;
+  const ActivationLedger l = training_ledger(r, true);
+  for (const SavedTensor& t : l.per_layer)
+    d.rows.push_back(
+        {t.name + (t.role == Role::recomputed ? " (recomputed)" : ""), t.shape, t.format, t.bytes});
+  for (const SavedTensor& t : l.outside_layers)
+    d.rows.push_back({"[outside layers] " + t.name + (t.role == Role::recomputed ? " (recomputed)" : ""),
+                      t.shape, t.format, t.bytes});
+  d.notes = l.notes;
+  return d;
 }
 
 }  // namespace memplan

@@ -2,7 +2,6 @@
 // The seam between the estimate and the activation models: what the forward pass keeps for
 // backward (training) or the KV cache and working buffer (inference), for one request.
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,14 +9,16 @@
 
 namespace memplan {
 
-struct ActivationTerms {
-  Term activations;  // key "activations"
-  Term kv_cache;     // key "kv_cache" (inference)
-  std::vector<LedgerRow> layer_ledger;
-  std::string ledger_title;
-  std::vector<std::string> assumptions;
-};
+// Fills the activations and kv_cache terms of `e`, its ledger summary and notes. Builds no
+// string: the ledger's rows are listed by activation_ledger_detail.
+void add_activation_terms(const EstimateRequest& request, Estimate& e);
 
-ActivationTerms activation_terms(const EstimateRequest& request);
+// The activation ledger's rows and modelling notes (training with a transformer or an MLP);
+// empty otherwise. For --explain and JSON.
+struct LedgerDetail {
+  std::vector<LedgerRow> rows;
+  std::vector<std::string> notes;
+};
+LedgerDetail activation_ledger_detail(const EstimateRequest& request);
 
 }  // namespace memplan

@@ -43,6 +43,8 @@ struct ActivationOptions {
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;
+  // List the rows and notes (false: only the byte counts, which builds no string).
+  bool record = true;
 };
 
 // What a ledger entry is.

@@ -48,8 +48,9 @@ std::vector<std::string> LayerModel::lora_mlp_in() const {
 
 // B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
 void LayerModel::lora_intermediate(Entries& e, const std::string& matrix) const {
-  add_entry(e, matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")",
-            {m_shape.s, m_opts.lora->rank}, m_act);
+  add_entry(
+      e, [&] { return matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")"; },
+      {m_shape.s, m_opts.lora->rank}, m_act);
 }
 
 void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
@@ -76,7 +77,8 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
   if (qk || (g.v && !m_drop_attn)) {
     if (m_opts.autocast && m_opts.runtime == Runtime::cuda) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
-      add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
+      add_entry(
+          e, [&] { return "probabilities cast to " + m_act.name; }, {d.nh, d.s, d.s}, m_act, core);
     } else {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
     }
@@ -96,14 +98,22 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
   const bool down_input = m_opts.lora->down && !ffn_drop;
   if (m_arch.gated_mlp) {
     if (g.gate) add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
-    if (g.up) add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
+    if (g.up)
+      add_entry(
+          e, [&] { return fn + "(gate)"; }, {d.s, d.ff}, m_act);
     if (g.gate) add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-    if (down_input) add_entry(e, fn + "(gate) x up (down LoRA input)", {d.s, d.ff}, m_act);
+    if (down_input)
+      add_entry(
+          e, [&] { return fn + "(gate) x up (down LoRA input)"; }, {d.s, d.ff}, m_act);
   } else if (fn == "relu") {
     if (g.up || down_input) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
   } else {
-    if (g.up) add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
-    if (down_input) add_entry(e, fn + " output (down LoRA input)", {d.s, d.ff}, m_act);
+    if (g.up)
+      add_entry(
+          e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
+    if (down_input)
+      add_entry(
+          e, [&] { return fn + " output (down LoRA input)"; }, {d.s, d.ff}, m_act);
   }
   if (ffn_drop) {
     if (g.gate || g.up) add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
@@ -120,6 +130,7 @@ Entries LayerModel::lora_layer(bool first) const {
   const std::vector<std::string> qkv = lora_qkv(), mlp = lora_mlp_in();
   const bool fed_hidden = first && m_arch.vocab == 0;
   Entries e;
+  e.record = m_opts.record;
   if (m_arch.norm_first) {
     norm(e, "attention norm", g.in, true);
     if (!qkv.empty()) linear_inputs(e, "attention norm output (q/k/v LoRA input)", qkv.size());

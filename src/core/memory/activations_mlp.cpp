@@ -28,12 +28,15 @@ ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const Acti
 
   const Fmt act{opts.act_format, opts.act_cost};
   Entries entries;
+  entries.record = opts.record;
   if (opts.autocast)
-    detail::add_entry(entries, "input cast to " + act.name + " (first Linear input)", {widths[0]}, act);
+    detail::add_entry(
+        entries, [&] { return "input cast to " + act.name + " (first Linear input)"; }, {widths[0]}, act);
   for (size_t i = 1; i + 1 < widths.size(); ++i)
-    detail::add_entry(entries,
-                      "ReLU " + std::to_string(i) + " output (Linear " + std::to_string(i + 1) + " input)",
-                      {widths[i]}, act);
+    detail::add_entry(
+        entries,
+        [&] { return "ReLU " + std::to_string(i) + " output (Linear " + std::to_string(i + 1) + " input)"; },
+        {widths[i]}, act);
 
   ActivationLedger ledger;
   ledger.layers = 0;

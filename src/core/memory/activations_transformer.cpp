@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -59,31 +60,39 @@ Fmt LayerModel::mask(const Fmt& f) const {
 
 // A norm reading the residual stream. input_grad: its input requires grad (false for the first
 // layer of a stack fed hidden states); count_input: the input storage is not already counted.
-void LayerModel::norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const {
+void LayerModel::norm(Entries& e, const char* name_text, bool input_grad, bool count_input) const {
   const Shape& d = m_shape;
+  const std::string_view name = name_text;
   if (m_opts.lora && !input_grad) return;  // frozen weight, input needs no gradient: keeps nothing
   if (m_arch.norm == "rmsnorm") {
     if (input_grad) {
       bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
       if (count_input || !already_fp32)
-        add_entry(e, name + (already_fp32 ? " input" : " input upcast to fp32"), {d.s, d.h},
-                  detail::fp32_fmt());
+        add_entry(
+            e, [&] { return std::string(name) + (already_fp32 ? " input" : " input upcast to fp32"); },
+            {d.s, d.h}, detail::fp32_fmt());
       if (m_opts.runtime == Runtime::cpu_torch113)
-        add_entry(e, name + " input squared (torch 1.13 mean keeps its input)", {d.s, d.h},
-                  detail::fp32_fmt());
-      add_entry(e, name + " rsqrt", {d.s, 1}, detail::fp32_fmt());
+        add_entry(
+            e, [&] { return std::string(name) + " input squared (torch 1.13 mean keeps its input)"; },
+            {d.s, d.h}, detail::fp32_fmt());
+      add_entry(
+          e, [&] { return std::string(name) + " rsqrt"; }, {d.s, 1}, detail::fp32_fmt());
     }
     if (!m_opts.lora)  // kept for the weight's gradient only
-      add_entry(e, name + " normalised (weight-multiply input)", {d.s, d.h}, m_res);
+      add_entry(
+          e, [&] { return std::string(name) + " normalised (weight-multiply input)"; }, {d.s, d.h}, m_res);
     return;
   }
-  if (input_grad && count_input) add_entry(e, name + " input", {d.s, d.h}, m_res);
-  add_entry(e, name + " mean and rstd", {d.s, 2}, detail::fp32_fmt());
+  if (input_grad && count_input)
+    add_entry(
+        e, [&] { return std::string(name) + " input"; }, {d.s, d.h}, m_res);
+  add_entry(
+      e, [&] { return std::string(name) + " mean and rstd"; }, {d.s, 2}, detail::fp32_fmt());
 }
 
 // What the Linear layers reading a residual-format tensor keep: one storage, or under
 // autocast one half copy per Linear call.
-void LayerModel::linear_inputs(Entries& e, const std::string& name, uint64_t calls) const {
+void LayerModel::linear_inputs(Entries& e, const char* name, uint64_t calls) const {
   if (!m_opts.autocast) {
     add_entry(e, name, {m_shape.s, m_shape.h}, m_res);
     return;
@@ -91,8 +100,11 @@ void LayerModel::linear_inputs(Entries& e, const std::string& name, uint64_t cal
   for (uint64_t i = 0; i < calls; ++i)
     add_entry(
         e,
-        name + " cast to " + m_act.name +
-            (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")" : std::string()),
+        [&] {
+          return name + (" cast to " + m_act.name) +
+                 (calls > 1 ? " (" + std::to_string(i + 1) + " of " + std::to_string(calls) + ")"
+                            : std::string());
+        },
         {m_shape.s, m_shape.h}, m_act);
 }
 
@@ -106,7 +118,8 @@ void LayerModel::attention_core(Entries& e) const {
     bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
     if (fp32_softmax) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
-      add_entry(e, "probabilities cast to " + m_act.name, {d.nh, d.s, d.s}, m_act, core);
+      add_entry(
+          e, [&] { return "probabilities cast to " + m_act.name; }, {d.nh, d.s, d.s}, m_act, core);
     } else {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
     }
@@ -129,14 +142,18 @@ void LayerModel::mlp_core(Entries& e) const {
   const std::string& fn = m_arch.activation;
   if (m_arch.gated_mlp) {
     add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
-    add_entry(e, fn + "(gate)", {d.s, d.ff}, m_act);
+    add_entry(
+        e, [&] { return fn + "(gate)"; }, {d.s, d.ff}, m_act);
     add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-    add_entry(e, fn + "(gate) x up (down projection input)", {d.s, d.ff}, m_act);
+    add_entry(
+        e, [&] { return fn + "(gate) x up (down projection input)"; }, {d.s, d.ff}, m_act);
   } else if (fn == "relu") {
     add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
   } else {
-    add_entry(e, "up projection output (" + fn + " input)", {d.s, d.ff}, m_act);
-    add_entry(e, fn + " output (down projection input)", {d.s, d.ff}, m_act);
+    add_entry(
+        e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
+    add_entry(
+        e, [&] { return fn + " output (down projection input)"; }, {d.s, d.ff}, m_act);
   }
   if (m_drop_hidden && m_arch.ffn_dropout) {
     add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
@@ -148,6 +165,7 @@ void LayerModel::mlp_core(Entries& e) const {
 Entries LayerModel::layer(bool first) const {
   if (m_opts.lora) return lora_layer(first);
   Entries e;
+  e.record = m_opts.record;
   const Shape& d = m_shape;
   const bool fed_hidden = first && m_arch.vocab == 0;
   const uint64_t qkv_calls = m_arch.fused_qkv ? 1 : 3;
@@ -178,6 +196,7 @@ Entries LayerModel::layer(bool first) const {
 
 Entries LayerModel::outside() const {
   Entries e;
+  e.record = m_opts.record;
   const Shape& d = m_shape;
   const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
   if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
@@ -187,7 +206,8 @@ Entries LayerModel::outside() const {
   if (lora)
     ;  // a frozen LM head keeps no input
   else if (m_opts.autocast)
-    add_entry(e, "final norm output cast to " + m_act.name + " (LM head input)", {d.s, d.h}, m_act);
+    add_entry(
+        e, [&] { return "final norm output cast to " + m_act.name + " (LM head input)"; }, {d.s, d.h}, m_act);
   else
     add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
   add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
@@ -267,20 +287,24 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   uint64_t first_ps = detail::per_sample_bytes(first, Role::saved);
   uint64_t recompute_ps = detail::per_sample_bytes(typical, Role::recomputed);
   if (opts.checkpointing == Checkpointing::full) {
-    for (auto& e : typical) e.role = Role::recomputed;
+    typical.set_role(Role::recomputed);
     Entries kept;
+    kept.record = opts.record;
     add_entry(kept, "layer input (checkpoint)", {d.s, d.h}, model.res());
     recompute_ps = layer_ps;
-    layer_ps = first_ps = kept.front().per_sample;
-    kept.insert(kept.end(), typical.begin(), typical.end());
+    layer_ps = first_ps = detail::per_sample_bytes(kept, Role::saved);
+    kept.append(typical);
     typical = std::move(kept);
     ledger.recompute_fraction = 1.0 / 3.0;
-    ledger.notes.push_back(
-        "full checkpointing keeps one input per layer and recomputes the layer in backward: "
-        "one extra forward pass per step, about 30% more compute (33% with backward = 2x forward); "
-        "one layer's activations are rebuilt at a time (recompute_bytes)");
+    if (opts.record)
+      ledger.notes.push_back(
+          "full checkpointing keeps one input per layer and recomputes the layer in backward: "
+          "one extra forward pass per step, about 30% more compute (33% with backward = 2x forward); "
+          "one layer's activations are rebuilt at a time (recompute_bytes)");
   } else if (opts.checkpointing == Checkpointing::selective) {
     ledger.recompute_fraction = model.eager() ? model.selective_fraction() : 0.0;
+  }
+  if (opts.record && opts.checkpointing == Checkpointing::selective) {
     const std::string pct = fmt::format("{:.1f}%", ledger.recompute_fraction * 100.0);
     ledger.notes.push_back(
         model.eager() ? "selective checkpointing recomputes the attention core (scores, softmax, "
@@ -302,11 +326,12 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   ledger.layer_bytes = checked_mul(opts.batch, layer_ps, "activation bytes");
   ledger.first_layer_bytes = checked_mul(opts.batch, first_ps, "activation bytes");
   ledger.recompute_bytes = checked_mul(opts.batch, recompute_ps, "activation bytes");
-  ledger.per_layer = detail::to_rows(typical, opts.batch);
-  ledger.outside_layers = detail::to_rows(outside, opts.batch);
   if (opts.autocast)
     ledger.fixed_bytes =
         bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
+  if (!opts.record) return ledger;
+  ledger.per_layer = detail::to_rows(typical, opts.batch);
+  ledger.outside_layers = detail::to_rows(outside, opts.batch);
 
   // Modelling choices, stated.
   auto& n = ledger.notes;

@@ -39,18 +39,15 @@ FactoredState factored_state_elements(const ModelSpec& model) {
   if (model.arch && model.arch->layers && model.arch->hidden) {
     Matrices m = transformer_matrices(*model.arch);
     const uint64_t vectors = p > m.elements ? p - m.elements : 0;
-    return {m.sum_rc + vectors,
-            "row + column statistics of the architecture's weight matrices, full size for the " +
-                std::to_string(vectors) + " other parameters"};
+    return {m.sum_rc + vectors, FactoredShapes::architecture, vectors};
   }
   if (model.tensors) {
     const double side = std::sqrt(static_cast<double>(p) / static_cast<double>(model.tensors));
     const uint64_t e = checked_mul(model.tensors, static_cast<uint64_t>(std::ceil(2 * side)));
-    return {e, "assumes the parameters sit in " + std::to_string(model.tensors) + " square matrices"};
+    return {e, FactoredShapes::square, model.tensors};
   }
   const uint64_t width = 4096;
-  return {2 * (p / width) + width,
-          "assumes 4096-wide weight matrices (no architecture or tensor count given)"};
+  return {2 * (p / width) + width, FactoredShapes::width4096, 0};
 }
 
 }  // namespace memplan

@@ -3,15 +3,18 @@
 // (row and column statistics), for every vector the full size.
 
 #include <cstdint>
-#include <string>
 
 #include <memplan/model.hpp>
 
 namespace memplan {
 
+// Which shapes were assumed.
+enum class FactoredShapes { architecture, square, width4096 };
+
 struct FactoredState {
   uint64_t elements = 0;  // state numbers for the whole model
-  std::string how;        // which shapes were assumed
+  FactoredShapes shapes = FactoredShapes::width4096;
+  uint64_t count = 0;  // architecture: the parameters outside matrices; square: the matrices
 };
 
 // From the architecture's weight matrices when known; otherwise assumes the parameters sit in

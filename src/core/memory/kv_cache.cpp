@@ -11,7 +11,8 @@
 #include "core/memory/kv_cache.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <array>
+#include <cstddef>
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
@@ -43,35 +44,29 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
 
   const uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
   struct Candidate {
-    const char* name;
+    KvBuffer kind;
     uint64_t bytes;
   };
-  std::vector<Candidate> candidates;
+  std::array<Candidate, 3> candidates{};
+  size_t n = 0;
   if (opts.attention == Attention::eager)
-    candidates.push_back(
-        {"attention scores and probabilities (eager)",
-         bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")});
-  candidates.push_back({"MLP intermediate",
-                        bytes_for(mul3(arch.gated_mlp ? 3 : 2, s, ff), opts.act_cost, "MLP intermediate")});
+    candidates[n++] = {KvBuffer::attention_scores,
+                       bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")};
+  candidates[n++] = {KvBuffer::mlp_intermediate,
+                     bytes_for(mul3(arch.gated_mlp ? 3 : 2, s, ff), opts.act_cost, "MLP intermediate")};
   if (arch.vocab > 0) {
     uint64_t positions = opts.all_logits ? s : 1;
     uint64_t logits = bytes_for(checked_mul(positions, arch.vocab, "logits"), opts.act_cost, "logits");
     if (opts.fp32_logits)
       logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
-    candidates.push_back({"logits", logits});
+    candidates[n++] = {KvBuffer::logits, logits};
   }
-  auto largest = std::max_element(candidates.begin(), candidates.end(),
+  auto largest = std::max_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
                                   [](const Candidate& a, const Candidate& b) { return a.bytes < b.bytes; });
   uint64_t stream = bytes_for(mul3(2, s, arch.hidden), opts.act_cost, "hidden states");
   kv.working_buffer_per_sample = checked_add(stream, largest->bytes, "working buffer");
   kv.working_buffer_bytes = checked_mul(opts.batch, kv.working_buffer_per_sample, "working buffer");
-  kv.working_buffer_name = largest->name;
-
-  kv.explain = "KV cache = 2 x " + std::to_string(arch.layers) + " layers x " + std::to_string(kvh) +
-               " kv heads x " + std::to_string(hd) + " head dim x " + std::to_string(s) + " tokens x " +
-               std::to_string(opts.batch) + " batch x " + opts.kv_format + " = " + std::to_string(kv.bytes) +
-               " B; working buffer = hidden states (2 x seq x hidden) + " + largest->name + " = " +
-               std::to_string(kv.working_buffer_bytes) + " B";
+  kv.working_buffer = largest->kind;
   return kv;
 }
 

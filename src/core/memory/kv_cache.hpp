@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include <memplan/estimate.hpp>
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
 #include "core/memory/activations.hpp"
@@ -30,8 +31,7 @@ struct KvCache {
   uint64_t bytes_per_sample = 0;      // the cache for one sequence
   uint64_t working_buffer_bytes = 0;  // largest transient buffer, whole batch
   uint64_t working_buffer_per_sample = 0;
-  std::string working_buffer_name;  // which buffer that is ("MLP intermediate", ...)
-  std::string explain;              // the formula with the numbers filled in
+  KvBuffer working_buffer = KvBuffer::none;  // which buffer that is
 };
 
 // KV cache and working buffer of `arch` at opts; Error when layers/heads/hidden or seq are 0.

@@ -120,44 +120,49 @@ LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
       checked_add(a.layers, a.encoder_decoder ? checked_mul(2, a.decoder_layers) : 0);
   const uint64_t mlp_blocks = checked_add(a.layers, a.encoder_decoder ? a.decoder_layers : 0);
   const uint64_t experts = a.experts > 0 ? a.experts : 1;
+  LoraAdapters out;
+  out.rank = r;
+  out.targets = t;
+  out.fused_qkv = a.fused_qkv;
+  out.gated_mlp = a.gated_mlp;
   uint64_t attn = 0, attn_matrices = 0, mlp = 0, mlp_matrices = 0;
-  std::string attn_text, mlp_text;
-  auto add = [r](uint64_t& sum, uint64_t& count, std::string& text, uint64_t n, uint64_t in, uint64_t out) {
-    sum = checked_add(sum, checked_mul(n, adapter(r, in, out), "LoRA parameters"), "LoRA parameters");
-    count += n;
-    text += (text.empty() ? "" : " + ") + (n > 1 ? std::to_string(n) + " x " : std::string()) +
-            std::to_string(r) + " x (" + std::to_string(in) + " + " + std::to_string(out) + ")";
+  auto add_attn = [&](uint64_t in, uint64_t o) {
+    attn = checked_add(attn, adapter(r, in, o), "LoRA parameters");
+    attn_matrices += 1;
+    out.attention[out.attention_count++] = {1, in, o};
+  };
+  auto add_mlp = [&](uint64_t in, uint64_t o) {
+    mlp = checked_add(mlp, checked_mul(experts, adapter(r, in, o), "LoRA parameters"), "LoRA parameters");
+    mlp_matrices += experts;
+    out.mlp[out.mlp_count++] = {experts, in, o};
   };
   if (a.fused_qkv) {
-    if (t.q || t.k || t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.qd + 2 * w.kvd);
+    if (t.q || t.k || t.v) add_attn(w.h, w.qd + 2 * w.kvd);
   } else {
-    if (t.q) add(attn, attn_matrices, attn_text, 1, w.h, w.qd);
-    if (t.k) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
-    if (t.v) add(attn, attn_matrices, attn_text, 1, w.h, w.kvd);
+    if (t.q) add_attn(w.h, w.qd);
+    if (t.k) add_attn(w.h, w.kvd);
+    if (t.v) add_attn(w.h, w.kvd);
   }
-  if (t.o) add(attn, attn_matrices, attn_text, 1, w.qd, w.h);
-  if (t.gate && a.gated_mlp) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
-  if (t.up) add(mlp, mlp_matrices, mlp_text, experts, w.h, w.ff);
-  if (t.down) add(mlp, mlp_matrices, mlp_text, experts, w.ff, w.h);
+  if (t.o) add_attn(w.qd, w.h);
+  if (t.gate && a.gated_mlp) add_mlp(w.h, w.ff);
+  if (t.up) add_mlp(w.h, w.ff);
+  if (t.down) add_mlp(w.ff, w.h);
   if (attn_matrices + mlp_matrices == 0)
     throw Error(Field::lora_targets,
                 "adapts no matrix of this model (gate needs a gated MLP; expected e.g. q,v)");
-  LoraAdapters out;
-  out.rank = r;
-  out.targets = lora_target_names(t, a);
+  out.attention_blocks = attn_blocks;
+  out.mlp_blocks = mlp_blocks;
   out.matrices = attn_matrices * attn_blocks + mlp_matrices * mlp_blocks;
   out.parameters = checked_add(checked_mul(attn_blocks, attn, "LoRA parameters"),
                                checked_mul(mlp_blocks, mlp, "LoRA parameters"), "LoRA parameters");
-  // "32 attention blocks x (16 x (4096 + 4096) + 16 x (4096 + 4096)) = 8,388,608"
-  auto part = [](uint64_t blocks, const char* what, const std::string& text) {
-    return std::to_string(blocks) + " " + what + " x (" + text + ")";
-  };
-  std::string sum;
-  if (!attn_text.empty()) sum = part(attn_blocks, "attention blocks", attn_text);
-  if (!mlp_text.empty()) sum += (sum.empty() ? "" : " + ") + part(mlp_blocks, "MLP blocks", mlp_text);
-  out.arithmetic = "LoRA adapters (r=" + std::to_string(r) + " on " + out.targets + ") = " + sum + " = " +
-                   group_thousands(out.parameters) + " trainable parameters";
   return out;
+}
+
+std::string lora_target_names(const LoraAdapters& adapters) {
+  TransformerArch shape;
+  shape.fused_qkv = adapters.fused_qkv;
+  shape.gated_mlp = adapters.gated_mlp;
+  return lora_target_names(adapters.targets, shape);
 }
 
 }  // namespace memplan

@@ -31,11 +31,11 @@ class LayerModel {
 
   // A norm reading the residual stream. input_grad: its input requires grad (false for the first
   // layer of a stack fed hidden states); count_input: the input storage is not already counted.
-  void norm(Entries& e, const std::string& name, bool input_grad, bool count_input) const;
+  void norm(Entries& e, const char* name, bool input_grad, bool count_input) const;
 
   // What the Linear layers reading a residual-format tensor keep: one storage, or under
   // autocast one half copy per Linear call.
-  void linear_inputs(Entries& e, const std::string& name, uint64_t calls) const;
+  void linear_inputs(Entries& e, const char* name, uint64_t calls) const;
 
   void attention_core(Entries& e) const;
 

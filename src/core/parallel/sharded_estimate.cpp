@@ -10,15 +10,28 @@
 namespace memplan {
 namespace {
 
-// Optimizer state per trainable parameter, without the master copy and the step counters, as
-// an exact fraction of the single-GPU term.
-ElementCost state_cost(const EstimateRequest& r, const Estimate& single, uint64_t step_bytes) {
+// Optimizer state per trainable parameter, without the master copy and the model's step counters: the
+// state lines of the single-GPU term, as an exact fraction.
+ElementCost state_cost(const Estimate& single) {
   const uint64_t trainable = std::max<uint64_t>(single.trainable_parameters, 1);
-  uint64_t state = single.bytes("optimizer_state");
-  if (r.recipe.has_master())
-    state -= std::min(state, bytes_for(single.trainable_parameters, r.recipe.master.cost));
-  state -= std::min(state, step_bytes);
+  const Term& t = single.term(TermKind::optimizer_state);
+  uint64_t state = 0;
+  for (uint8_t i = 0; i < t.line_count; ++i) {
+    const Line& l = t.lines[i];
+    const bool counted = (l.code == LineCode::product && l.what == Counted::optimizer_state) ||
+                         l.code == LineCode::blockwise_state || l.code == LineCode::factored_state ||
+                         l.code == LineCode::adapter_step_counters;  // LoRA's few tensors: spread as state
+    if (counted) state = checked_add(state, l.bytes, "optimizer state bytes");
+  }
   return {state, trainable};
+}
+
+// The per-tensor step counters of the whole model (not LoRA's adapter tensors).
+uint64_t step_bytes(const Estimate& single) {
+  const Term& t = single.term(TermKind::optimizer_state);
+  for (uint8_t i = 0; i < t.line_count; ++i)
+    if (t.lines[i].code == LineCode::step_counters) return t.lines[i].bytes;
+  return 0;
 }
 
 }  // namespace
@@ -33,9 +46,8 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
   ShardingRequest s;
   s.parameters = r.model.parameters;
   s.trainable = single.trainable_parameters;
-  const uint64_t steps =
-      r.optimizer.step_per_tensor && r.model.tensors && s.trainable == s.parameters ? 4 * r.model.tensors : 0;
-  const ElementCost state = state_cost(r, single, steps);
+  const uint64_t steps = step_bytes(single);
+  const ElementCost state = state_cost(single);
   if (r.recipe.has_master()) {
     s.bytes = r.parallel && is_fsdp(r.parallel->sharding)
                   ? fsdp_mixed_precision_state(r.recipe.weights.cost, state)
@@ -45,10 +57,10 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
     s.bytes.gradient = r.recipe.gradients.cost;
   }
   // The weights as the single-GPU estimate prices them (quantised frozen weights included).
-  s.bytes.weight = {single.bytes("parameters"), std::max<uint64_t>(r.model.parameters, 1)};
+  s.bytes.weight = {single.bytes(TermKind::parameters), std::max<uint64_t>(r.model.parameters, 1)};
   s.optimizer_extra_bytes = steps;
   s.largest_layer_parameters = largest_layer_parameters(r);
-  s.activation_bytes = single.bytes("activations");
+  s.activation_bytes = single.bytes(TermKind::activations);
   if (r.model.arch) {
     TransformerArch a = *r.model.arch;
     apply_layout_defaults(a);
@@ -78,7 +90,7 @@ std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_
   EstimateRequest single_request = base;
   single_request.parallel.reset();
   const Estimate single = estimate(single_request);
-  const uint64_t fixed = checked_add(single.bytes("kv_cache"), single.bytes("overhead"));
+  const uint64_t fixed = checked_add(single.bytes(TermKind::kv_cache), single.bytes(TermKind::overhead));
   LayoutSearch search;
   search.gpus_per_node = gpus_per_node;
   search.max_gpus = max_gpus;

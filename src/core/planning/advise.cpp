@@ -76,7 +76,7 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
   a.request = request;
   a.gpu = gpu;
   const Estimate e = estimate(request);
-  const FitRow row = fit_gpu(gpu, e);
+  const FitRow row = fit_gpu(gpu, request, e);
   a.required_bytes = row.required_bytes;
   a.memory_bytes = row.memory_bytes;
   a.spare_bytes = row.spare_bytes;

@@ -214,9 +214,9 @@ bool lora_applies(const Candidate& c) {
 }
 
 std::string lora_text(const LoraAdapters& a, uint64_t base_parameters) {
-  return "r=" + std::to_string(a.rank) + " on " + a.targets + " (" + group_thousands(a.parameters) +
-         " trainable, " + percent(static_cast<double>(a.parameters) / static_cast<double>(base_parameters)) +
-         ")";
+  return "r=" + std::to_string(a.rank) + " on " + lora_target_names(a) + " (" +
+         group_thousands(a.parameters) + " trainable, " +
+         percent(static_cast<double>(a.parameters) / static_cast<double>(base_parameters)) + ")";
 }
 
 std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
@@ -230,8 +230,8 @@ std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
     n.quantize = ctx.gpu.bf16 ? StorageFormatId::bf16 : StorageFormatId::fp16;
     ch.change += std::string(", frozen weights ") + half_name(ctx.gpu);
   }
-  ch.notes.push_back("LoRA: peft LoraConfig(r=" + std::to_string(a.rank) + ", target_modules=[" + a.targets +
-                     "]); activations counted with frozen base weights");
+  ch.notes.push_back("LoRA: peft LoraConfig(r=" + std::to_string(a.rank) + ", target_modules=[" +
+                     lora_target_names(a) + "]); activations counted with frozen base weights");
   return {with(c, n, ch)};
 }
 

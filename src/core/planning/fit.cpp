@@ -60,7 +60,8 @@ std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateReque
   return w;
 }
 
-FitRow fit_gpu(const GpuSpec& gpu, const Estimate& e, uint64_t memory_override) {
+FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimate& e,
+               uint64_t memory_override) {
   FitRow row;
   row.gpu = gpu;
   row.memory_bytes = memory_override ? memory_override : gpu.usable_bytes();
@@ -70,7 +71,7 @@ FitRow fit_gpu(const GpuSpec& gpu, const Estimate& e, uint64_t memory_override) 
   row.spare_bytes = m >= q ? static_cast<int64_t>(m - q > k_max ? k_max : m - q)
                            : -static_cast<int64_t>(q - m > k_max ? k_max : q - m);
   row.verdict = verdict_for(row.required_bytes, row.memory_bytes);
-  row.warnings = hardware_warnings(gpu, e.request);
+  row.warnings = hardware_warnings(gpu, request);
   if (gpu.budget_bytes && !memory_override) row.warnings.push_back(gpu.budget_note);
   return row;
 }
