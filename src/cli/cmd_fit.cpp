@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_estimate.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -77,7 +78,7 @@ void add_fit(CLI::App& sub, Runner& run) {
           io.out << " per GPU of " << e.sharded->layout.gpus << " ("
                  << sharding_engine(e.sharded->layout.sharding) << ")";
         io.out << "\n";
-        for (const std::string& w : r.warnings) io.out << "  ! " << w << "\n";
+        for (const std::string& w : fit_warning_texts(r.warnings, r.gpu)) io.out << "  ! " << w << "\n";
       }
     }
     if (device_missing) {

@@ -56,10 +56,7 @@ Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
   s.tier = 0;
   for (const AdviceChange& ch : c.changes) {
     s.tier = std::max(s.tier, ch.tier);
-    s.change += (s.change.empty() ? "" : " + ") + ch.change;
-    s.cost += (s.cost.empty() ? "" : "; ") + ch.cost;
     s.cost_rank += ch.cost_rank;
-    s.notes.insert(s.notes.end(), ch.notes.begin(), ch.notes.end());
   }
   return s;
 }
