@@ -67,15 +67,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", k_version);
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()); });
 
-  std::vector<Runner> runners(commands().size());
-  std::vector<CLI::App*> subs;
-  for (size_t i = 0; i < commands().size(); ++i) {
-    const CommandSpec& spec = commands()[i];
-    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
-    spec.add(*sub, runners[i]);
-    subs.push_back(sub);
-  }
-
   // ladder and sweep: what follows the first "--" is the user's command, not for CLI11 (which
   // would mix it with the command's own options and the estimate flags before it).
   std::vector<std::string> own_args = args;
@@ -86,6 +77,23 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       user_command.emplace(dashes + 1, args.end());
       own_args.assign(args.begin(), dashes);
     }
+  }
+
+  // Only the commands named on the command line are built (with their options): building every
+  // command cost more than the estimate itself. Without a command name (`memplan --help`, a bare
+  // `memplan`), every command is listed, with no options. A command whose name appears nowhere in
+  // the arguments cannot be the one CLI11 picks.
+  auto named = [&](const CommandSpec& spec) {
+    return std::find(own_args.begin(), own_args.end(), spec.name) != own_args.end();
+  };
+  const bool any_named = std::any_of(commands().begin(), commands().end(), named);
+  std::vector<Runner> runners(commands().size());
+  std::vector<CLI::App*> subs(commands().size(), nullptr);  // by index in commands()
+  for (size_t i = 0; i < commands().size(); ++i) {
+    const CommandSpec& spec = commands()[i];
+    if (any_named && !named(spec)) continue;
+    subs[i] = app.add_subcommand(spec.name, spec.summary);
+    if (any_named) spec.add(*subs[i], runners[i]);
   }
 
   // CLI11 wants argv order reversed in a vector.
@@ -106,7 +114,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const CLI::CallForHelp&) {
     const CLI::App* target = &app;
     for (CLI::App* s : subs)
-      if (s->parsed()) target = s;
+      if (s && s->parsed()) target = s;
     out << target->help();
     return k_ok;
   } catch (const CLI::CallForVersion&) {
@@ -118,7 +126,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   for (size_t i = 0; i < subs.size(); ++i) {
-    if (!subs[i]->parsed()) continue;
+    if (!subs[i] || !subs[i]->parsed()) continue;
     std::ostringstream buffer;
     Io io{buffer, err, out_is_tty, user_command};
     try {

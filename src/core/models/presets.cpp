@@ -9,70 +9,99 @@
 #include <memplan/error.hpp>
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
+#include "core/base/static_json.hpp"
 
 namespace memplan {
 namespace embedded {
-std::string_view gpus();
-std::string_view models();
+// The embedded documents converted into constant data at build time (cmake/embed.cmake).
+const StaticJson& gpus_tree();
+const StaticJson& models_tree();
 }  // namespace embedded
 
 namespace {
 
 using nlohmann::json;
 
+// The readers below take a document in either form: nlohmann::json (a file read at run time) or
+// StaticJson (the embedded presets, converted at build time); these give the values out.
+std::string string_of(const json& j) { return j.get<std::string>(); }
+std::string string_of(const StaticJson& j) { return std::string(j.text); }
+uint64_t unsigned_of(const json& j) { return j.get<uint64_t>(); }
+uint64_t unsigned_of(const StaticJson& j) {
+  return j.is_number_unsigned() ? j.unsigned_value : static_cast<uint64_t>(j.integer_value);
+}
+int64_t integer_of(const json& j) { return j.get<int64_t>(); }
+int64_t integer_of(const StaticJson& j) {
+  return j.is_number_unsigned() ? static_cast<int64_t>(j.unsigned_value) : j.integer_value;
+}
+double number_of(const json& j) { return j.get<double>(); }
+double number_of(const StaticJson& j) { return j.number(); }
+bool boolean_of(const json& j) { return j.get<bool>(); }
+bool boolean_of(const StaticJson& j) { return j.boolean_value; }
+// The member `field` of an object, or nullptr.
+const json* member(const json& j, const char* field) {
+  auto it = j.find(field);
+  return it == j.end() ? nullptr : &*it;
+}
+const StaticJson* member(const StaticJson& j, const char* field) { return j.find(field); }
+
 // Typed field access with errors that name the document, the entry and the field.
+template <class Json>
 struct Reader {
   std::string where;  // "data/gpus.json: gpus[3] (t4)"
-  const json& j;
+  const Json& j;
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
     throw Error(where, "field \"" + field + "\" " + what);
   }
   std::string str(const char* field, bool required = true) const {
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) {
+    const Json* v = member(j, field);
+    if (!v || v->is_null()) {
       if (required) fail(field, "is missing");
       return "";
     }
-    if (!it->is_string()) fail(field, "must be a string");
-    return it->get<std::string>();
+    if (!v->is_string()) fail(field, "must be a string");
+    return string_of(*v);
   }
   uint64_t u64(const char* field, bool required = true) const {
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) {
+    const Json* v = member(j, field);
+    if (!v || v->is_null()) {
       if (required) fail(field, "is missing");
       return 0;
     }
-    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
+    if (!v->is_number_unsigned() && !(v->is_number_integer() && integer_of(*v) >= 0))
       fail(field, "must be a non-negative integer");
-    return it->get<uint64_t>();
+    return unsigned_of(*v);
   }
   double real(const char* field) const {
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) return 0.0;
-    if (!it->is_number()) fail(field, "must be a number");
-    double v = it->get<double>();
-    if (!(v >= 0.0 && v <= 1.0)) fail(field, "must be in [0, 1]");
-    return v;
+    const Json* v = member(j, field);
+    if (!v || v->is_null()) return 0.0;
+    if (!v->is_number()) fail(field, "must be a number");
+    const double x = number_of(*v);
+    if (!(x >= 0.0 && x <= 1.0)) fail(field, "must be in [0, 1]");
+    return x;
   }
   bool boolean(const char* field, bool fallback) const {
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) fail(field, "must be true or false");
-    return it->get<bool>();
+    const Json* v = member(j, field);
+    if (!v || v->is_null()) return fallback;
+    if (!v->is_boolean()) fail(field, "must be true or false");
+    return boolean_of(*v);
   }
   std::vector<std::string> strings(const char* field) const {
     std::vector<std::string> out;
-    auto it = j.find(field);
-    if (it == j.end() || it->is_null()) return out;
-    if (!it->is_array()) fail(field, "must be an array of strings");
-    for (const json& s : *it) {
+    const Json* v = member(j, field);
+    if (!v || v->is_null()) return out;
+    if (!v->is_array()) fail(field, "must be an array of strings");
+    out.reserve(v->size());
+    for (const Json& s : *v) {
       if (!s.is_string()) fail(field, "must be an array of strings");
-      out.push_back(s.get<std::string>());
+      out.push_back(string_of(s));
     }
     return out;
   }
 };
+template <class Json>
+Reader(std::string, const Json&) -> Reader<Json>;
 
 json parse_doc(std::string_view text, const std::string& origin) {
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
@@ -81,7 +110,8 @@ json parse_doc(std::string_view text, const std::string& origin) {
   return doc;
 }
 
-GpuSpec read_gpu(const json& j, const std::string& where) {
+template <class Json>
+GpuSpec read_gpu(const Json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where, "must be an object");
   Reader r{where, j};
   GpuSpec g;
@@ -92,7 +122,7 @@ GpuSpec read_gpu(const json& j, const std::string& where) {
   g.vendor = named.str("vendor", false);
   g.memory_total_bytes = named.u64("memory_total_bytes");
   if (g.memory_total_bytes == 0) named.fail("memory_total_bytes", "must be positive");
-  g.reserved_known = j.contains("memory_reserved_bytes");
+  g.reserved_known = member(j, "memory_reserved_bytes") != nullptr;
   g.memory_reserved_bytes = named.u64("memory_reserved_bytes", false);
   if (g.memory_reserved_bytes >= g.memory_total_bytes)
     named.fail("memory_reserved_bytes", "must be below the total");
@@ -107,7 +137,8 @@ GpuSpec read_gpu(const json& j, const std::string& where) {
   return g;
 }
 
-TransformerArch read_arch(const json& j, const std::string& where) {
+template <class Json>
+TransformerArch read_arch(const Json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where, "field \"arch\" must be an object");
   Reader r{where + " arch", j};
   TransformerArch a;
@@ -134,7 +165,8 @@ TransformerArch read_arch(const json& j, const std::string& where) {
   return a;
 }
 
-ModelPreset read_model(const json& j, const std::string& where) {
+template <class Json>
+ModelPreset read_model(const Json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where, "must be an object");
   Reader r{where, j};
   ModelPreset p;
@@ -147,7 +179,8 @@ ModelPreset read_model(const json& j, const std::string& where) {
   p.model.active_parameters = named.u64("active_parameters", false);
   p.model.tensors = named.u64("tensors", false);
   p.model.source = named.str("source");
-  if (auto it = j.find("arch"); it != j.end() && !it->is_null()) p.model.arch = read_arch(*it, named.where);
+  if (const Json* arch = member(j, "arch"); arch && !arch->is_null())
+    p.model.arch = read_arch(*arch, named.where);
   return p;
 }
 
@@ -171,48 +204,64 @@ Presets with_defaults(Presets p) {
   return p;
 }
 
+// The GPUs of a document in the shape of data/gpus.json into `p`.
+template <class Json>
+void read_gpus(const Json& doc, const std::string& o, Presets& p) {
+  const Json* list = member(doc, "gpus");
+  if (!list || !list->is_array()) throw Error(o, "needs a \"gpus\" array");
+  p.gpus.reserve(list->size());
+  for (size_t i = 0; i < list->size(); ++i)
+    p.gpus.push_back(read_gpu((*list)[i], o + ": gpus[" + std::to_string(i) + "]"));
+  p.default_gpus = Reader{o, doc}.strings("defaults");
+  check_unique(
+      p.gpus,
+      [](const GpuSpec& g) {
+        auto v = g.aliases;
+        v.push_back(g.id);
+        return v;
+      },
+      o);
+  for (const std::string& d : p.default_gpus) find_gpu(p, o + ": defaults", d);
+}
+
+// The models of a document in the shape of data/model_presets.json into `p`.
+template <class Json>
+void read_models(const Json& doc, const std::string& o, Presets& p) {
+  const Json* list = member(doc, "models");
+  if (!list || !list->is_array()) throw Error(o, "needs a \"models\" array");
+  p.models.reserve(list->size());
+  for (size_t i = 0; i < list->size(); ++i)
+    p.models.push_back(read_model((*list)[i], o + ": models[" + std::to_string(i) + "]"));
+  check_unique(
+      p.models,
+      [](const ModelPreset& m) {
+        auto v = m.aliases;
+        v.push_back(m.model.id);
+        return v;
+      },
+      o);
+}
+
 }  // namespace
 
 Presets parse_presets(std::string_view gpus_json, std::string_view models_json, std::string_view origin) {
   Presets p;
   const std::string o(origin);
-  if (!gpus_json.empty()) {
-    json doc = parse_doc(gpus_json, o);
-    auto it = doc.find("gpus");
-    if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"gpus\" array");
-    for (size_t i = 0; i < it->size(); ++i)
-      p.gpus.push_back(read_gpu((*it)[i], o + ": gpus[" + std::to_string(i) + "]"));
-    p.default_gpus = Reader{o, doc}.strings("defaults");
-    check_unique(
-        p.gpus,
-        [](const GpuSpec& g) {
-          auto v = g.aliases;
-          v.push_back(g.id);
-          return v;
-        },
-        o);
-    for (const std::string& d : p.default_gpus) find_gpu(p, o + ": defaults", d);
-  }
-  if (!models_json.empty()) {
-    json doc = parse_doc(models_json, o);
-    auto it = doc.find("models");
-    if (it == doc.end() || !it->is_array()) throw Error(o, "needs a \"models\" array");
-    for (size_t i = 0; i < it->size(); ++i)
-      p.models.push_back(read_model((*it)[i], o + ": models[" + std::to_string(i) + "]"));
-    check_unique(
-        p.models,
-        [](const ModelPreset& m) {
-          auto v = m.aliases;
-          v.push_back(m.model.id);
-          return v;
-        },
-        o);
-  }
+  if (!gpus_json.empty()) read_gpus(parse_doc(gpus_json, o), o, p);
+  if (!models_json.empty()) read_models(parse_doc(models_json, o), o, p);
   return p;
 }
 
+// The same readers and checks as parse_presets, over the documents cmake/embed.cmake converted
+// at build time: no JSON parsing when a process starts.
 const Presets& builtin_presets() {
-  static const Presets presets = parse_presets(embedded::gpus(), embedded::models(), "embedded presets");
+  static const Presets presets = [] {
+    Presets p;
+    const std::string o = "embedded presets";
+    read_gpus(embedded::gpus_tree(), o, p);
+    read_models(embedded::models_tree(), o, p);
+    return p;
+  }();
   return presets;
 }
 

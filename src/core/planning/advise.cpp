@@ -19,13 +19,7 @@ using advice::KnobContext;
 bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || g.budget_bytes != 0; }
 
 // The knob's mildest setting that fits, else the one that needs least memory.
-std::optional<Suggestion> best_setting(const advice::Knob& k, const Candidate& base, const KnobContext& ctx) {
-  std::vector<Candidate> settings;
-  try {
-    settings = k.apply(base, ctx);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+std::optional<Suggestion> best_setting(const std::vector<Candidate>& settings, const KnobContext& ctx) {
   std::optional<Suggestion> best;
   for (const Candidate& c : settings) {
     Suggestion s = advice::to_suggestion(c, ctx);
@@ -95,16 +89,21 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
   const KnobContext ctx{gpu, a.memory_bytes, options};
   const Candidate base{request, {}};
   const std::vector<advice::Knob>& table = advice::knob_table();
+  // Each knob's settings on the run as it is: the single changes, and the first step of every
+  // combination the search tries (it reuses them rather than running the knobs again).
+  std::vector<std::vector<Candidate>> settings(table.size());
   std::vector<std::size_t> fitting;
   for (std::size_t i = 0; i < table.size(); ++i) {
-    std::optional<Suggestion> s = best_setting(table[i], base, ctx);
+    settings[i] = advice::apply_knob(table[i], base, ctx);
+    std::optional<Suggestion> s = best_setting(settings[i], ctx);
     if (!s || s->required_bytes >= a.required_bytes) continue;  // saves nothing on this run
     if (s->fits()) fitting.push_back(i);
     a.singles.push_back(std::move(*s));
   }
   a.singles.push_back(bigger_gpu(request, a.required_bytes, gpu, presets));
   if (!a.fits())
-    a.combinations = advice::search_combinations(base, ctx, fitting, a.candidates_tried, a.search_capped);
+    a.combinations =
+        advice::search_combinations(base, ctx, settings, fitting, a.candidates_tried, a.search_capped);
   return a;
 }
 

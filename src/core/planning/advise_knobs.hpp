@@ -45,13 +45,18 @@ const std::vector<Knob>& knob_table();
 // Required bytes of a candidate on its most-loaded GPU (overhead included).
 uint64_t required_bytes(const Candidate& c);
 
+// The settings of knob `k` for `c`; none when the knob cannot apply to it (an Error).
+std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobContext& ctx);
+
 // A candidate as a suggestion judged against the context's GPU.
 Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx);
 
 // Combinations of 2..options.max_knobs knobs (one per group) that fit and hold no fitting subset,
-// cheapest first. `fitting_singles`: indices into knob_table() of knobs that fit alone.
+// cheapest first. `singles`: apply_knob of each knob_table() row on `base`, by index;
+// `fitting_singles`: indices into knob_table() of knobs that fit alone.
 // Breadth-first by size; stops after options.max_candidates chains (`capped`).
 std::vector<Suggestion> search_combinations(const Candidate& base, const KnobContext& ctx,
+                                            const std::vector<std::vector<Candidate>>& singles,
                                             const std::vector<std::size_t>& fitting_singles,
                                             std::size_t& tried, bool& capped);
 

@@ -2,6 +2,7 @@
 // knob per group, keeping the sets that fit and hold no fitting subset, cheapest first.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 
 #include <memplan/error.hpp>
 
@@ -26,7 +27,13 @@ void subsets(std::size_t n, std::size_t size, std::size_t from, std::vector<std:
   }
 }
 
-// Settings of knob `k` for `c`; a knob that cannot be combined with the chain gives none.
+bool cheaper(const Suggestion& a, const Suggestion& b) {
+  if (a.cost_rank != b.cost_rank) return a.cost_rank < b.cost_rank;
+  return a.required_bytes < b.required_bytes;
+}
+
+}  // namespace
+
 std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobContext& ctx) {
   try {
     return k.apply(c, ctx);
@@ -34,13 +41,6 @@ std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobC
     return {};
   }
 }
-
-bool cheaper(const Suggestion& a, const Suggestion& b) {
-  if (a.cost_rank != b.cost_rank) return a.cost_rank < b.cost_rank;
-  return a.required_bytes < b.required_bytes;
-}
-
-}  // namespace
 
 Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
   Suggestion s;
@@ -62,6 +62,7 @@ Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
 }
 
 std::vector<Suggestion> search_combinations(const Candidate& base, const KnobContext& ctx,
+                                            const std::vector<std::vector<Candidate>>& singles,
                                             const std::vector<std::size_t>& fitting_singles,
                                             std::size_t& tried, bool& capped) {
   const std::vector<Knob>& table = knob_table();
@@ -70,6 +71,12 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
   std::vector<Suggestion> out;
   tried = 0;
   capped = false;
+  // The settings each chain of knobs (indices in the order applied) leads to. Sets that share a
+  // first knob or two after the stage sort share that work: each knob runs once per chain
+  // instead of once per set (it is a search of its own for the solvers and sharding).
+  std::map<std::vector<std::size_t>, std::vector<Candidate>> chains;
+  chains.emplace(std::vector<std::size_t>{}, std::vector<Candidate>{base});
+  for (std::size_t k = 0; k < singles.size(); ++k) chains.emplace(std::vector<std::size_t>{k}, singles[k]);
   for (std::size_t size = 2; size <= ctx.options.max_knobs && !capped; ++size) {
     std::vector<std::vector<std::size_t>> sets;
     std::vector<std::size_t> cur;
@@ -89,17 +96,20 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
       std::stable_sort(set.begin(), set.end(), [&](std::size_t a, std::size_t b) {
         return static_cast<int>(table[a].stage) < static_cast<int>(table[b].stage);
       });
-      std::vector<Candidate> chain = {base};
+      std::vector<std::size_t> applied;
+      const std::vector<Candidate>* chain = &chains.begin()->second;  // the empty chain: {base}
       for (std::size_t k : set) {
-        std::vector<Candidate> next;
-        for (const Candidate& c : chain)
-          for (Candidate& v : apply_knob(table[k], c, ctx)) next.push_back(std::move(v));
-        chain = std::move(next);
-        if (chain.empty()) break;
+        applied.push_back(k);
+        auto [at, added] = chains.try_emplace(applied);
+        if (added)
+          for (const Candidate& c : *chain)
+            for (Candidate& v : apply_knob(table[k], c, ctx)) at->second.push_back(std::move(v));
+        chain = &at->second;
+        if (chain->empty()) break;
       }
       bool found = false;
       Suggestion best;
-      for (const Candidate& c : chain) {
+      for (const Candidate& c : *chain) {
         if (tried >= ctx.options.max_candidates) {
           capped = true;
           break;
