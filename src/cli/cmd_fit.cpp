@@ -61,10 +61,12 @@ void add_fit(CLI::App& sub, Runner& run) {
       if (!plan.targets.device_notes.empty()) doc["device_notes"] = plan.targets.device_notes;
       io.out << doc.dump(2) << "\n";
     } else if (out.format == Format::csv) {
-      io.out << "gpu,memory_bytes,required_bytes,spare_bytes,verdict\n";
+      CsvWriter csv;
+      csv.row({"gpu", "memory_bytes", "required_bytes", "spare_bytes", "verdict"});
       for (const FitRow& r : fit)
-        io.out << csv_field(r.gpu.id) << "," << r.memory_bytes << "," << r.required_bytes << ","
-               << r.spare_bytes << "," << verdict_name(r.verdict) << "\n";
+        csv.row({r.gpu.id, std::to_string(r.memory_bytes), std::to_string(r.required_bytes),
+                 std::to_string(r.spare_bytes), verdict_name(r.verdict)});
+      io.out << csv.str();
     } else if (!out.quiet) {
       for (const FitRow& r : fit) {
         io.out << r.gpu.id << ": " << verdict_name(r.verdict) << " (required "
