@@ -163,12 +163,13 @@ void add_advise(CLI::App& sub, Runner& run) {
       return k_ok;
     }
     if (out.format == Format::csv) {
-      io.out << "kind,tier,change,required_bytes,verdict,cost,gpu,gpus\n";
+      CsvWriter csv;
+      csv.row({"kind", "tier", "change", "required_bytes", "verdict", "cost", "gpu", "gpus"});
       for (const auto& [kind, list] : {std::pair{"single", &singles}, std::pair{"combination", &combos}})
         for (const Suggestion& sg : *list)
-          io.out << kind << "," << sg.tier << "," << csv_field(suggestion_change(sg)) << ","
-                 << sg.required_bytes << "," << verdict_name(sg.verdict) << ","
-                 << csv_field(suggestion_cost(sg)) << "," << csv_field(sg.gpu) << "," << sg.gpus << "\n";
+          csv.row({kind, std::to_string(sg.tier), suggestion_change(sg), std::to_string(sg.required_bytes),
+                   verdict_name(sg.verdict), suggestion_cost(sg), sg.gpu, std::to_string(sg.gpus)});
+      io.out << csv.str();
       return k_ok;
     }
     const bool md = out.format == Format::markdown;
