@@ -298,16 +298,16 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
 
 const std::vector<Knob>& knob_table() {
   static const std::vector<Knob> table = {
-      {"micro-batch", "batch", 1, Stage::solve, micro_batch},
-      {"autocast", "precision", 1, Stage::transform, autocast},
-      {"sequence", "sequence", 1, Stage::solve, sequence},
-      {"checkpointing", "checkpointing", 2, Stage::transform, checkpointing},
-      {"optimizer-8bit", "optimizer", 2, Stage::transform, optimizer_8bit},
-      {"adafactor", "optimizer", 2, Stage::transform, adafactor},
-      {"lora", "adapters", 2, Stage::transform, lora},
-      {"qlora", "adapters", 2, Stage::transform, qlora},
-      {"sharding", "placement", 2, Stage::place, sharding},
-      {"offload", "placement", 2, Stage::place, offload},
+      {AdviceKnob::micro_batch, KnobGroup::batch, 1, Stage::solve, micro_batch},
+      {AdviceKnob::autocast, KnobGroup::precision, 1, Stage::transform, autocast},
+      {AdviceKnob::sequence, KnobGroup::sequence, 1, Stage::solve, sequence},
+      {AdviceKnob::checkpointing, KnobGroup::checkpointing, 2, Stage::transform, checkpointing},
+      {AdviceKnob::optimizer_8bit, KnobGroup::optimizer, 2, Stage::transform, optimizer_8bit},
+      {AdviceKnob::adafactor, KnobGroup::optimizer, 2, Stage::transform, adafactor},
+      {AdviceKnob::lora, KnobGroup::adapters, 2, Stage::transform, lora},
+      {AdviceKnob::qlora, KnobGroup::adapters, 2, Stage::transform, qlora},
+      {AdviceKnob::sharding, KnobGroup::placement, 2, Stage::place, sharding},
+      {AdviceKnob::offload, KnobGroup::placement, 2, Stage::place, offload},
   };
   return table;
 }

@@ -85,7 +85,7 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
       Mask mask = 0;
       bool clash = false;
       for (std::size_t i : set) {
-        for (std::size_t j : set) clash = clash || (i < j && std::string(table[i].group) == table[j].group);
+        for (std::size_t j : set) clash = clash || (i < j && table[i].group == table[j].group);
         mask |= Mask{1} << i;
       }
       const bool has_fitting_subset =
