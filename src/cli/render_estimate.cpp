@@ -9,6 +9,7 @@
 #include "core/memory/factored_state.hpp"
 
 #include "cli/options.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -761,7 +762,7 @@ json fit_row_json(const FitRow& r) {
           {"required_bytes", r.required_bytes},
           {"spare_bytes", r.spare_bytes},
           {"verdict", verdict_name(r.verdict)},
-          {"warnings", r.warnings}};
+          {"warnings", fit_warning_texts(r.warnings, r.gpu)}};
 }
 
 json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit) {
@@ -831,7 +832,8 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
   }
   std::string notes;
   for (const FitRow& r : fit)
-    for (const std::string& w : r.warnings) notes += "  ! " + r.gpu.id + ": " + w + "\n";
+    for (const std::string& w : fit_warning_texts(r.warnings, r.gpu))
+      notes += "  ! " + r.gpu.id + ": " + w + "\n";
   for (const std::string& n : device_notes) notes += "  ! " + n + "\n";
   if (!notes.empty()) out += notes;
   return out;
