@@ -1,5 +1,5 @@
 #pragma once
-// The fit rule (DESIGN.md section 3): required = total + overhead; a GPU fits when required <=
+// The fit rule: required = total + overhead; a GPU fits when required <=
 // what a process can allocate on it, is tight when it fits with under 5% of that to spare.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Optimizers and the state they keep per trainable parameter (DESIGN.md section 1):
+// Optimizers and the state they keep per trainable parameter:
 // sgd 0 copies, sgd-momentum 1, adam/adamw 2, adagrad 1, rmsprop 1 (2 with momentum), lion 1,
 // adamw-8bit 2 copies of 1 byte plus block constants, adafactor factored, none for inference.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Precision recipes: which format each of the four terms is kept in (DESIGN.md section 1).
+// Precision recipes: which format each of the four terms is kept in.
 // fp32/fp16/bf16/N bytes: everything in one format (the lesson's model).
 // amp-*: torch.autocast, fp32 weights/gradients/optimizer state, half activations.
 // mixed-*: master-weight mixed precision (DeepSpeed/Megatron), half weights and gradients,

@@ -15,7 +15,7 @@
 
 namespace memplan::cli {
 
-// Exit codes (DESIGN.md section 4).
+// Exit codes.
 enum ExitCode : int { k_ok = 0, k_no_fit = 1, k_bad_input = 2, k_no_device = 3, k_command_failed = 4 };
 
 enum class Format { table, json, markdown, csv };

@@ -14,7 +14,7 @@
 
 namespace memplan::cli {
 
-// The "memplan.estimate/1" document (DESIGN.md section 4).
+// The "memplan.estimate/1" document.
 nlohmann::json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit);
 
 // One fit row as JSON: {"gpu", "name", "memory_bytes", "required_bytes", "spare_bytes", "verdict",

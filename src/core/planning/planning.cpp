@@ -38,9 +38,9 @@ uint64_t required_at(EstimateRequest r, uint64_t batch) {
 
 BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
   if (required_at(base, 1) == required_at(base, 2))
-    throw Error(Field::batch,
-                "the estimate does not grow with the batch: give --activation-bytes-per-row, --mlp, or an "
-                "architecture with --seq");
+    throw Error(Field::batch, "the estimate does not grow with the batch: give " +
+                                  field_ref(Field::activation_bytes_per_row) + ", " + field_ref(Field::mlp) +
+                                  ", or an architecture with " + field_ref(Field::seq));
   BatchPlan p;
   p.micro_batch = largest([&](uint64_t b) { return required_at(base, b) <= memory; }, p.capped);
   p.max_micro_batch = p.micro_batch;
@@ -64,9 +64,10 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
     return estimate(r).required_bytes();
   };
   if (at(1) == at(2))
-    throw Error(Field::max_seq,
-                "the estimate does not depend on the sequence: give an architecture (--model, --config or "
-                "--layers/--hidden/--heads)");
+    throw Error(Field::max_seq, "the estimate does not depend on the sequence: give an architecture (" +
+                                    field_ref(Field::model) + ", " + field_ref(Field::config) + " or " +
+                                    field_ref(Field::layers) + "/" + field_ref(Field::hidden) + "/" +
+                                    field_ref(Field::heads) + ")");
   return largest([&](uint64_t s) { return at(s) <= memory; }, capped);
 }
 
