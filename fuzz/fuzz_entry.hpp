@@ -16,7 +16,7 @@ namespace memplan::fuzz {
 // Returns true when the input parsed, false when it was refused with an Error.
 inline bool run_hf_config(std::string_view in) {
   try {
-    ModelSpec m = parse_hf_config(in, "fuzz/config.json");
+    ModelSpec m = parse_hf_config_detail(in, "fuzz/config.json").model;
     return m.arch.has_value();
   } catch (const Error&) {
     return false;

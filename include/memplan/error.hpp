@@ -81,6 +81,10 @@ enum class Field {
   repeat,
   within,
   steps,
+  // files and the cast command's own switches
+  presets,
+  from_bits,
+  saturate,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -148,19 +152,61 @@ inline const char* field_key(Field f) {
       "repeat",
       "within",
       "steps",
+      "presets",
+      "from_bits",
+      "saturate",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::steps) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::saturate) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
+}
+
+// The field whose key is `key`, or Field::none.
+inline Field field_for_key(const std::string& key) {
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::saturate); ++i)
+    if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
+  return Field::none;
+}
+
+// A field named inside a message or note: "{field:pp}". The core never writes a flag; the CLI
+// prints the reference as the field's flag ("--pp"), Error::what() as its key ("pp").
+inline std::string field_ref(Field f) { return std::string("{field:") + field_key(f) + "}"; }
+
+// `text` with each field reference replaced by name(field); anything else is kept as it is.
+template <class Name>
+std::string expand_field_refs(const std::string& text, Name name) {
+  static const std::string open = "{field:";
+  std::string out;
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t start = text.find(open, at);
+    const std::size_t end = start == std::string::npos ? start : text.find('}', start);
+    if (end == std::string::npos) break;
+    const Field f = field_for_key(text.substr(start + open.size(), end - start - open.size()));
+    out.append(text, at, start - at);
+    if (f == Field::none)
+      out.append(text, start, end + 1 - start);
+    else
+      out += name(f);
+    at = end + 1;
+  }
+  out.append(text, at, std::string::npos);
+  return out;
+}
+
+// The text of field references as a library user reads them: the field's key.
+inline std::string with_field_keys(const std::string& text) {
+  return expand_field_refs(text, [](Field f) { return std::string(field_key(f)); });
 }
 
 // Bad input from the user: a field, an option, a file, a value. Exit code 2.
 class Error : public std::runtime_error {
  public:
   // subject: a file path, "config.json: hidden_size", or the name a caller gave a value
-  // ("--limit"); message: what is wrong. what() is "<subject>: <message>".
+  // ("--limit"); message: what is wrong, where field references (field_ref) name other inputs.
+  // what() is "<subject>: <message>", references read as field keys; message() keeps them.
   Error(std::string subject, const std::string& message)
-      : std::runtime_error(subject.empty() ? message : subject + ": " + message),
+      : std::runtime_error(with_field_keys(subject.empty() ? message : subject + ": " + message)),
         m_subject(std::move(subject)),
         m_message(message) {}
 

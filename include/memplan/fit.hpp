@@ -15,13 +15,45 @@ enum class Verdict { fits, tight, no };
 
 const char* verdict_name(Verdict v);  // "fits", "tight", "no"
 
+// Why a recipe or number format is a poor match for a GPU; the CLI words it.
+enum class FitWarningCode {
+  not_native,      // the card's compute capability lacks the format's arithmetic (`family` says which)
+  no_hardware,     // no compute capability known (AMD, Apple): the preset says the card lacks it
+  unified_budget,  // usable memory is a unified-memory budget (the GPU's budget_note says how)
+};
+
+// The format families whose arithmetic a card may lack.
+enum class FormatFamily { plain, tf32, fp16, bf16, fp8, int8, weight_only };
+
+// What to use instead of a format the card cannot run natively.
+enum class Substitute {
+  none,
+  amp_fp16_scaler,          // amp-fp16 with a GradScaler
+  mixed_fp16_scaler,        // mixed-fp16 with loss scaling
+  fp16_inference,           // fp16: inference needs no loss scaling
+  amp_bf16_or_int8,         // bf16 (amp-bf16), or int8 weights for inference
+  amp_fp16_scaler_or_int8,  // amp-fp16 with a GradScaler, or int8 weights for inference
+  fp32_same_memory,         // fp32 (TF32 is stored as fp32)
+  fp32,
+  int8_weights_or_fp16,  // int8 weights (dequantised per matmul), or fp16
+};
+
+struct FitWarning {
+  FitWarningCode code = FitWarningCode::not_native;
+  std::string format;  // the recipe or format concerned: "amp-bf16", "fp8-e4m3"
+  FormatFamily family = FormatFamily::plain;
+  int compute_capability = 0;  // the card's, major x 10 + minor (75 = 7.5); 0 unknown
+  int needs = 0;               // the least that runs the format natively, same scale
+  Substitute use = Substitute::none;
+};
+
 struct FitRow {
   GpuSpec gpu;
   uint64_t memory_bytes = 0;  // usable memory of the GPU
   uint64_t required_bytes = 0;
   int64_t spare_bytes = 0;  // negative: shortfall
   Verdict verdict = Verdict::no;
-  std::vector<std::string> warnings;  // recipe the card cannot run natively, unknown reserve, ...
+  std::vector<FitWarning> warnings;  // recipe the card cannot run natively, unified memory, ...
 };
 
 // Verdict for `required` bytes against `memory` bytes.
@@ -32,8 +64,8 @@ Verdict verdict_for(uint64_t required, uint64_t memory);
 FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimate& e,
                uint64_t memory_override = 0);
 
-// Warnings for running `recipe` (and a --quantize format) on `gpu`: bf16 before compute
-// capability 8.0, fp8 before 8.9, with what to use instead.
-std::vector<std::string> hardware_warnings(const GpuSpec& gpu, const EstimateRequest& r);
+// Warnings for running the request's recipe (and its quantisation format) on `gpu`: bf16 before
+// compute capability 8.0, fp8 before 8.9, with what to use instead.
+std::vector<FitWarning> hardware_warnings(const GpuSpec& gpu, const EstimateRequest& r);
 
 }  // namespace memplan

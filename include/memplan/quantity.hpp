@@ -38,9 +38,6 @@ Units parse_units(std::string_view subject, std::string_view text);
 // largest unit the value reaches, one decimal: 112000000000 -> "104.3 GiB" / "112.0 GB".
 std::string format_bytes(uint64_t bytes, Units units);
 
-// Size in a fixed unit, for tables that line up: format_bytes_in(14e9, gib) -> "13.0 GiB".
-std::string format_gib(uint64_t bytes, Units units, int decimals = 1);
-
 // Signed variant for spare/shortfall: "-3.2 GiB".
 std::string format_signed_bytes(int64_t bytes, Units units);
 

@@ -217,7 +217,6 @@ GradFormat parse_grad_format(std::string_view subject, std::string_view text);
 std::string sharding_name(ShardingStrategy s);    // "zero-2", "fsdp-full-shard", "ddp"
 std::string sharding_engine(ShardingStrategy s);  // "DeepSpeed ZeRO stage 2", "PyTorch FSDP FULL_SHARD"
 std::string offload_name(Offload o);
-std::string grad_format_name(GradFormat g);
 
 // 0 none, 1 optimizer state, 2 + gradients, 3 + parameters.
 int sharding_level(ShardingStrategy s);

@@ -11,6 +11,8 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_advice.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -20,14 +22,14 @@ using nlohmann::json;
 
 constexpr uint64_t k_default_limit = 12;
 
-json suggestion_json(const Suggestion& s) {
+json suggestion_json(const Suggestion& s, const std::vector<GpuSpec>& presets) {
   json knobs = json::array();
-  for (const AdviceChange& c : s.changes) knobs.push_back(c.knob);
+  for (const AdviceChange& c : s.changes) knobs.push_back(advice_knob_name(c.knob));
   return {{"tier", s.tier},
-          {"change", s.change},
+          {"change", suggestion_change(s)},
           {"required_bytes", s.required_bytes},
           {"verdict", verdict_name(s.verdict)},
-          {"cost", s.cost},
+          {"cost", suggestion_cost(s)},
           {"cost_rank", s.cost_rank},
           {"knobs", knobs},
           {"gpu", s.gpu},
@@ -36,7 +38,7 @@ json suggestion_json(const Suggestion& s) {
           {"host_bytes", s.host_bytes},
           {"batch", s.request.batch},
           {"seq", s.request.seq},
-          {"notes", s.notes}};
+          {"notes", suggestion_notes(s, presets)}};
 }
 
 std::vector<Suggestion> first(const std::vector<Suggestion>& v, uint64_t limit) {
@@ -60,8 +62,8 @@ std::string table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu, co
                {"verdict", A::left},
                {"cost", A::left}});
   for (const Suggestion& s : list)
-    t.add_row({std::to_string(s.tier), s.change, format_bytes(s.required_bytes, out.units),
-               verdict_text(s, gpu), s.cost});
+    t.add_row({std::to_string(s.tier), suggestion_change(s), format_bytes(s.required_bytes, out.units),
+               verdict_text(s, gpu), suggestion_cost(s)});
   return out.format == Format::markdown ? t.render_markdown() : t.render();
 }
 
@@ -134,15 +136,15 @@ void add_advise(CLI::App& sub, Runner& run) {
     for (const auto* list : {&singles, &combos})
       for (const Suggestion& sg : *list)
         if (sg.fits())
-          for (const std::string& n : sg.notes)
+          for (const std::string& n : suggestion_notes(sg, plan.presets.gpus))
             if (seen.insert(n).second) notes.push_back(n);
-    std::vector<std::string> hardware = a.hardware_notes;
+    std::vector<std::string> hardware = fit_warning_texts(a.hardware_notes, gpu);
     if (gpu.budget_bytes && !gpu.budget_note.empty()) hardware.push_back(gpu.budget_note);
 
     if (out.format == Format::json) {
       json sj = json::array(), cj = json::array();
-      for (const Suggestion& sg : singles) sj.push_back(suggestion_json(sg));
-      for (const Suggestion& sg : combos) cj.push_back(suggestion_json(sg));
+      for (const Suggestion& sg : singles) sj.push_back(suggestion_json(sg, plan.presets.gpus));
+      for (const Suggestion& sg : combos) cj.push_back(suggestion_json(sg, plan.presets.gpus));
       json doc = {{"schema", "memplan.advise/1"},
                   {"inputs", plan.inputs},
                   {"gpu", {{"id", gpu.id}, {"name", gpu.name}, {"memory_bytes", a.memory_bytes}}},
@@ -161,12 +163,13 @@ void add_advise(CLI::App& sub, Runner& run) {
       return k_ok;
     }
     if (out.format == Format::csv) {
-      io.out << "kind,tier,change,required_bytes,verdict,cost,gpu,gpus\n";
+      CsvWriter csv;
+      csv.row({"kind", "tier", "change", "required_bytes", "verdict", "cost", "gpu", "gpus"});
       for (const auto& [kind, list] : {std::pair{"single", &singles}, std::pair{"combination", &combos}})
         for (const Suggestion& sg : *list)
-          io.out << kind << "," << sg.tier << "," << csv_field(sg.change) << "," << sg.required_bytes << ","
-                 << verdict_name(sg.verdict) << "," << csv_field(sg.cost) << "," << csv_field(sg.gpu) << ","
-                 << sg.gpus << "\n";
+          csv.row({kind, std::to_string(sg.tier), suggestion_change(sg), std::to_string(sg.required_bytes),
+                   verdict_name(sg.verdict), suggestion_cost(sg), sg.gpu, std::to_string(sg.gpus)});
+      io.out << csv.str();
       return k_ok;
     }
     const bool md = out.format == Format::markdown;

@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/options.hpp"
 #include "cli/rows.hpp"
 
 namespace memplan::cli {
@@ -82,7 +83,7 @@ int run_cast(Io& io, const CastArgs& args) {
                               {"rel_error", number_or_null(c.rel_error)},
                               {"outcome", outcome_name(c.outcome)},
                               {"subnormal", c.subnormal},
-                              {"verdict", cast_verdict(c)}});
+                              {"verdict", with_flags(cast_verdict(c))}});
     }
     io.out << j.dump(2) << "\n";
     return k_ok;
@@ -96,7 +97,7 @@ int run_cast(Io& io, const CastArgs& args) {
     const CastResult& c = r.result;
     table.cells.push_back({r.input, c.format->name, shortest_decimal(c.value), hex_bits(*c.format, c.bits),
                            binary_fields(*c.format, c.bits), error_cell(c.abs_error), error_cell(c.rel_error),
-                           cast_verdict(c)});
+                           with_flags(cast_verdict(c))});
   }
   table.write(io.out, opts.format);
   if (opts.quiet || opts.format != Format::table) return k_ok;

@@ -1,17 +1,80 @@
 // memplan fit: one line per GPU, for scripts. Exit 0 fits on every GPU, 1 not, 3 no device.
 #include <memory>
+#include <optional>
 
 #include <memplan/error.hpp>
 #include <memplan/estimate.hpp>
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
+#include <memplan/sharding.hpp>
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_estimate.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
+namespace {
+
+// The result of `memplan fit`: one row per GPU and what they were judged against.
+struct FitReport {
+  std::string against;  // "total" or "free"
+  uint64_t total_bytes = 0;
+  uint64_t required_bytes = 0;
+  std::optional<ParallelLayout> layout;  // the run is spread over GPUs: rows are per GPU
+  std::vector<FitRow> rows;
+  std::vector<std::string> device_notes;  // a local device that could not be read
+  bool device_missing = false;            // --gpu local asked and a device note says why it failed
+
+  bool all_fit() const {
+    for (const FitRow& r : rows)
+      if (r.verdict == Verdict::no) return false;
+    return true;
+  }
+};
+
+std::string fit_json(const FitReport& f, const nlohmann::json& inputs) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const FitRow& r : f.rows) rows.push_back(fit_row_json(r));
+  nlohmann::json doc = {{"schema", "memplan.fit/1"},
+                        {"inputs", inputs},
+                        {"against", f.against},
+                        {"total_bytes", f.total_bytes},
+                        {"required_bytes", f.required_bytes},
+                        {"fit", rows},
+                        {"fits_all", f.all_fit() && !f.device_missing}};
+  if (!f.device_notes.empty()) doc["device_notes"] = f.device_notes;
+  return doc.dump(2) + "\n";
+}
+
+std::string fit_csv(const FitReport& f) {
+  CsvWriter csv;
+  csv.row({"gpu", "memory_bytes", "required_bytes", "spare_bytes", "verdict"});
+  for (const FitRow& r : f.rows)
+    csv.row({r.gpu.id, std::to_string(r.memory_bytes), std::to_string(r.required_bytes),
+             std::to_string(r.spare_bytes), verdict_name(r.verdict)});
+  return csv.str();
+}
+
+// One line per GPU, its warnings after it.
+std::string fit_lines(const FitReport& f, const OutputOptions& out) {
+  std::string s;
+  for (const FitRow& r : f.rows) {
+    s += r.gpu.id + ": " + verdict_name(r.verdict) + " (required " +
+         format_bytes(r.required_bytes, out.units) + " of " + format_bytes(r.memory_bytes, out.units) + ", " +
+         (r.spare_bytes >= 0 ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
+                             : format_signed_bytes(r.spare_bytes, out.units).substr(1) + " short") +
+         ")";
+    if (f.layout)
+      s += " per GPU of " + std::to_string(f.layout->gpus) + " (" + sharding_engine(f.layout->sharding) + ")";
+    s += "\n";
+    for (const std::string& w : fit_warning_texts(r.warnings, r.gpu)) s += "  ! " + w + "\n";
+  }
+  return s;
+}
+
+}  // namespace
 
 void add_fit(CLI::App& sub, Runner& run) {
   struct State {
@@ -32,7 +95,11 @@ void add_fit(CLI::App& sub, Runner& run) {
     if (!plan.gpu_given)
       throw Error("--gpu", "required: the GPUs to check (e.g. --gpu t4,a100-80gb, or local)");
     const Estimate e = estimate(plan.request);
-    std::vector<FitRow> fit;
+    FitReport f;
+    f.against = s->against;
+    f.total_bytes = e.total_bytes();
+    f.required_bytes = e.required_bytes();
+    if (e.sharded) f.layout = e.sharded->layout;
     for (const GpuSpec& g : plan.targets.gpus) {
       uint64_t memory = 0;
       if (s->against == "free") {
@@ -41,50 +108,22 @@ void add_fit(CLI::App& sub, Runner& run) {
                       "free needs a real device (--gpu local or cuda:N), not the preset \"" + g.id + "\"");
         memory = g.free_bytes;
       }
-      fit.push_back(fit_gpu(g, plan.request, e, memory));
+      f.rows.push_back(fit_gpu(g, plan.request, e, memory));
     }
-    bool all_fit = true;
-    for (const FitRow& r : fit) all_fit = all_fit && r.verdict != Verdict::no;
-    const bool device_missing = plan.targets.asked_local && !plan.targets.device_notes.empty();
+    f.device_notes = plan.targets.device_notes;
+    f.device_missing = plan.targets.asked_local && !plan.targets.device_notes.empty();
 
-    if (out.format == Format::json) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const FitRow& r : fit) rows.push_back(fit_row_json(r));
-      nlohmann::json doc = {{"schema", "memplan.fit/1"},
-                            {"inputs", plan.inputs},
-                            {"against", s->against},
-                            {"total_bytes", e.total_bytes()},
-                            {"required_bytes", e.required_bytes()},
-                            {"fit", rows},
-                            {"fits_all", all_fit && !device_missing}};
-      if (!plan.targets.device_notes.empty()) doc["device_notes"] = plan.targets.device_notes;
-      io.out << doc.dump(2) << "\n";
-    } else if (out.format == Format::csv) {
-      io.out << "gpu,memory_bytes,required_bytes,spare_bytes,verdict\n";
-      for (const FitRow& r : fit)
-        io.out << csv_field(r.gpu.id) << "," << r.memory_bytes << "," << r.required_bytes << ","
-               << r.spare_bytes << "," << verdict_name(r.verdict) << "\n";
-    } else if (!out.quiet) {
-      for (const FitRow& r : fit) {
-        io.out << r.gpu.id << ": " << verdict_name(r.verdict) << " (required "
-               << format_bytes(r.required_bytes, out.units) << " of "
-               << format_bytes(r.memory_bytes, out.units) << ", "
-               << (r.spare_bytes >= 0
-                       ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
-                       : format_signed_bytes(r.spare_bytes, out.units).substr(1) + " short")
-               << ")";
-        if (e.sharded)
-          io.out << " per GPU of " << e.sharded->layout.gpus << " ("
-                 << sharding_engine(e.sharded->layout.sharding) << ")";
-        io.out << "\n";
-        for (const std::string& w : r.warnings) io.out << "  ! " << w << "\n";
-      }
-    }
-    if (device_missing) {
-      for (const std::string& n : plan.targets.device_notes) io.err << "memplan: " << n << "\n";
+    if (out.format == Format::json)
+      io.out << fit_json(f, plan.inputs);
+    else if (out.format == Format::csv)
+      io.out << fit_csv(f);
+    else if (!out.quiet)
+      io.out << fit_lines(f, out);
+    if (f.device_missing) {
+      for (const std::string& n : f.device_notes) io.err << "memplan: " << n << "\n";
       return k_no_device;
     }
-    return all_fit ? k_ok : k_no_fit;
+    return f.all_fit() ? k_ok : k_no_fit;
   };
 }
 

@@ -36,12 +36,15 @@ int list_gpus(const Presets& p, const OutputOptions& out, Io& io) {
     return k_ok;
   }
   if (out.format == Format::csv) {
-    io.out << "id,name,memory_total_bytes,memory_reserved_bytes,usable_bytes,compute_capability,bf16,fp8\n";
+    CsvWriter csv;
+    csv.row({"id", "name", "memory_total_bytes", "memory_reserved_bytes", "usable_bytes",
+             "compute_capability", "bf16", "fp8"});
     for (const GpuSpec& g : p.gpus)
-      io.out << g.id << "," << csv_field(g.name) << "," << g.memory_total_bytes << ","
-             << (g.reserved_known ? std::to_string(g.memory_reserved_bytes) : "") << "," << g.usable_bytes()
-             << "," << g.compute_capability << "," << (g.bf16 ? "true" : "false") << ","
-             << (g.fp8 ? "true" : "false") << "\n";
+      csv.row({g.id, g.name, std::to_string(g.memory_total_bytes),
+               g.reserved_known ? std::to_string(g.memory_reserved_bytes) : "",
+               std::to_string(g.usable_bytes()), g.compute_capability, g.bf16 ? "true" : "false",
+               g.fp8 ? "true" : "false"});
+    io.out << csv.str();
     return k_ok;
   }
   using A = TextTable::Align;

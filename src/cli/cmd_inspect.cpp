@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/options.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -65,7 +66,9 @@ std::string render_json(const ModelFileReport& r) {
   j["architecture"] = m.arch ? arch_json(*m.arch) : nlohmann::json(nullptr);
   j["config_family"] = r.config_family.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.config_family);
   j["config_fields"] = r.config_fields;
-  j["notes"] = m.notes;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const std::string& n : m.notes) notes.push_back(with_flags(n));
+  j["notes"] = notes;
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -139,7 +142,7 @@ std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
   }
   if (!m.notes.empty()) {
     s += "notes:\n";
-    for (const std::string& n : m.notes) s += "  - " + n + "\n";
+    for (const std::string& n : m.notes) s += "  - " + with_flags(n) + "\n";
   }
   return s;
 }

@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_estimate.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -80,7 +81,8 @@ MaxBatchResult compute(const Plan& plan, bool by_seq, uint64_t effective) {
                           " with the fewest steps and less memory");
   }
   for (const GpuSpec& g : plan.targets.gpus)
-    for (const std::string& w : hardware_warnings(g, plan.request)) res.notes.push_back(g.id + ": " + w);
+    for (const std::string& w : fit_warning_texts(hardware_warnings(g, plan.request), g))
+      res.notes.push_back(g.id + ": " + w);
   for (const std::string& n : plan.targets.device_notes) res.notes.push_back(n);
   if (plan.request.model.has_batchnorm)
     res.notes.push_back(

@@ -40,16 +40,16 @@ int list_models(const Presets& p, const OutputOptions& out, Io& io) {
     return k_ok;
   }
   if (out.format == Format::csv) {
-    io.out << "id,name,parameters,tensors,layers,hidden,heads,kv_heads\n";
+    CsvWriter csv;
+    csv.row({"id", "name", "parameters", "tensors", "layers", "hidden", "heads", "kv_heads"});
     for (const ModelPreset& mp : p.models) {
       const ModelSpec& m = mp.model;
-      io.out << m.id << "," << csv_field(m.name) << "," << m.parameters << "," << m.tensors << ","
-             << (m.arch
-                     ? std::to_string(m.arch->layers) + "," + std::to_string(m.arch->hidden) + "," +
-                           std::to_string(m.arch->heads) + "," + std::to_string(m.arch->resolved_kv_heads())
-                     : std::string(",,,"))
-             << "\n";
+      const bool a = m.arch.has_value();
+      csv.row({m.id, m.name, std::to_string(m.parameters), std::to_string(m.tensors),
+               a ? std::to_string(m.arch->layers) : "", a ? std::to_string(m.arch->hidden) : "",
+               a ? std::to_string(m.arch->heads) : "", a ? std::to_string(m.arch->resolved_kv_heads()) : ""});
     }
+    io.out << csv.str();
     return k_ok;
   }
   using A = TextTable::Align;

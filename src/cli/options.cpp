@@ -254,9 +254,12 @@ std::string flag_for(Field field) {
   return flag;
 }
 
+std::string with_flags(const std::string& text) { return expand_field_refs(text, flag_for); }
+
 std::string error_text(const Error& e) {
-  if (e.field() == Field::none) return e.what();
-  return flag_for(e.field()) + ": " + e.message();
+  const std::string subject = e.field() == Field::none ? e.subject() : flag_for(e.field());
+  const std::string message = with_flags(e.message());
+  return subject.empty() ? message : subject + ": " + message;
 }
 
 }  // namespace memplan::cli

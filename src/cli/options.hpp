@@ -80,8 +80,12 @@ void parse_option(const OptionSpec& option, const std::string& text, PlanValues&
 // option (ladder's --min, sweep's --rows-per-step) by its key with '-' for '_'.
 std::string flag_for(Field field);
 
+// `text` (a core message or note) with each field reference ("{field:pp}") as its flag ("--pp").
+std::string with_flags(const std::string& text);
+
 // The text of an error as the command line shows it: a field's error names its flag
-// ("--trainable: must be in (0, 1]"); any other error is its what().
+// ("--trainable: must be in (0, 1]"); any other error is its subject and message. Field
+// references in the message read as flags.
 std::string error_text(const Error& e);
 
 }  // namespace memplan::cli

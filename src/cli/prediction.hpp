@@ -1,8 +1,8 @@
 #pragma once
 // The seam between ladder/sweep and memplan's estimator: the estimate flags a user gives before
 // "--" (--model gpt2 --seq 1024 --gpu local ...) become a prediction of the largest batch and of
-// the memory at any batch. prediction_stub.cpp answers "needs the estimator" until the estimator
-// is wired in; tests substitute their own predictor.
+// the memory at any batch, computed by prediction_estimate.cpp; tests substitute their own predictor
+// (sweep's tests run on a fake GPU whose memory no estimate matches).
 
 #include <cstdint>
 #include <functional>
@@ -18,7 +18,7 @@ struct Prediction {
 };
 
 // The estimator's answer for `plan_args`, or nullopt with `why` set (one line, for an error
-// message). Implemented where the estimator lives; prediction_stub.cpp until then.
+// message). Implemented in prediction_estimate.cpp.
 std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>& plan_args, std::string& why);
 
 // What ladder and sweep call: the predictor set for tests, else predict_from_plan_args.

@@ -8,6 +8,8 @@
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
 
+#include "cli/options.hpp"
+#include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -374,7 +376,8 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
 // The notes in words: the model's notes first, then the estimate's (the ledger's where it says).
 std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r,
                                      const LedgerDetail& ledger) {
-  std::vector<std::string> out = r.model.notes;
+  std::vector<std::string> out;
+  for (const std::string& note : r.model.notes) out.push_back(with_flags(note));
   for (uint8_t i = 0; i < e.note_count; ++i) {
     const Note& n = e.notes[i];
     switch (n.code) {
@@ -419,7 +422,7 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
                                   to_string(r.checkpointing), 100.0 * n.x));
         break;
       case NoteCode::ledger:
-        out.insert(out.end(), ledger.notes.begin(), ledger.notes.end());
+        for (const std::string& note : ledger.notes) out.push_back(with_flags(note));
         break;
       case NoteCode::largest_layer_unknown:
         out.push_back(
@@ -562,6 +565,11 @@ void explain_bytes(const ModelStateBytes& b, const ParallelLayout& l, uint64_t g
     ex.push_back("same split as DeepSpeed's documented ZeRO-2 estimate (memory.rst, PR #965): 4P + 16P/N");
 }
 
+// "1 GPU", "8 GPUs": `number` (n as written) and the noun, plural unless n is 1.
+std::string counted(const std::string& number, uint64_t n, const char* noun) {
+  return number + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::vector<std::string> sharding_explain_lines(const ShardingResult& res) {
   const ParallelLayout& l = res.layout;
   const ShardingArithmetic& a = res.arithmetic;
@@ -569,9 +577,9 @@ std::vector<std::string> sharding_explain_lines(const ShardingResult& res) {
   const RankLoad& t = res.heaviest();
   const uint64_t group = res.shard_group;
   std::vector<std::string> ex;
-  ex.push_back("layout: " + g(l.gpus) + " GPUs = " + g(l.nodes) + " node(s) x " + g(res.gpus_per_node) +
-               "; tp " + g(l.tp) + " x pp " + g(l.pp) + " x dp " + g(l.dp) + "; " +
-               sharding_engine(l.sharding) +
+  ex.push_back("layout: " + counted(g(l.gpus), l.gpus, "GPU") + " = " + counted(g(l.nodes), l.nodes, "node") +
+               " x " + g(res.gpus_per_node) + "; tp " + g(l.tp) + " x pp " + g(l.pp) + " x dp " + g(l.dp) +
+               "; " + sharding_engine(l.sharding) +
                (sharding_level(l.sharding) ? " shards over " + g(group) + " ranks" : std::string()) +
                (l.offload != Offload::none ? "; offload " + offload_name(l.offload) : std::string()));
   explain_bytes(b, l, group, ex);
@@ -657,8 +665,8 @@ json layout_json(const ShardingResult& res) {
 std::string ranks_text(const ShardingResult& res, const OutputOptions& o) {
   const ParallelLayout& l = res.layout;
   std::string out = "\n" + std::string(o.format == Format::markdown ? "" : "  ") +
-                    "Layout: " + std::to_string(l.gpus) + " GPUs on " + std::to_string(l.nodes) +
-                    " node(s), " + sharding_engine(l.sharding) +
+                    "Layout: " + counted(std::to_string(l.gpus), l.gpus, "GPU") + " on " +
+                    counted(std::to_string(l.nodes), l.nodes, "node") + ", " + sharding_engine(l.sharding) +
                     (l.offload == Offload::none ? "" : ", offload " + offload_name(l.offload)) + ", tp " +
                     std::to_string(l.tp) + " x pp " + std::to_string(l.pp) + " x dp " + std::to_string(l.dp) +
                     (l.sequence_parallel ? ", sequence parallel" : "") +
@@ -754,7 +762,7 @@ json fit_row_json(const FitRow& r) {
           {"required_bytes", r.required_bytes},
           {"spare_bytes", r.spare_bytes},
           {"verdict", verdict_name(r.verdict)},
-          {"warnings", r.warnings}};
+          {"warnings", fit_warning_texts(r.warnings, r.gpu)}};
 }
 
 json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit) {
@@ -824,7 +832,8 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
   }
   std::string notes;
   for (const FitRow& r : fit)
-    for (const std::string& w : r.warnings) notes += "  ! " + r.gpu.id + ": " + w + "\n";
+    for (const std::string& w : fit_warning_texts(r.warnings, r.gpu))
+      notes += "  ! " + r.gpu.id + ": " + w + "\n";
   for (const std::string& n : device_notes) notes += "  ! " + n + "\n";
   if (!notes.empty()) out += notes;
   return out;

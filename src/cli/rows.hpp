@@ -1,8 +1,8 @@
 #pragma once
-// A small table of string cells for the number-format commands (dtype, cast): rendered as an
-// aligned text table (numbers right-aligned), a markdown table or CSV.
+// A small table of string cells for the number-format commands (dtype, cast), written through the
+// one table renderer (TextTable: flush left, headers aligned like their columns, no rule), as
+// markdown, or as CSV by the one CSV rule (CsvWriter).
 
-#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -19,45 +19,26 @@ struct Rows {
 
   void write(std::ostream& out, Format format) const {
     if (format == Format::csv) {
-      write_csv_line(out, header);
-      for (const auto& r : cells) write_csv_line(out, r);
+      CsvWriter csv;
+      csv.row(header);
+      for (const auto& r : cells) csv.row(r);
+      out << csv.str();
       return;
     }
+    std::vector<std::pair<std::string, TextTable::Align>> columns;
+    for (size_t i = 0; i < header.size(); ++i)
+      columns.emplace_back(header[i], right[i] ? TextTable::Align::right : TextTable::Align::left);
+    TextTable table(std::move(columns));
+    for (const auto& r : cells) table.add_row(r);
     if (format == Format::markdown) {
-      write_md_line(out, header);
-      out << "|";
-      for (size_t i = 0; i < header.size(); ++i) out << (right[i] ? "---:|" : "---|");
-      out << "\n";
-      for (const auto& r : cells) write_md_line(out, r);
+      out << table.render_markdown();
       return;
     }
-    std::vector<size_t> width(header.size());
-    for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-    for (const auto& r : cells)
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    auto line = [&](const std::vector<std::string>& r) {
-      std::string s;
-      for (size_t i = 0; i < r.size(); ++i) {
-        const std::string pad(width[i] - r[i].size(), ' ');
-        const bool last = i + 1 == r.size();
-        s += right[i] ? pad + r[i] : (last ? r[i] : r[i] + pad);
-        if (!last) s += "  ";
-      }
-      out << s << "\n";
-    };
-    line(header);
-    for (const auto& r : cells) line(r);
-  }
-
- private:
-  static void write_csv_line(std::ostream& out, const std::vector<std::string>& r) {
-    for (size_t i = 0; i < r.size(); ++i) out << (i ? "," : "") << csv_field(r[i]);
-    out << "\n";
-  }
-  static void write_md_line(std::ostream& out, const std::vector<std::string>& r) {
-    out << "|";
-    for (const auto& c : r) out << " " << c << " |";
-    out << "\n";
+    TextTable::Style flush;
+    flush.indent = 0;
+    flush.rule = false;
+    flush.align_headers = true;
+    out << table.render(flush);
   }
 };
 

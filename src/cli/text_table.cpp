@@ -28,16 +28,22 @@ void TextTable::add_row(std::vector<std::string> cells) {
 }
 
 std::string TextTable::render(int indent) const {
+  Style style;
+  style.indent = indent;
+  return render(style);
+}
+
+std::string TextTable::render(const Style& style) const {
   std::vector<size_t> w(m_columns.size());
   for (size_t c = 0; c < m_columns.size(); ++c) {
     w[c] = width(m_columns[c].first);
     for (const auto& r : m_rows) w[c] = std::max(w[c], width(r[c]));
   }
   auto line = [&](const std::vector<std::string>& cells, bool header) {
-    std::string out(static_cast<size_t>(indent), ' ');
+    std::string out(static_cast<size_t>(style.indent), ' ');
     for (size_t c = 0; c < cells.size(); ++c) {
       const bool last = c + 1 == cells.size();
-      const Align a = header ? Align::left : m_columns[c].second;
+      const Align a = header && !style.align_headers ? Align::left : m_columns[c].second;
       std::string cell = (last && a == Align::left) ? cells[c] : pad(cells[c], w[c], a);
       out += cell;
       if (!last) out += "  ";
@@ -48,9 +54,11 @@ std::string TextTable::render(int indent) const {
   std::vector<std::string> header;
   for (const auto& col : m_columns) header.push_back(col.first);
   std::string out = line(header, true);
-  std::vector<std::string> rule;
-  for (size_t c = 0; c < w.size(); ++c) rule.push_back(std::string(w[c], '-'));
-  out += line(rule, true);
+  if (style.rule) {
+    std::vector<std::string> rule;
+    for (size_t c = 0; c < w.size(); ++c) rule.push_back(std::string(w[c], '-'));
+    out += line(rule, true);
+  }
   for (const auto& r : m_rows) out += line(r, false);
   return out;
 }

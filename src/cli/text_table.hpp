@@ -15,8 +15,18 @@ class TextTable {
 
   void add_row(std::vector<std::string> cells);
 
+  // How the text form looks: the estimate-style table is indented with its header left-aligned
+  // and underlined with dashes; the number-format commands' (dtype, cast) is flush left, its
+  // headers aligned like their columns, with no rule.
+  struct Style {
+    int indent = 2;
+    bool rule = true;
+    bool align_headers = false;
+  };
+
   // Space-separated columns, indented by `indent` spaces, header underlined with dashes.
   std::string render(int indent = 2) const;
+  std::string render(const Style& style) const;
   // GitHub-flavoured markdown table.
   std::string render_markdown() const;
 

@@ -64,10 +64,4 @@ InterruptScope::~InterruptScope() {
   g_scope_active = false;
 }
 
-bool InterruptScope::requested() { return g_interrupts > 0; }
-
-void InterruptScope::request() {
-  if (g_scope_active) on_interrupt(SIGINT);
-}
-
 }  // namespace memplan

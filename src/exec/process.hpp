@@ -63,11 +63,6 @@ class InterruptScope {
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
-
-  // True once an interrupt arrived in this scope.
-  static bool requested();
-  // Marks an interrupt as if Ctrl-C had been pressed (async-signal-safe; for tests).
-  static void request();
 };
 
 // Throws the Error the runner would give when `program` (argv[0]) cannot be run: not found in

@@ -7,6 +7,8 @@
 #include <memplan/presets.hpp>
 #include "core/planning/advise.hpp"
 
+#include "cli/render_advice.hpp"
+
 using namespace memplan;
 
 namespace {
@@ -36,7 +38,7 @@ GpuSpec custom_gpu(uint64_t bytes, bool bf16 = true) {
 
 const Suggestion* single(const Advice& a, const std::string& knob) {
   for (const Suggestion& s : a.singles)
-    if (s.changes.size() == 1 && s.changes[0].knob == knob) return &s;
+    if (s.changes.size() == 1 && advice_knob_name(s.changes[0].knob) == knob) return &s;
   return nullptr;
 }
 
@@ -48,7 +50,7 @@ const Advice& example_advice() {
 
 std::set<std::string> knobs_of(const Suggestion& s) {
   std::set<std::string> k;
-  for (const AdviceChange& c : s.changes) k.insert(c.knob);
+  for (const AdviceChange& c : s.changes) k.insert(advice_knob_name(c.knob));
   return k;
 }
 
@@ -115,7 +117,13 @@ TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
   const Suggestion* s = single(a, "autocast");
   REQUIRE(s);
   CHECK(s->request.recipe.name == "amp-fp16");
-  CHECK(s->change.find("GradScaler") != std::string::npos);
+  CHECK_FALSE(s->changes[0].bf16);
+  CHECK(cli::suggestion_change(*s) == "autocast amp-fp16 with a GradScaler");
+  CHECK(s->cost_rank == 22);
+  REQUIRE(s->changes[0].notes.size() == 2);
+  CHECK(s->changes[0].notes[1].code == AdviceNoteCode::no_bf16_hardware);
+  CHECK(cli::note_text(s->changes[0].notes[1], {}) ==
+        "t4 has no bf16 hardware: amp-fp16 with torch.amp.GradScaler");
   const Suggestion* q = single(a, "qlora");
   REQUIRE(q);
   CHECK(q->request.recipe.name == "fp16");
@@ -137,7 +145,14 @@ TEST_CASE("checkpointing and micro-batches lower activations, accumulation keeps
   const Suggestion* mb = single(a, "micro-batch");
   REQUIRE(mb);
   CHECK(mb->request.batch == 1);  // 7B fp32 AdamW states alone (100 GiB) exceed 24 GiB
-  CHECK(mb->change == "micro-batch 1 x 16 accumulation steps (effective batch 16)");
+  CHECK(mb->changes[0].batch == 1);
+  CHECK(mb->changes[0].steps == 16);
+  CHECK(cli::suggestion_change(*mb) == "micro-batch 1 x 16 accumulation steps (effective batch 16)");
+  CHECK(cli::suggestion_cost(*mb) == "x16 accumulation steps: same effective batch, more steps");
+  CHECK(cli::suggestion_notes(*mb, {}) ==
+        std::vector<std::string>{
+            "gradient accumulation: divide the loss by the 16 steps (or the gradients come "
+            "out 16x too large)"});
   CHECK(mb->verdict == Verdict::no);
 }
 
@@ -149,7 +164,7 @@ TEST_CASE("suggestions are cheapest first, combinations only without a fitting s
     if (a.singles[i - 1].tier == a.singles[i].tier)
       CHECK(a.singles[i - 1].cost_rank <= a.singles[i].cost_rank);
   }
-  CHECK(a.singles.front().changes[0].knob == "micro-batch");
+  CHECK(a.singles.front().changes[0].knob == AdviceKnob::micro_batch);
   CHECK(a.singles.back().tier == 3);
   // No single change fits this run on a 24 GB card.
   for (const Suggestion& s : a.singles) CHECK_FALSE((s.fits() && s.tier < 3));
@@ -198,7 +213,7 @@ TEST_CASE("a fitting single knob suppresses every combination containing it", "[
   CHECK(sh->verdict == Verdict::tight);
   for (const Suggestion& c : a.combinations)
     for (const Suggestion& s : a.singles)
-      if (s.fits() && s.tier < 3) CHECK(knobs_of(c).count(s.changes[0].knob) == 0);
+      if (s.fits() && s.tier < 3) CHECK(knobs_of(c).count(advice_knob_name(s.changes[0].knob)) == 0);
   // Autocast saves nothing without activations: not listed.
   CHECK(single(a, "autocast") == nullptr);
 }
@@ -248,8 +263,31 @@ TEST_CASE("the combination search is capped", "[advise]") {
 }
 
 TEST_CASE("tier 0 is a checklist", "[advise]") {
-  const auto& c = tier0_checklist();
+  const auto& c = cli::tier0_checklist();
   REQUIRE(c.size() == 4);
   CHECK(c[1].find("loss.item()") != std::string::npos);
   CHECK(c[2].find("torch.no_grad()") != std::string::npos);
+}
+
+TEST_CASE("advice is codes and numbers, worded by the CLI", "[advise]") {
+  const Advice& a = example_advice();
+  const Suggestion* l = single(a, "lora");
+  REQUIRE(l);
+  const AdviceChange& c = l->changes[0];
+  CHECK(c.lora_rank == 16);
+  CHECK(c.lora_parameters == 8388608);  // 32 layers x 2 x 16 x (4096 + 4096)
+  CHECK(c.lora_targets == "q_proj,v_proj");
+  CHECK(c.frozen_half);  // fp32 weights are loaded in bf16 on an RTX 4090
+  // 8,388,608 / (6,738,415,616 + 8,388,608) = 0.124%
+  CHECK(cli::change_text(c) ==
+        "LoRA r=16 on q_proj,v_proj (8,388,608 trainable, 0.12%), frozen weights bf16");
+  REQUIRE(c.notes.size() == 1);
+  CHECK(c.notes[0].code == AdviceNoteCode::lora_peft);
+  CHECK(cli::note_text(c.notes[0], {}) ==
+        "LoRA: peft LoraConfig(r=16, target_modules=[q_proj,v_proj]); activations counted with frozen base "
+        "weights");
+  const Suggestion& big = a.singles.back();
+  REQUIRE(big.changes.size() == 1);
+  CHECK(big.changes[0].knob == AdviceKnob::gpu);
+  CHECK(cli::cost_text(big.changes[0]) == "new hardware: costs money (or a cloud instance)");
 }

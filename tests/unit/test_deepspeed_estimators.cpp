@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <memplan/sharding.hpp>
-#include "core/parallel/deepspeed_estimators.hpp"
+#include "deepspeed_estimators.hpp"
 
 using namespace memplan;
 

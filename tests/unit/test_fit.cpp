@@ -3,6 +3,8 @@
 #include <memplan/fit.hpp>
 #include <memplan/presets.hpp>
 
+#include "cli/render_fit.hpp"
+
 using namespace memplan;
 
 TEST_CASE("verdict: fits, tight under 5% spare, no above memory", "[fit]") {
@@ -34,15 +36,28 @@ TEST_CASE("a recipe the card cannot run is flagged with what to use instead", "[
   r.optimizer = parse_optimizer("--optimizer", "adamw");
   auto w = hardware_warnings(find_gpu(p, "--gpu", "t4"), r);
   REQUIRE(w.size() == 1);
-  CHECK(w[0] ==
+  CHECK(w[0].code == FitWarningCode::not_native);
+  CHECK(w[0].format == "amp-bf16");
+  CHECK(w[0].family == FormatFamily::bf16);
+  CHECK(w[0].compute_capability == 75);
+  CHECK(w[0].needs == 80);
+  CHECK(w[0].use == Substitute::amp_fp16_scaler);
+  CHECK(cli::fit_warning_text(w[0], find_gpu(p, "--gpu", "t4")) ==
         "amp-bf16: bf16 needs compute capability 8.0 (Ampere) or newer; this card is 7.5: PyTorch refuses or "
         "emulates it slowly; use amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)");
+  r.mode = Mode::infer;  // inference needs no loss scaling
+  CHECK(hardware_warnings(find_gpu(p, "--gpu", "t4"), r).at(0).use == Substitute::fp16_inference);
+  r.mode = Mode::train;
   CHECK(hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r).empty());
   r.recipe = parse_recipe("--precision", "fp16");
   r.quantize = StorageFormatId::fp8_e4m3;
   auto w8 = hardware_warnings(find_gpu(p, "--gpu", "a100-80gb"), r);
   REQUIRE(w8.size() == 1);
-  CHECK(w8[0].find("fp8 tensor cores need compute capability 8.9") != std::string::npos);
+  CHECK(w8[0].family == FormatFamily::fp8);
+  CHECK(w8[0].use == Substitute::amp_bf16_or_int8);  // an A100 (8.0) has bf16
+  CHECK(cli::fit_warning_text(w8[0], find_gpu(p, "--gpu", "a100-80gb")) ==
+        "fp8-e4m3: fp8 tensor cores need compute capability 8.9 (Ada) or 9.0 (Hopper); this card is 8.0; use "
+        "bf16 (amp-bf16), or int8 weights for inference");
   CHECK(hardware_warnings(find_gpu(p, "--gpu", "h100-80gb"), r).empty());
 }
 
@@ -60,4 +75,30 @@ TEST_CASE("fit_gpu: spare and verdict agree", "[fit]") {
           row.spare_bytes);
     CHECK((row.verdict == Verdict::no) == (row.spare_bytes < 0));
   }
+}
+
+TEST_CASE("fit warnings without a compute capability, and unified memory", "[fit][hardware]") {
+  const Presets& p = builtin_presets();
+  EstimateRequest r;
+  r.model.parameters = 1000;
+  r.recipe = parse_recipe("--precision", "amp-bf16");
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  GpuSpec amd;
+  amd.id = "old-amd";
+  amd.vendor = "amd";
+  amd.bf16 = false;
+  auto w = hardware_warnings(amd, r);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].code == FitWarningCode::no_hardware);
+  CHECK(cli::fit_warning_text(w[0], amd) == "amp-bf16: old-amd has no bf16 hardware");
+  amd.bf16 = true;
+  CHECK(hardware_warnings(amd, r).empty());
+
+  const GpuSpec& m3 = find_gpu(p, "--gpu", "apple-m3-16gb");
+  REQUIRE(m3.budget_bytes != 0);
+  const FitRow row = fit_gpu(m3, r, estimate(r));
+  REQUIRE_FALSE(row.warnings.empty());
+  CHECK(row.warnings.back().code == FitWarningCode::unified_budget);
+  CHECK(cli::fit_warning_text(row.warnings.back(), m3) == m3.budget_note);
+  CHECK(fit_gpu(m3, r, estimate(r), 1000).warnings.size() == row.warnings.size() - 1);  // --against free
 }

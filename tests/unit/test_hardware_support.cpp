@@ -10,22 +10,19 @@ TEST_CASE("bf16 needs Ampere, a T4 gets amp-fp16 with a GradScaler", "[hardware_
   const HardwareSupport t4 = hardware_support("--precision", "bf16", "7.5");
   CHECK_FALSE(t4.native);
   CHECK(t4.needs == ComputeCapability{8, 0});
-  CHECK(t4.suggestion == "amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)");
-  CHECK(t4.reason.find("8.0") != std::string::npos);
+  CHECK(t4.use == Substitute::amp_fp16_scaler);
+  CHECK(t4.family == FormatFamily::bf16);
   CHECK_FALSE(hardware_support("--precision", "amp-bf16", "7.0").native);
-  CHECK(hardware_support("--precision", "mixed-bf16", "7.5").suggestion ==
-        "mixed-fp16 with loss scaling (a GradScaler)");
+  CHECK(hardware_support("--precision", "mixed-bf16", "7.5").use == Substitute::mixed_fp16_scaler);
   CHECK(hardware_support("--precision", "bf16", "8.0").native);
   CHECK(hardware_support("--precision", "bfloat16", "8.6").native);
-  CHECK(hardware_support("--precision", "amp-bf16", "9.0").suggestion.empty());
+  CHECK(hardware_support("--precision", "amp-bf16", "9.0").use == Substitute::none);
 }
 
 TEST_CASE("fp8 needs 8.9 or newer", "[hardware_support]") {
   CHECK_FALSE(hardware_support("--quantize", "fp8", "8.0").native);
-  CHECK(hardware_support("--quantize", "fp8", "8.0").suggestion ==
-        "bf16 (amp-bf16), or int8 weights for inference");
-  CHECK(hardware_support("--quantize", "fp8-e4m3", "7.5").suggestion ==
-        "amp-fp16 with a GradScaler, or int8 weights for inference");
+  CHECK(hardware_support("--quantize", "fp8", "8.0").use == Substitute::amp_bf16_or_int8);
+  CHECK(hardware_support("--quantize", "fp8-e4m3", "7.5").use == Substitute::amp_fp16_scaler_or_int8);
   CHECK_FALSE(hardware_support("--quantize", "fp8-e5m2", "8.6").native);
   CHECK(hardware_support("--quantize", "fp8", "8.9").native);
   CHECK(hardware_support("--quantize", "e4m3", "9.0").native);
@@ -34,12 +31,16 @@ TEST_CASE("fp8 needs 8.9 or newer", "[hardware_support]") {
 
 TEST_CASE("other formats", "[hardware_support]") {
   CHECK(hardware_support("--precision", "fp16", "7.5").native);
-  CHECK(hardware_support("--precision", "amp-fp16", "7.5").reason.empty());
-  CHECK(hardware_support("--precision", "fp16", "6.0").reason.find("no tensor cores") != std::string::npos);
+  CHECK(hardware_support("--precision", "amp-fp16", "7.5").remark == Remark::none);
+  CHECK(hardware_support("--precision", "fp16", "6.0").remark == Remark::fp16_no_tensor_cores);
   CHECK(hardware_support("--precision", "fp32", "3.5").native);
   CHECK_FALSE(hardware_support("--precision", "tf32", "7.5").native);
   CHECK(hardware_support("--quantize", "nf4", "7.5").native);
-  CHECK(hardware_support("--quantize", "nf4", "7.5").reason.find("float16") != std::string::npos);
+  CHECK(hardware_support("--quantize", "nf4", "7.5").remark == Remark::weight_only_fp16_compute);
+  CHECK(hardware_support("--quantize", "nf4", "8.0").remark == Remark::none);
+  CHECK(hardware_support("--precision", "tf32", "7.5").use == Substitute::fp32_same_memory);
+  CHECK(hardware_support("--precision", "fp16", "5.0").use == Substitute::fp32);
+  CHECK(hardware_support("--quantize", "int8", "7.0").use == Substitute::int8_weights_or_fp16);
   CHECK(hardware_support("--quantize", "int8", "7.5").native);
   CHECK_FALSE(hardware_support("--quantize", "int8", "7.0").native);
   CHECK(hardware_support("--precision", "2", "7.5").native);  // a byte count names no format

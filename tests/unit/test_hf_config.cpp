@@ -16,7 +16,7 @@ const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
 std::string error_of(const std::string& text) {
   try {
-    parse_hf_config(text, "config.json");
+    parse_hf_config_detail(text, "config.json");
   } catch (const Error& e) {
     return e.what();
   }
@@ -207,9 +207,10 @@ TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") 
 TEST_CASE("a key repeated in config.json: the last value counts, with a note", "[hf_config]") {
   // Issue 13: the last value won silently. Python's json.load keeps the last one too, so the
   // count follows it, and the note says so.
-  const ModelSpec m = parse_hf_config(R"({"model_type": "gpt2", "vocab_size": 50257, "n_embd": 1,
+  const ModelSpec m = parse_hf_config_detail(R"({"model_type": "gpt2", "vocab_size": 50257, "n_embd": 1,
       "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024})",
-                                      "config.json");
+                                             "config.json")
+                          .model;
   CHECK(m.parameters == 124439808);  // keras-hub gpt2_base_en: n_embd 768 was used
   CHECK(m.notes.at(0) ==
         "\"n_embd\" appears twice in the config: the last value is used (as Python's "

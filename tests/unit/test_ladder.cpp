@@ -169,7 +169,7 @@ TEST_CASE("timeouts and Ctrl-C end the ladder with what was found", "[ladder]") 
 
 TEST_CASE("ladder refuses impossible settings", "[ladder]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 100); });
-  CHECK_THROWS_WITH(run_ladder(runner, settings(), from(4, 8), nullptr), "start: 4 is below --min 8");
+  CHECK_THROWS_WITH(run_ladder(runner, settings(), from(4, 8), nullptr), "start: 4 is below min 8");
   CHECK_THROWS_WITH(run_ladder(runner, settings(), from(0), nullptr), "start: must be at least 1");
   CHECK(runner.batches.empty());
 }

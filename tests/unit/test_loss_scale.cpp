@@ -80,7 +80,7 @@ TEST_CASE("gradient files and bad input", "[loss_scale]") {
                     "g.txt:2: \"inf\" is not a finite gradient value");
   CHECK_THROWS_WITH(parse_gradient_values("g.txt", "# nothing\n"),
                     "g.txt: no values (expected one number a line)");
-  CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), 3.5, 1e-9), "grad_min: 3.5 is larger than --grad-max 1e-09");
+  CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), 3.5, 1e-9), "grad_min: 3.5 is larger than grad_max 1e-09");
   CHECK_THROWS_WITH(plan_loss_scale(fmt("fp16"), -1.0, 1.0),
                     "grad_min: \"-1\" must be a positive finite magnitude (e.g. 1e-9)");
   CHECK_THROWS_AS(plan_loss_scale(fmt("int8"), 1e-3, 1.0), Error);

@@ -211,11 +211,11 @@ TEST_CASE("Megatron layout errors", "[megatron][errors]") {
   r.layout.nodes = 8;
   r.layout.sharding = ShardingStrategy::zero3;
   CHECK(error() ==
-        "zero: ZeRO stage 3 does not combine with pipeline parallelism (--pp 8); "
+        "zero: ZeRO stage 3 does not combine with pipeline parallelism (pp 8); "
         "DeepSpeed's pipeline engine supports stages 0 and 1");
   r.layout.sharding = ShardingStrategy::zero1;
   r.layout.tp = 1;
   r.layout.pp = 64;
   r.layout.sequence_parallel = true;
-  CHECK(error() == "sequence_parallel: needs tensor parallelism (--tp > 1)");
+  CHECK(error() == "sequence_parallel: needs tensor parallelism (tp > 1)");
 }

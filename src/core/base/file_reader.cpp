@@ -88,6 +88,14 @@ std::string read_small_file(const std::string& path, uint64_t limit, const std::
   return f.read(f.size());
 }
 
+std::string read_small_file(const std::string& path, uint64_t limit, Field field) {
+  try {
+    return read_small_file(path, limit, std::string(field_key(field)));
+  } catch (const Error& e) {
+    throw Error(field, e.message());
+  }
+}
+
 bool is_directory(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec);

@@ -4,12 +4,14 @@
 // Regular files only: a directory is "is a directory", a FIFO, device (/dev/zero) or socket "is not
 // a regular file" - found with fstat after a non-blocking open, so a FIFO never blocks. A size
 // limit per use, from the table below. Never maps or reads model weights. Errors are
-// memplan::Error naming the path (or, when a `subject` such as "--plan" is given, naming the
-// subject and quoting the path).
+// memplan::Error naming the path (or, when a subject such as "--plan" or a field is given,
+// naming it and quoting the path).
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <memplan/error.hpp>
 
 namespace memplan {
 
@@ -33,6 +35,9 @@ std::string read_file_prefix(const std::string& path, uint64_t max_bytes);
 // A regular file whole, or Error when it is larger than `limit` bytes. With a `subject`
 // ("--plan"), errors read `--plan: cannot read "<path>": <why>`; without, `<path>: <why>`.
 std::string read_small_file(const std::string& path, uint64_t limit, const std::string& subject = "");
+
+// The same, for a file a request field names (Field::presets): errors concern that field.
+std::string read_small_file(const std::string& path, uint64_t limit, Field field);
 
 // True for an existing directory.
 bool is_directory(const std::string& path);

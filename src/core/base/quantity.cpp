@@ -260,12 +260,6 @@ std::string format_bytes(uint64_t bytes, Units units) {
   return fmt::format("{:.1f} {}", v, bin ? bin_names[idx] : dec_names[idx]);
 }
 
-std::string format_gib(uint64_t bytes, Units units, int decimals) {
-  const double div = units == Units::gib ? 1073741824.0 : 1e9;
-  return fmt::format("{:.{}f} {}", static_cast<double>(bytes) / div, decimals,
-                     units == Units::gib ? "GiB" : "GB");
-}
-
 std::string format_signed_bytes(int64_t bytes, Units units) {
   if (bytes < 0) {
     uint64_t mag = bytes == INT64_MIN ? (1ull << 63) : static_cast<uint64_t>(-bytes);

@@ -150,10 +150,6 @@ int significant_digits(const std::string& s) {
 
 }  // namespace
 
-uint64_t encode(const NumberFormat& format, double x, OverflowMode mode) {
-  return encode_detail(format, x, mode).bits;
-}
-
 double decode(const NumberFormat& f, uint64_t bits) {
   if (f.kind == FormatKind::lookup) return f.codes[bits & 0xf];
   if (f.kind == FormatKind::integer) {
@@ -248,7 +244,7 @@ std::string cast_verdict(const CastResult& r) {
       return "underflow -> " + out;
     case CastOutcome::overflow:
       if (std::isnan(r.value))
-        return "overflow -> nan (" + f.name + " has no inf; --saturate gives " +
+        return "overflow -> nan (" + f.name + " has no inf; " + field_ref(Field::saturate) + " gives " +
                shortest_decimal(std::copysign(f.max, r.input)) + ")";
       if (std::isinf(r.value)) return "overflow -> " + out + " (max " + shortest_decimal(f.max) + ")";
       return "overflow -> clamped to " + out;
@@ -303,8 +299,9 @@ double parse_cast_value(std::string_view subject, std::string_view text) {
   if (body == "nan")
     return negative ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
   if (body.substr(0, 2) == "0x" && body.find('p') == std::string_view::npos)
-    throw Error(subj, "\"" + t +
-                          "\" is a hex integer: to decode a bit pattern use --from-bits FORMAT; a hex float "
+    throw Error(subj, "\"" + t + "\" is a hex integer: to decode a bit pattern use " +
+                          field_ref(Field::from_bits) +
+                          " FORMAT; a hex float "
                           "needs an exponent, e.g. 0x1.8p3");
   for (char c : body)
     if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'x' || c == 'p' || c == '+' ||

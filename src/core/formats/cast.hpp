@@ -44,9 +44,6 @@ struct CastResult {
   bool subnormal = false;  // the stored value is subnormal: fewer significant bits than normal
 };
 
-// The storage bit pattern of `x` in `format`, rounded to nearest even.
-uint64_t encode(const NumberFormat& format, double x, OverflowMode mode = OverflowMode::as_format);
-
 // The exact value of a storage bit pattern (NaN for NaN codes). Bits above storage_bits are ignored.
 double decode(const NumberFormat& format, uint64_t bits);
 

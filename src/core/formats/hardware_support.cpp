@@ -22,19 +22,20 @@ bool all_digits(std::string_view s) {
 struct Rule {
   const char* name;
   ComputeCapability needs;
-  const char* family;  // groups names that share reasons: "bf16", "fp8", "fp16", ...
+  FormatFamily family;  // groups names that share reasons
 };
 
 const std::vector<Rule>& rules() {
+  using F = FormatFamily;
   static const std::vector<Rule> table = {
-      {"fp64", {0, 0}, "plain"},      {"fp32", {0, 0}, "plain"},
-      {"tf32", {8, 0}, "tf32"},       {"fp16", {5, 3}, "fp16"},
-      {"amp-fp16", {5, 3}, "fp16"},   {"mixed-fp16", {5, 3}, "fp16"},
-      {"bf16", {8, 0}, "bf16"},       {"amp-bf16", {8, 0}, "bf16"},
-      {"mixed-bf16", {8, 0}, "bf16"}, {"fp8", {8, 9}, "fp8"},
-      {"fp8-e4m3", {8, 9}, "fp8"},    {"fp8-e5m2", {8, 9}, "fp8"},
-      {"int8", {7, 5}, "int8"},       {"int4", {0, 0}, "weight-only"},
-      {"nf4", {0, 0}, "weight-only"}, {"nf4-dq", {0, 0}, "weight-only"},
+      {"fp64", {0, 0}, F::plain},      {"fp32", {0, 0}, F::plain},
+      {"tf32", {8, 0}, F::tf32},       {"fp16", {5, 3}, F::fp16},
+      {"amp-fp16", {5, 3}, F::fp16},   {"mixed-fp16", {5, 3}, F::fp16},
+      {"bf16", {8, 0}, F::bf16},       {"amp-bf16", {8, 0}, F::bf16},
+      {"mixed-bf16", {8, 0}, F::bf16}, {"fp8", {8, 9}, F::fp8},
+      {"fp8-e4m3", {8, 9}, F::fp8},    {"fp8-e5m2", {8, 9}, F::fp8},
+      {"int8", {7, 5}, F::int8},       {"int4", {0, 0}, F::weight_only},
+      {"nf4", {0, 0}, F::weight_only}, {"nf4-dq", {0, 0}, F::weight_only},
   };
   return table;
 }
@@ -92,47 +93,35 @@ HardwareSupport hardware_support(std::string_view subject, std::string_view name
   HardwareSupport s;
   if (all_digits(name)) return s;  // a byte count ("--precision 2") names no format
   const Rule& rule = find_rule(subject, name);
-  const std::string family = rule.family;
+  s.family = rule.family;
   s.needs = rule.needs;
   s.native = cc >= rule.needs;
-  const std::string have = "this card is " + cc.str();
   const ComputeCapability ampere{8, 0};
-  if (family == "bf16") {
-    if (!s.native) {
-      s.reason = "bf16 needs compute capability 8.0 (Ampere) or newer; " + have +
-                 ": PyTorch refuses or emulates it slowly";
-      const std::string r = to_lower(name);
-      s.suggestion = r == "mixed-bf16" ? "mixed-fp16 with loss scaling (a GradScaler)"
-                                       : "amp-fp16 with a GradScaler (torch.cuda.amp.GradScaler)";
+  if (!s.native) {
+    switch (rule.family) {
+      case FormatFamily::bf16:
+        s.use = to_lower(name) == "mixed-bf16" ? Substitute::mixed_fp16_scaler : Substitute::amp_fp16_scaler;
+        break;
+      case FormatFamily::fp8:
+        s.use = cc >= ampere ? Substitute::amp_bf16_or_int8 : Substitute::amp_fp16_scaler_or_int8;
+        break;
+      case FormatFamily::tf32:
+        s.use = Substitute::fp32_same_memory;
+        break;
+      case FormatFamily::fp16:
+        s.use = Substitute::fp32;
+        break;
+      case FormatFamily::int8:
+        s.use = Substitute::int8_weights_or_fp16;
+        break;
+      case FormatFamily::plain:
+      case FormatFamily::weight_only:
+        break;
     }
-  } else if (family == "fp8") {
-    if (!s.native) {
-      s.reason = "fp8 tensor cores need compute capability 8.9 (Ada) or 9.0 (Hopper); " + have;
-      s.suggestion = cc >= ampere ? "bf16 (amp-bf16), or int8 weights for inference"
-                                  : "amp-fp16 with a GradScaler, or int8 weights for inference";
-    }
-  } else if (family == "tf32") {
-    if (!s.native) {
-      s.reason = "TF32 tensor cores need compute capability 8.0 (Ampere); " + have;
-      s.suggestion = "fp32 (same memory: TF32 is stored as fp32; only matmul speed differs)";
-    }
-  } else if (family == "fp16") {
-    if (!s.native) {
-      s.reason = "fp16 arithmetic needs compute capability 5.3; " + have;
-      s.suggestion = "fp32";
-    } else if (cc < ComputeCapability{7, 0}) {
-      s.reason = "no tensor cores below 7.0: fp16 halves memory but is barely faster";
-    }
-  } else if (family == "int8") {
-    if (!s.native) {
-      s.reason = "int8 tensor cores need compute capability 7.5 (Turing); " + have;
-      s.suggestion = "int8 weights still save memory (dequantised to fp16 per matmul, slower); or fp16";
-    }
-  } else if (family == "weight-only") {
-    if (cc < ampere)
-      s.reason =
-          "weight-only: dequantised per matmul; below 8.0 use an fp16 compute dtype "
-          "(bnb_4bit_compute_dtype=torch.float16), not bf16";
+  } else if (rule.family == FormatFamily::fp16 && cc < ComputeCapability{7, 0}) {
+    s.remark = Remark::fp16_no_tensor_cores;
+  } else if (rule.family == FormatFamily::weight_only && cc < ampere) {
+    s.remark = Remark::weight_only_fp16_compute;
   }
   return s;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <memplan/fit.hpp>
+
 namespace memplan {
 
 // A compute capability, "8.0" -> {8, 0}; ordered.
@@ -23,11 +25,19 @@ struct ComputeCapability {
 // "8.0", "7.5", "9.0", "12.0", also "sm_80" / "sm80" / "80"; else an Error naming `subject`.
 ComputeCapability parse_compute_capability(std::string_view subject, std::string_view text);
 
+// A remark on a format a card runs natively.
+enum class Remark {
+  none,
+  fp16_no_tensor_cores,      // below 7.0: fp16 halves memory but is barely faster
+  weight_only_fp16_compute,  // below 8.0: use an fp16 compute dtype for 4-bit weights
+};
+
 struct HardwareSupport {
   bool native = true;       // the card has the arithmetic for it
   ComputeCapability needs;  // the least compute capability that runs it natively
-  std::string reason;       // one line: why (or why not), "" when native and unremarkable
-  std::string suggestion;   // what to use instead when !native: "amp-fp16 with a GradScaler"
+  FormatFamily family = FormatFamily::plain;
+  Remark remark = Remark::none;       // worth saying even when native
+  Substitute use = Substitute::none;  // what to use instead when !native
 };
 
 // For a format name (fp32, tf32, fp16, bf16, fp8, fp8-e4m3, fp8-e5m2, int8, int4, nf4, nf4-dq,

@@ -156,7 +156,8 @@ LossScalePlan plan_loss_scale(const NumberFormat& format, double grad_min, doubl
   if (!(std::isfinite(grad_max) && grad_max > 0))
     throw Error(Field::grad_max, "\"" + g5(grad_max) + "\" must be a positive finite magnitude (e.g. 3.5)");
   if (grad_min > grad_max)
-    throw Error(Field::grad_min, g5(grad_min) + " is larger than --grad-max " + g5(grad_max));
+    throw Error(Field::grad_min,
+                g5(grad_min) + " is larger than " + field_ref(Field::grad_max) + " " + g5(grad_max));
   std::vector<double> samples;
   const double a = std::log(grad_min), b = std::log(grad_max);
   for (int i = 0; i < k_range_samples; ++i) {

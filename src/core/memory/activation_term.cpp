@@ -44,7 +44,8 @@ void add_batchnorm(const std::vector<uint64_t>& widths, const EstimateRequest& r
   l.saved_bytes_per_sample = l.bytes_per_sample;
   l.total_bytes = checked_mul(r.batch, l.bytes_per_sample, "activation bytes");
   if (record)
-    l.notes.push_back("BatchNorm after every hidden Linear (--batchnorm): keeps its input for backward");
+    l.notes.push_back("BatchNorm after every hidden Linear (" + field_ref(Field::batchnorm) +
+                      "): keeps its input for backward");
 }
 
 // The training ledger of the request's MLP or transformer.

@@ -255,9 +255,12 @@ using detail::Shape;
 
 void validate(const TransformerArch& arch, const ActivationOptions& opts) {
   if (arch.layers == 0)
-    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
-  if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
-  if (arch.heads == 0) throw Error("architecture", "the number of attention heads is 0 (give --heads)");
+    throw Error("architecture", "the number of layers is 0 (give " + field_ref(Field::layers) +
+                                    " or a model with its config)");
+  if (arch.hidden == 0)
+    throw Error("architecture", "the hidden size is 0 (give " + field_ref(Field::hidden) + ")");
+  if (arch.heads == 0)
+    throw Error("architecture", "the number of attention heads is 0 (give " + field_ref(Field::heads) + ")");
   if (arch.resolved_head_dim() == 0)
     throw Error("architecture", "the head dimension is 0 (hidden smaller than heads?)");
   if (opts.seq == 0)

@@ -28,10 +28,12 @@ uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
 
 KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts) {
   if (arch.layers == 0)
-    throw Error("architecture", "the number of layers is 0 (give --layers or a model with its config)");
+    throw Error("architecture", "the number of layers is 0 (give " + field_ref(Field::layers) +
+                                    " or a model with its config)");
   if (arch.heads == 0 || arch.resolved_head_dim() == 0)
-    throw Error("architecture", "the number of attention heads is 0 (give --heads)");
-  if (arch.hidden == 0) throw Error("architecture", "the hidden size is 0 (give --hidden)");
+    throw Error("architecture", "the number of attention heads is 0 (give " + field_ref(Field::heads) + ")");
+  if (arch.hidden == 0)
+    throw Error("architecture", "the hidden size is 0 (give " + field_ref(Field::hidden) + ")");
   if (opts.seq == 0)
     throw Error(Field::seq, "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
 

@@ -109,7 +109,9 @@ std::string lora_target_names(const LoraTargets& t, const TransformerArch& arch)
 
 LoraAdapters lora_adapters(const ModelSpec& model, const LoraTargets& t) {
   if (!model.arch || model.arch->layers == 0 || model.arch->hidden == 0 || model.arch->heads == 0)
-    throw Error("LoRA", "needs a transformer architecture (--model, --config or --layers/--hidden/--heads)");
+    throw Error("LoRA", "needs a transformer architecture (" + field_ref(Field::model) + ", " +
+                            field_ref(Field::config) + " or " + field_ref(Field::layers) + "/" +
+                            field_ref(Field::hidden) + "/" + field_ref(Field::heads) + ")");
   if (t.rank == 0) throw Error("LoRA", "rank must be at least 1");
   TransformerArch a = *model.arch;
   apply_layout_defaults(a);  // GPT-2 fuses q/k/v into c_attn

@@ -343,10 +343,6 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   return out;
 }
 
-ModelSpec parse_hf_config(std::string_view json_text, std::string_view file_name) {
-  return parse_hf_config_detail(json_text, file_name).model;
-}
-
 HfConfig read_hf_config_detail(const std::string& path) {
   std::string file = is_directory(path) ? join_path(path, "config.json") : path;
   std::string text = read_small_file(file, k_max_config_bytes);

@@ -28,9 +28,6 @@ constexpr uint64_t k_max_config_bytes = read_limit::k_config;
 // Parses config.json text; `file_name` names the file in errors ("x/config.json: hidden_size: ...").
 HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name);
 
-// parse_hf_config_detail(...).model.
-ModelSpec parse_hf_config(std::string_view json_text, std::string_view file_name);
-
 // Reads `path` (a config.json, or a directory holding one).
 HfConfig read_hf_config_detail(const std::string& path);
 ModelSpec read_hf_config(const std::string& path);

@@ -282,7 +282,7 @@ Presets load_presets_override(const std::string& path) {
     if (has_m) p.models = o.models;
     return with_defaults(std::move(p));
   }
-  const std::string text = read_small_file(path, read_limit::k_presets, "--presets");
+  const std::string text = read_small_file(path, read_limit::k_presets, Field::presets);
   json doc = parse_doc(text, path);
   Presets o = parse_presets(doc.contains("gpus") ? text : "", doc.contains("models") ? text : "", path);
   if (!doc.contains("gpus") && !doc.contains("models"))

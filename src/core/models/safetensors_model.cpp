@@ -154,8 +154,8 @@ ModelSpec model_spec_of(const SafetensorsModel& m) {
   if (m.shards.empty()) return s;
   std::string config = join_path(dir_of(m.shards.front().file), "config.json");
   if (!is_regular_file(config)) {
-    s.notes.push_back(
-        "no config.json next to the weights: architecture unknown (give --config for activations)");
+    s.notes.push_back("no config.json next to the weights: architecture unknown (give " +
+                      field_ref(Field::config) + " for activations)");
     return s;
   }
   try {

@@ -32,36 +32,40 @@ ParallelLayout validate_layout(const ParallelLayout& in, const std::optional<Tra
     const uint64_t world = checked_mul(model_parallel, l.dp, "tp x pp x dp");
     if (world != l.gpus)
       throw Error(Field::dp, "tp x pp x dp = " + n(l.tp) + " x " + n(l.pp) + " x " + n(l.dp) + " = " +
-                                 n(world) + ", but --gpus is " + n(l.gpus));
+                                 n(world) + ", but " + field_ref(Field::gpus) + " is " + n(l.gpus));
   }
 
   const int level = sharding_level(l.sharding);
   const bool fsdp = is_fsdp(l.sharding);
   if (l.pp > 1 && !fsdp && level >= 2)
     throw Error(Field::zero, "ZeRO stage " + n(static_cast<uint64_t>(level)) +
-                                 " does not combine with pipeline parallelism (--pp " + n(l.pp) +
-                                 "); DeepSpeed's pipeline engine supports stages 0 and 1");
+                                 " does not combine with pipeline parallelism (" + field_ref(Field::pp) +
+                                 " " + n(l.pp) + "); DeepSpeed's pipeline engine supports stages 0 and 1");
   if (l.offload == Offload::optimizer && fsdp)
     throw Error(Field::offload,
                 "FSDP offloads parameters, gradients and optimizer state together "
-                "(CPUOffload(offload_params=True)); use --offload parameters");
+                "(CPUOffload(offload_params=True)); use " +
+                    field_ref(Field::offload) + " parameters");
   if (l.offload != Offload::none && !fsdp && level == 0)
-    throw Error(Field::offload, "offloading needs ZeRO stage 1-3 (--zero) or FSDP (--fsdp)");
+    throw Error(Field::offload, "offloading needs ZeRO stage 1-3 (" + field_ref(Field::zero) + ") or FSDP (" +
+                                    field_ref(Field::fsdp) + ")");
   if (l.offload == Offload::parameters && !fsdp && level != 3)
     throw Error(Field::offload,
                 "offloading parameters needs ZeRO stage 3 (DeepSpeed offload_param); "
                 "stages 1-2 offload the optimizer only");
 
   if (l.sequence_parallel && l.tp == 1)
-    throw Error(Field::sequence_parallel, "needs tensor parallelism (--tp > 1)");
+    throw Error(Field::sequence_parallel, "needs tensor parallelism (" + field_ref(Field::tp) + " > 1)");
   if (l.virtual_stages > 1 && l.pp == 1)
-    throw Error(Field::virtual_stages, "interleaving needs pipeline parallelism (--pp > 1)");
+    throw Error(Field::virtual_stages,
+                "interleaving needs pipeline parallelism (" + field_ref(Field::pp) + " > 1)");
 
   const bool model_parallelism = l.tp > 1 || l.pp > 1;
   if (model_parallelism && !arch)
     throw Error(l.tp > 1 ? Field::tp : Field::pp,
-                "tensor and pipeline parallelism need the model's architecture (--model, --config, or "
-                "--layers/--hidden/--heads)");
+                "tensor and pipeline parallelism need the model's architecture (" + field_ref(Field::model) +
+                    ", " + field_ref(Field::config) + ", or " + field_ref(Field::layers) + "/" +
+                    field_ref(Field::hidden) + "/" + field_ref(Field::heads) + ")");
   if (arch && model_parallelism) {
     const TransformerArch& a = *arch;
     if (a.layers == 0 || a.hidden == 0 || a.heads == 0)

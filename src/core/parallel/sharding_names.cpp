@@ -131,12 +131,6 @@ std::string offload_name(Offload o) {
   return "?";
 }
 
-std::string grad_format_name(GradFormat g) {
-  for (const auto& row : k_grad)
-    if (row.value == g) return row.name;
-  return "?";
-}
-
 int sharding_level(ShardingStrategy s) {
   switch (s) {
     case ShardingStrategy::ddp:

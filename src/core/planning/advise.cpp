@@ -52,17 +52,20 @@ Suggestion bigger_gpu(const EstimateRequest& r, uint64_t required, const GpuSpec
   s.gpu = judged->id;
   s.memory_bytes = judged->usable_bytes();
   s.verdict = verdict_for(required, s.memory_bytes);
-  AdviceChange ch{"gpu", "", "new hardware: costs money (or a cloud instance)", 3, 100, {}};
-  if (best) {
-    ch.change = "a bigger GPU: " + best->id + " (" + format_bytes(best->usable_bytes(), Units::gib) + ")";
-    if (unified_memory(*best)) ch.notes.push_back(best->budget_note);
-  } else {
-    ch.change = "no single preset GPU fits as is (largest: " + judged->id + ")";
+  AdviceChange ch;
+  ch.knob = AdviceKnob::gpu;
+  ch.tier = 3;
+  ch.cost_rank = 100;
+  ch.found = best != nullptr;
+  ch.gpu = judged->id;
+  ch.gpu_bytes = judged->usable_bytes();
+  if (best && unified_memory(*best)) {
+    AdviceNote unified;
+    unified.code = AdviceNoteCode::unified_memory;
+    unified.gpu = best->id;
+    ch.notes.push_back(std::move(unified));
   }
-  s.change = ch.change;
-  s.cost = ch.cost;
-  s.notes = ch.notes;
-  s.changes.push_back(ch);
+  s.changes.push_back(std::move(ch));
   return s;
 }
 
@@ -111,18 +114,32 @@ LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank) {
   return lora_adapters(model, t);
 }
 
-const std::vector<std::string>& tier0_checklist() {
-  static const std::vector<std::string> list = {
-      "restart the kernel or process: a caught out-of-memory error's traceback (and a notebook's old cells) "
-      "keep the failed step's tensors alive",
-      "log loss.item(), not loss: appending the tensor keeps every batch's computation graph alive (the "
-      "commonest slow leak)",
-      "wrap evaluation in torch.no_grad() (or torch.inference_mode()): otherwise it stores activations for a "
-      "backward that never comes",
-      "free what you no longer need: del, then gc.collect(), then torch.cuda.empty_cache() (nvidia-smi "
-      "counts PyTorch's cache as used)",
-  };
-  return list;
+const char* advice_knob_name(AdviceKnob k) {
+  switch (k) {
+    case AdviceKnob::micro_batch:
+      return "micro-batch";
+    case AdviceKnob::autocast:
+      return "autocast";
+    case AdviceKnob::sequence:
+      return "sequence";
+    case AdviceKnob::checkpointing:
+      return "checkpointing";
+    case AdviceKnob::optimizer_8bit:
+      return "optimizer-8bit";
+    case AdviceKnob::adafactor:
+      return "adafactor";
+    case AdviceKnob::lora:
+      return "lora";
+    case AdviceKnob::qlora:
+      return "qlora";
+    case AdviceKnob::sharding:
+      return "sharding";
+    case AdviceKnob::offload:
+      return "offload";
+    case AdviceKnob::gpu:
+      return "gpu";
+  }
+  return "gpu";
 }
 
 }  // namespace memplan

@@ -21,23 +21,85 @@
 
 namespace memplan {
 
-// One setting of one knob: what changes and what it costs the user.
+// The knobs of the playbook; advice_knob_name() gives their identifiers.
+enum class AdviceKnob {
+  micro_batch,
+  autocast,
+  sequence,
+  checkpointing,
+  optimizer_8bit,
+  adafactor,
+  lora,
+  qlora,
+  sharding,
+  offload,
+  gpu,
+};
+
+// "micro-batch", "autocast", "sequence", "checkpointing", "optimizer-8bit", "adafactor", "lora",
+// "qlora", "sharding", "offload", "gpu".
+const char* advice_knob_name(AdviceKnob k);
+
+// What goes with a change (BatchNorm, GradScaler, ...); the fields a code uses are named beside it.
+enum class AdviceNoteCode {
+  accumulation_divides_loss,   // count: accumulation steps
+  effective_batch_differs,     // count: the effective batch, other: the batch asked
+  batchnorm_micro_batch,       // the model has BatchNorm
+  autocast_forward_only,       // put autocast around the forward pass
+  no_bf16_hardware,            // gpu: the card without bf16 (amp-fp16 with a GradScaler)
+  sequence_floor,              // count: the shortest sequence tried, other: the sequence asked
+  checkpointing_how,           // how to turn checkpointing on
+  lora_peft,                   // count: rank, targets: the target modules
+  fp16_adapters_loss_scaling,  // fp16 adapters need a GradScaler
+  sharding_activations,        // activations are not sharded
+  unified_memory,              // gpu: the unified-memory GPU (its budget note)
+};
+
+struct AdviceNote {
+  AdviceNoteCode code = AdviceNoteCode::batchnorm_micro_batch;
+  uint64_t count = 0;
+  uint64_t other = 0;
+  std::string gpu;      // a GPU id
+  std::string targets;  // LoRA target modules, "q_proj,v_proj"
+
+  bool operator==(const AdviceNote& o) const {
+    return code == o.code && count == o.count && other == o.other && gpu == o.gpu && targets == o.targets;
+  }
+};
+
+// One setting of one knob: what changes (the new setting's numbers) and what it costs the user
+// (the knob, its tier and rank; the renderer words both). A knob uses the fields named beside it.
 struct AdviceChange {
-  std::string knob;    // "micro-batch", "autocast", "sequence", "checkpointing", "optimizer-8bit",
-                       // "adafactor", "lora", "qlora", "sharding", "offload", "gpu"
-  std::string change;  // "micro-batch 4 x 4 accumulation steps (effective batch 16)"
-  std::string cost;    // "x4 accumulation steps: same effective batch, more steps"
+  AdviceKnob knob = AdviceKnob::micro_batch;
   int tier = 1;
-  int cost_rank = 0;               // orders suggestions: lower is cheaper; a combination sums its changes
-  std::vector<std::string> notes;  // warnings that go with the change (BatchNorm, GradScaler, ...)
+  int cost_rank = 0;         // orders suggestions: lower is cheaper; a combination sums its changes
+  Mode mode = Mode::train;   // micro-batch, sequence: the run's mode
+  uint64_t batch = 0;        // micro-batch: the new batch (inference) or micro-batch (training)
+  uint64_t steps = 0;        // micro-batch: accumulation steps (training)
+  uint64_t seq = 0;          // sequence: the new length
+  uint64_t was = 0;          // sequence: the length asked
+  bool bf16 = false;         // autocast, lora, qlora: the half format is bf16, else fp16
+  bool frozen_half = false;  // lora: frozen weights loaded in the half format
+  std::string recipe;        // qlora: the adapters' new recipe ("" unchanged)
+  Checkpointing checkpointing = Checkpointing::none;  // checkpointing
+  uint64_t lora_rank = 0;                             // lora, qlora
+  uint64_t lora_parameters = 0;                       // lora, qlora: trainable adapter parameters
+  double lora_share = 0;                              // lora, qlora: adapter parameters / model parameters
+  std::string lora_targets;                           // lora, qlora: "q_proj,v_proj"
+  uint64_t gpus = 0;                                  // sharding: the GPU count
+  bool found = true;  // sharding: the count fits (else the largest tried); gpu: a GPU fits
+  ShardingStrategy sharding = ShardingStrategy::zero3;  // sharding, offload
+  Offload offload = Offload::none;                      // offload: what moves to the host
+  uint64_t host_bytes = 0;                              // offload: host memory per node
+  std::string gpu;         // sharding: the GPU; gpu: the bigger GPU (or the largest)
+  uint64_t gpu_bytes = 0;  // gpu: its usable memory
+  std::vector<AdviceNote> notes;
 };
 
 // A suggestion: one change, or a combination of 2-3, and the run it gives.
 struct Suggestion {
   int tier = 1;                       // the highest tier among its changes
   std::vector<AdviceChange> changes;  // in the order they were applied
-  std::string change;                 // the changes joined with " + "
-  std::string cost;                   // their costs joined with "; "
   int cost_rank = 0;                  // sum of the changes' ranks
   EstimateRequest request;            // the changed run (per GPU)
   uint64_t required_bytes = 0;        // on the most-loaded GPU, overhead included
@@ -46,7 +108,6 @@ struct Suggestion {
   uint64_t gpus = 1;                  // how many of it (sharding)
   uint64_t host_bytes = 0;            // moved to host memory (offload), per node
   Verdict verdict = Verdict::no;
-  std::vector<std::string> notes;  // the changes' notes
 
   bool fits() const { return verdict != Verdict::no; }
 };
@@ -66,11 +127,11 @@ struct Advice {
   uint64_t memory_bytes = 0;    // usable memory of the GPU
   int64_t spare_bytes = 0;      // negative: shortfall
   Verdict verdict = Verdict::no;
-  std::vector<Suggestion> singles;          // one per knob that saves memory, by tier then cost; tier 3 last
-  std::vector<Suggestion> combinations;     // fitting, none with a fitting subset, by total cost
-  std::size_t candidates_tried = 0;         // knob chains evaluated by the combination search
-  bool search_capped = false;               // the search stopped at max_candidates
-  std::vector<std::string> hardware_notes;  // the recipe on this GPU, unified memory, ...
+  std::vector<Suggestion> singles;         // one per knob that saves memory, by tier then cost; tier 3 last
+  std::vector<Suggestion> combinations;    // fitting, none with a fitting subset, by total cost
+  std::size_t candidates_tried = 0;        // knob chains evaluated by the combination search
+  bool search_capped = false;              // the search stopped at max_candidates
+  std::vector<FitWarning> hardware_notes;  // the recipe on this GPU, unified memory, ...
 
   bool fits() const { return verdict != Verdict::no; }
 };
@@ -85,8 +146,5 @@ Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vec
 // LoRA adapters of rank r on the attention's q and v projections (fused q/k/v where the model
 // fuses them): lora_adapters(model, LoraTargets{rank, q, v}).
 LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank);
-
-// Tier 0 of the playbook: free fixes no estimate can see, one line each.
-const std::vector<std::string>& tier0_checklist();
 
 }  // namespace memplan

@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <optional>
 
-#include <fmt/format.h>
-
 #include <memplan/error.hpp>
 #include <memplan/optimizer.hpp>
 #include <memplan/quantity.hpp>
@@ -31,8 +29,6 @@ int log2_floor(uint64_t n) {
   return k;
 }
 
-std::string percent(double share) { return fmt::format("{:.2f}%", 100.0 * share); }
-
 Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
   Candidate out = c;
   out.request = std::move(r);
@@ -49,6 +45,22 @@ bool adam(const Optimizer& o) {
 }
 const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
 
+AdviceChange change_of(AdviceKnob knob, int tier, int cost_rank) {
+  AdviceChange ch;
+  ch.knob = knob;
+  ch.tier = tier;
+  ch.cost_rank = cost_rank;
+  return ch;
+}
+
+AdviceNote note_of(AdviceNoteCode code, uint64_t count = 0, uint64_t other = 0) {
+  AdviceNote n;
+  n.code = code;
+  n.count = count;
+  n.other = other;
+  return n;
+}
+
 // --- tier 1: the run, not the model -------------------------------------------------------
 
 // Largest micro-batch that fits, with the accumulation steps that keep the effective batch.
@@ -63,29 +75,23 @@ std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   }
   if (p.max_micro_batch >= r.batch) return {};  // nothing to change
   EstimateRequest n = r;
-  AdviceChange ch{"micro-batch", "", "", 1, 10, {}};
+  AdviceChange ch = change_of(AdviceKnob::micro_batch, 1, 10);
+  ch.mode = r.mode;
   if (r.mode == Mode::infer) {
     n.batch = std::max<uint64_t>(p.micro_batch, 1);
-    ch.change = "batch " + group_thousands(n.batch);
-    ch.cost = "more passes for the same requests";
+    ch.batch = n.batch;
     return {with(c, n, ch)};
   }
   const uint64_t micro = p.micro_batch ? p.micro_batch : 1;
   const uint64_t steps = p.micro_batch ? p.accumulation_steps : r.batch;
   n.batch = micro;
-  ch.change = "micro-batch " + group_thousands(micro) + " x " + group_thousands(steps) +
-              " accumulation steps (effective batch " + group_thousands(micro * steps) + ")";
-  ch.cost = "x" + group_thousands(steps) + " accumulation steps: same effective batch, more steps";
+  ch.batch = micro;
+  ch.steps = steps;
   ch.cost_rank = 10 + std::min(9, log2_floor(steps));
-  ch.notes.push_back("gradient accumulation: divide the loss by the " + group_thousands(steps) +
-                     " steps (or the gradients come out " + group_thousands(steps) + "x too large)");
+  ch.notes.push_back(note_of(AdviceNoteCode::accumulation_divides_loss, steps));
   if (micro * steps != r.batch)
-    ch.notes.push_back("effective batch " + group_thousands(micro * steps) + " instead of " +
-                       group_thousands(r.batch) + ": adjust the learning rate or the data loader");
-  if (r.model.has_batchnorm)
-    ch.notes.push_back(
-        "the model has BatchNorm: its statistics see the micro-batch, so accumulation does not reproduce the "
-        "large batch");
+    ch.notes.push_back(note_of(AdviceNoteCode::effective_batch_differs, micro * steps, r.batch));
+  if (r.model.has_batchnorm) ch.notes.push_back(note_of(AdviceNoteCode::batchnorm_micro_batch));
   return {with(c, n, ch)};
 }
 
@@ -98,15 +104,14 @@ std::vector<Candidate> autocast(const Candidate& c, const KnobContext& ctx) {
   EstimateRequest n = c.request;
   const std::string name = std::string("amp-") + half_name(ctx.gpu);
   n.recipe = parse_recipe(field_key(Field::precision), name);
-  AdviceChange ch{"autocast", "autocast " + name, "", 1, 20, {}};
-  ch.notes.push_back("put torch.autocast around the forward pass, not around the training loop");
-  if (ctx.gpu.bf16) {
-    ch.cost = "none in memory: weights stay fp32; faster on tensor cores; not bit-for-bit repeatable";
-  } else {
-    ch.change += " with a GradScaler";
-    ch.cost = "fp16 range: needs torch.amp.GradScaler (loss scaling); not bit-for-bit repeatable";
+  AdviceChange ch = change_of(AdviceKnob::autocast, 1, 20);
+  ch.bf16 = ctx.gpu.bf16;
+  ch.notes.push_back(note_of(AdviceNoteCode::autocast_forward_only));
+  if (!ctx.gpu.bf16) {
     ch.cost_rank = 22;
-    ch.notes.push_back(ctx.gpu.id + " has no bf16 hardware: amp-fp16 with torch.amp.GradScaler");
+    AdviceNote no_bf16 = note_of(AdviceNoteCode::no_bf16_hardware);
+    no_bf16.gpu = ctx.gpu.id;
+    ch.notes.push_back(std::move(no_bf16));
   }
   return {with(c, n, ch)};
 }
@@ -127,16 +132,11 @@ std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
   const uint64_t floor = std::max<uint64_t>(1, r.seq / k_shortest_sequence_divisor);
   EstimateRequest n = r;
   n.seq = std::max(seq, floor);
-  AdviceChange ch{"sequence",
-                  "sequence " + group_thousands(n.seq) + " (was " + group_thousands(r.seq) + ")",
-                  r.mode == Mode::train ? "trains on shorter contexts: truncate or split long samples"
-                                        : "a shorter context window",
-                  1,
-                  30 + log2_floor(r.seq / n.seq),
-                  {}};
-  if (seq < floor)
-    ch.notes.push_back("sequence: even " + group_thousands(floor) + " tokens (a quarter of " +
-                       group_thousands(r.seq) + ") do not fit; shorter is a different task");
+  AdviceChange ch = change_of(AdviceKnob::sequence, 1, 30 + log2_floor(r.seq / n.seq));
+  ch.mode = r.mode;
+  ch.seq = n.seq;
+  ch.was = r.seq;
+  if (seq < floor) ch.notes.push_back(note_of(AdviceNoteCode::sequence_floor, floor, r.seq));
   return {with(c, n, ch)};
 }
 
@@ -149,24 +149,16 @@ std::vector<Candidate> checkpointing(const Candidate& c, const KnobContext&) {
   if (r.checkpointing == Checkpointing::none) {
     EstimateRequest n = r;
     n.checkpointing = Checkpointing::selective;
-    out.push_back(with(c, n,
-                       {"checkpointing",
-                        "checkpointing selective (recompute attention)",
-                        "+a few % compute per step (the attention core is recomputed)",
-                        2,
-                        40,
-                        {}}));
+    AdviceChange ch = change_of(AdviceKnob::checkpointing, 2, 40);
+    ch.checkpointing = Checkpointing::selective;
+    out.push_back(with(c, n, ch));
   }
   EstimateRequest n = r;
   n.checkpointing = Checkpointing::full;
-  out.push_back(
-      with(c, n,
-           {"checkpointing",
-            "checkpointing full (one input per layer)",
-            "+~30% compute per step",
-            2,
-            42,
-            {"gradient checkpointing: model.gradient_checkpointing_enable() or torch.utils.checkpoint"}}));
+  AdviceChange ch = change_of(AdviceKnob::checkpointing, 2, 42);
+  ch.checkpointing = Checkpointing::full;
+  ch.notes.push_back(note_of(AdviceNoteCode::checkpointing_how));
+  out.push_back(with(c, n, ch));
   return out;
 }
 
@@ -174,26 +166,14 @@ std::vector<Candidate> optimizer_8bit(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
   n.optimizer = parse_optimizer(field_key(Field::optimizer), "adamw-8bit");
-  return {with(c, n,
-               {"optimizer-8bit",
-                "optimizer adamw-8bit (bitsandbytes)",
-                "lower quality risk: 8-bit optimizer state; bitsandbytes, NVIDIA only",
-                2,
-                50,
-                {}})};
+  return {with(c, n, change_of(AdviceKnob::optimizer_8bit, 2, 50))};
 }
 
 std::vector<Candidate> adafactor(const Candidate& c, const KnobContext&) {
   if (!training(c) || !adam(c.request.optimizer)) return {};
   EstimateRequest n = c.request;
   n.optimizer = parse_optimizer(field_key(Field::optimizer), "adafactor");
-  return {with(c, n,
-               {"adafactor",
-                "optimizer adafactor (factored second moment)",
-                "different convergence: factored statistics, no momentum; retune the learning rate",
-                2,
-                52,
-                {}})};
+  return {with(c, n, change_of(AdviceKnob::adafactor, 2, 52))};
 }
 
 // Trainable share and parameter count of the model with adapters added.
@@ -213,10 +193,14 @@ bool lora_applies(const Candidate& c) {
   return training(c) && transformer(r) && r.trainable >= 1.0 && !r.quantize;
 }
 
-std::string lora_text(const LoraAdapters& a, uint64_t base_parameters) {
-  return "r=" + std::to_string(a.rank) + " on " + lora_target_names(a) + " (" +
-         group_thousands(a.parameters) + " trainable, " +
-         percent(static_cast<double>(a.parameters) / static_cast<double>(base_parameters)) + ")";
+// A LoRA or QLoRA change with the adapters' rank, targets and size.
+AdviceChange lora_change(AdviceKnob knob, int cost_rank, const LoraAdapters& a, uint64_t base_parameters) {
+  AdviceChange ch = change_of(knob, 2, cost_rank);
+  ch.lora_rank = a.rank;
+  ch.lora_parameters = a.parameters;
+  ch.lora_share = static_cast<double>(a.parameters) / static_cast<double>(base_parameters);
+  ch.lora_targets = lora_target_names(a);
+  return ch;
 }
 
 std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
@@ -224,14 +208,15 @@ std::vector<Candidate> lora(const Candidate& c, const KnobContext& ctx) {
   const EstimateRequest& r = c.request;
   const LoraAdapters a = lora_adapters(r.model, ctx.options.lora_rank);
   EstimateRequest n = with_adapters(r, a);
-  AdviceChange ch{"lora", "LoRA " + lora_text(a, r.model.parameters), "", 2, 60, {}};
-  ch.cost = "trains adapters only: may fall short of a full fine-tune";
+  AdviceChange ch = lora_change(AdviceKnob::lora, 60, a, r.model.parameters);
+  ch.bf16 = ctx.gpu.bf16;
   if (r.recipe.weights.cost.bytes() > 2.0) {  // frozen weights are loaded in half precision
     n.quantize = ctx.gpu.bf16 ? StorageFormatId::bf16 : StorageFormatId::fp16;
-    ch.change += std::string(", frozen weights ") + half_name(ctx.gpu);
+    ch.frozen_half = true;
   }
-  ch.notes.push_back("LoRA: peft LoraConfig(r=" + std::to_string(a.rank) + ", target_modules=[" +
-                     lora_target_names(a) + "]); activations counted with frozen base weights");
+  AdviceNote peft = note_of(AdviceNoteCode::lora_peft, a.rank);
+  peft.targets = ch.lora_targets;
+  ch.notes.push_back(std::move(peft));
   return {with(c, n, ch)};
 }
 
@@ -241,17 +226,15 @@ std::vector<Candidate> qlora(const Candidate& c, const KnobContext& ctx) {
   const LoraAdapters a = lora_adapters(r.model, ctx.options.lora_rank);
   EstimateRequest n = with_adapters(r, a);
   n.quantize = StorageFormatId::nf4;
-  AdviceChange ch{"qlora", "QLoRA " + lora_text(a, r.model.parameters) + ", frozen weights nf4", "", 2, 64,
-                  {}};
-  ch.cost =
-      "4-bit frozen weights: small quality loss, slower matmuls (dequantisation); bitsandbytes, NVIDIA only";
+  AdviceChange ch = lora_change(AdviceKnob::qlora, 64, a, r.model.parameters);
+  ch.bf16 = ctx.gpu.bf16;
   const bool half =
       r.recipe.autocast || (r.recipe.weights.cost == ElementCost{2, 1} && !r.recipe.has_master());
   if (!half) {
     n.recipe = parse_recipe(field_key(Field::precision), half_name(ctx.gpu));
-    ch.change += ", " + n.recipe.name + " adapters";
+    ch.recipe = n.recipe.name;
   }
-  if (n.recipe.loss_scaler) ch.notes.push_back("fp16 adapters need loss scaling (torch.amp.GradScaler)");
+  if (n.recipe.loss_scaler) ch.notes.push_back(note_of(AdviceNoteCode::fp16_adapters_loss_scaling));
   return {with(c, n, ch)};
 }
 
@@ -273,15 +256,12 @@ std::vector<Candidate> sharding(const Candidate& c, const KnobContext& ctx) {
     n->parallel = l;
   }
   const uint64_t gpus = n->parallel->gpus;
-  AdviceChange ch{"sharding",
-                  (found ? "" : "even ") + std::to_string(gpus) + " x " + ctx.gpu.id + " with " +
-                      sharding_engine(n->parallel->sharding),
-                  std::to_string(gpus) + "x the GPUs; gradient communication every step; effective batch x" +
-                      std::to_string(gpus) + " at the same micro-batch",
-                  2,
-                  70 + std::min(9, log2_floor(gpus)),
-                  {}};
-  ch.notes.push_back("sharding: activations are not sharded; each GPU keeps its own micro-batch's");
+  AdviceChange ch = change_of(AdviceKnob::sharding, 2, 70 + std::min(9, log2_floor(gpus)));
+  ch.found = found;
+  ch.gpus = gpus;
+  ch.gpu = ctx.gpu.id;
+  ch.sharding = n->parallel->sharding;
+  ch.notes.push_back(note_of(AdviceNoteCode::sharding_activations));
   return {with(c, *n, ch)};
 }
 
@@ -290,14 +270,11 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
   struct Setting {
     ShardingStrategy strategy;
     Offload what;
-    const char* text;
     int rank;
   };
   const Setting settings[] = {
-      {ShardingStrategy::zero2, Offload::optimizer,
-       "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, 1 GPU)", 80},
-      {ShardingStrategy::zero3, Offload::parameters,
-       "CPU offload of parameters and optimizer (ZeRO-Infinity, 1 GPU)", 82},
+      {ShardingStrategy::zero2, Offload::optimizer, 80},
+      {ShardingStrategy::zero3, Offload::parameters, 82},
   };
   std::vector<Candidate> out;
   for (const Setting& st : settings) {
@@ -308,14 +285,11 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
     n.parallel = l;
     const Estimate e = estimate(n);
     const uint64_t host = e.sharded ? e.sharded->host_bytes_per_node : 0;
-    out.push_back(with(c, n,
-                       {"offload",
-                        st.text,
-                        "slower steps: PCIe transfers and the optimizer step on the CPU; " +
-                            format_bytes(host, Units::gib) + " of host memory",
-                        2,
-                        st.rank,
-                        {}}));
+    AdviceChange ch = change_of(AdviceKnob::offload, 2, st.rank);
+    ch.sharding = st.strategy;
+    ch.offload = st.what;
+    ch.host_bytes = host;
+    out.push_back(with(c, n, std::move(ch)));
   }
   return out;
 }
@@ -324,16 +298,16 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
 
 const std::vector<Knob>& knob_table() {
   static const std::vector<Knob> table = {
-      {"micro-batch", "batch", 1, Stage::solve, micro_batch},
-      {"autocast", "precision", 1, Stage::transform, autocast},
-      {"sequence", "sequence", 1, Stage::solve, sequence},
-      {"checkpointing", "checkpointing", 2, Stage::transform, checkpointing},
-      {"optimizer-8bit", "optimizer", 2, Stage::transform, optimizer_8bit},
-      {"adafactor", "optimizer", 2, Stage::transform, adafactor},
-      {"lora", "adapters", 2, Stage::transform, lora},
-      {"qlora", "adapters", 2, Stage::transform, qlora},
-      {"sharding", "placement", 2, Stage::place, sharding},
-      {"offload", "placement", 2, Stage::place, offload},
+      {AdviceKnob::micro_batch, KnobGroup::batch, 1, Stage::solve, micro_batch},
+      {AdviceKnob::autocast, KnobGroup::precision, 1, Stage::transform, autocast},
+      {AdviceKnob::sequence, KnobGroup::sequence, 1, Stage::solve, sequence},
+      {AdviceKnob::checkpointing, KnobGroup::checkpointing, 2, Stage::transform, checkpointing},
+      {AdviceKnob::optimizer_8bit, KnobGroup::optimizer, 2, Stage::transform, optimizer_8bit},
+      {AdviceKnob::adafactor, KnobGroup::optimizer, 2, Stage::transform, adafactor},
+      {AdviceKnob::lora, KnobGroup::adapters, 2, Stage::transform, lora},
+      {AdviceKnob::qlora, KnobGroup::adapters, 2, Stage::transform, qlora},
+      {AdviceKnob::sharding, KnobGroup::placement, 2, Stage::place, sharding},
+      {AdviceKnob::offload, KnobGroup::placement, 2, Stage::place, offload},
   };
   return table;
 }

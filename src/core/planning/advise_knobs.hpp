@@ -30,9 +30,12 @@ struct KnobContext {
 // sequence that fits what the chain has made so far; placements spread the result over GPUs.
 enum class Stage { transform = 0, solve = 1, place = 2 };
 
+// A combination holds at most one knob of a group.
+enum class KnobGroup { batch, precision, sequence, checkpointing, optimizer, adapters, placement };
+
 struct Knob {
-  const char* id;
-  const char* group;  // a combination holds at most one knob of a group
+  AdviceKnob knob;
+  KnobGroup group;
   int tier;
   Stage stage;
   // The knob's settings for `c`, mildest first; empty when it does not apply or changes nothing.

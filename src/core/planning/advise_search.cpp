@@ -56,10 +56,7 @@ Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
   s.tier = 0;
   for (const AdviceChange& ch : c.changes) {
     s.tier = std::max(s.tier, ch.tier);
-    s.change += (s.change.empty() ? "" : " + ") + ch.change;
-    s.cost += (s.cost.empty() ? "" : "; ") + ch.cost;
     s.cost_rank += ch.cost_rank;
-    s.notes.insert(s.notes.end(), ch.notes.begin(), ch.notes.end());
   }
   return s;
 }
@@ -88,7 +85,7 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
       Mask mask = 0;
       bool clash = false;
       for (std::size_t i : set) {
-        for (std::size_t j : set) clash = clash || (i < j && std::string(table[i].group) == table[j].group);
+        for (std::size_t j : set) clash = clash || (i < j && table[i].group == table[j].group);
         mask |= Mask{1} << i;
       }
       const bool has_fitting_subset =

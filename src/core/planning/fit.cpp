@@ -38,22 +38,23 @@ Verdict verdict_for(uint64_t required, uint64_t memory) {
   return spare * 20 < memory ? Verdict::tight : Verdict::fits;
 }
 
-std::vector<std::string> hardware_warnings(const GpuSpec& g, const EstimateRequest& r) {
-  std::vector<std::string> w;
+std::vector<FitWarning> hardware_warnings(const GpuSpec& g, const EstimateRequest& r) {
+  std::vector<FitWarning> w;
+  const int cc = capability(g);
   auto check = [&](const std::string& what) {
-    if (capability(g) >= 0) {
+    if (cc >= 0) {
       const HardwareSupport hs = hardware_support(field_key(Field::precision), what, g.compute_capability);
       if (hs.native) return;
-      std::string use = hs.suggestion;
-      if (r.mode == Mode::infer && what.find("bf16") != std::string::npos)
-        use = "fp16 (inference needs no loss scaling)";
-      w.push_back(what + ": " + hs.reason + "; use " + use);
+      FitWarning fw{FitWarningCode::not_native, what, hs.family, cc, hs.needs.value(), hs.use};
+      if (r.mode == Mode::infer && hs.family == FormatFamily::bf16) fw.use = Substitute::fp16_inference;
+      w.push_back(std::move(fw));
       return;
     }
     // No compute capability (AMD, Apple): the preset's own flags.
     const bool bf16 = what.find("bf16") != std::string::npos, fp8 = what.rfind("fp8", 0) == 0;
     if ((bf16 && !g.bf16) || (fp8 && !g.fp8))
-      w.push_back(what + ": " + g.id + " has no " + (bf16 ? "bf16" : "fp8") + " hardware");
+      w.push_back({FitWarningCode::no_hardware, what, bf16 ? FormatFamily::bf16 : FormatFamily::fp8, 0, 0,
+                   Substitute::none});
   };
   if (!r.recipe.hardware_format.empty()) check(r.recipe.name);
   if (r.quantize) check(storage_format(*r.quantize).name);
@@ -72,7 +73,11 @@ FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimat
                            : -static_cast<int64_t>(q - m > k_max ? k_max : q - m);
   row.verdict = verdict_for(row.required_bytes, row.memory_bytes);
   row.warnings = hardware_warnings(gpu, request);
-  if (gpu.budget_bytes && !memory_override) row.warnings.push_back(gpu.budget_note);
+  if (gpu.budget_bytes && !memory_override) {
+    FitWarning budget;
+    budget.code = FitWarningCode::unified_budget;
+    row.warnings.push_back(budget);
+  }
   return row;
 }
 

@@ -52,7 +52,8 @@ LadderResult run_ladder(ProcessRunner& runner, const TrialSettings& trial, const
   if (ladder.min == 0) throw Error(Field::min, "must be at least 1");
   if (ladder.start == 0) throw Error(Field::start, "must be at least 1");
   if (ladder.start < ladder.min)
-    throw Error(Field::start, std::to_string(ladder.start) + " is below --min " + std::to_string(ladder.min));
+    throw Error(Field::start, std::to_string(ladder.start) + " is below " + field_ref(Field::min) + " " +
+                                  std::to_string(ladder.min));
   if (ladder.step == 0) throw Error(Field::step, "must be at least 1");
 
   LadderResult result;

@@ -7,6 +7,9 @@
 //   releases from 0.14.1/0.14.2 on)
 // ZeRO-3 has one: gpu = 4L + int(18P/N) (+ offload variants), unchanged since PR #965.
 // Sources and tables: docs/sharding.md.
+// Test support, not the library: no command prints these tables; test_deepspeed_estimators.cpp
+// checks them against DeepSpeed's published numbers, the ZeRO arithmetic memplan itself uses
+// lives in core/parallel/sharding_estimate.
 
 #include <cstdint>
 #include <string>

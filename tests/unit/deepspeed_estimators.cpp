@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "core/parallel/deepspeed_estimators.hpp"
+#include "deepspeed_estimators.hpp"
 
 #include <algorithm>
 #include <cstdio>
