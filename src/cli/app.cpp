@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/options.hpp"
+#include "cli/plan_options.hpp"
 #include "core/base/did_you_mean.hpp"
 
 namespace memplan::cli {
@@ -87,6 +88,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return std::find(own_args.begin(), own_args.end(), spec.name) != own_args.end();
   };
   const bool any_named = std::any_of(commands().begin(), commands().end(), named);
+  const PlanArgs plan_args(own_args);  // the plan flags not named are not registered either
   std::vector<Runner> runners(commands().size());
   std::vector<CLI::App*> subs(commands().size(), nullptr);  // by index in commands()
   for (size_t i = 0; i < commands().size(); ++i) {

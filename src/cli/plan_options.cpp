@@ -133,10 +133,37 @@ PlanValues parse_values(const std::map<std::string, std::string>& text) {
   return values;
 }
 
+// The arguments of the command line being parsed, while a PlanArgs is alive.
+thread_local const std::vector<std::string>* t_plan_args = nullptr;
+
+// CLI11's help flag is -h,--help; short flags can be grouped (-qh).
+bool asks_help(const std::string& arg) {
+  if (arg.rfind("--", 0) == 0) return arg.rfind("--help", 0) == 0;
+  return arg.size() > 1 && arg[0] == '-' && arg.find('h') != std::string::npos;
+}
+
+// Whether `flag` is named by an argument: "--seq" or "--seq=2048".
+bool names_flag(const std::string& arg, const char* flag) {
+  const size_t n = std::char_traits<char>::length(flag);
+  return arg.compare(0, n, flag) == 0 && (arg.size() == n || arg[n] == '=');
+}
+
+bool must_register(const OptionSpec& o) {
+  if (!t_plan_args) return true;
+  for (const std::string& arg : *t_plan_args)
+    if (asks_help(arg) || names_flag(arg, o.flag)) return true;
+  return false;
+}
+
 }  // namespace
+
+PlanArgs::PlanArgs(const std::vector<std::string>& args) : previous_(t_plan_args) { t_plan_args = &args; }
+
+PlanArgs::~PlanArgs() { t_plan_args = previous_; }
 
 void add_plan_options(CLI::App& sub, RawPlan& raw) {
   for (const OptionSpec& o : plan_options()) {
+    if (!must_register(o)) continue;
     const std::string key = field_key(o.field);
     if (o.is_switch)
       sub.add_flag_function(

@@ -42,9 +42,24 @@ struct Plan {
   bool gpu_given = false;
 };
 
-// Adds the shared options to `sub`. `with_gpu_default`: the GPU list defaults to the presets'
-// defaults (estimate) rather than being required (fit, max-batch).
+// Adds the shared options to `sub`: --plan, --presets and the plan flags of the option table.
+// While a PlanArgs is alive, only the plan flags its arguments name are registered with CLI11
+// (all of them when help is asked): registering ~45 options costs more than the estimate.
 void add_plan_options(CLI::App& sub, RawPlan& raw);
+
+// The command line that add_plan_options may register just the named flags for (app.cpp's run).
+// An option that is never named can change nothing but the help, so the parse, its values and
+// its error messages stay the same.
+class PlanArgs {
+ public:
+  explicit PlanArgs(const std::vector<std::string>& args);
+  ~PlanArgs();
+  PlanArgs(const PlanArgs&) = delete;
+  PlanArgs& operator=(const PlanArgs&) = delete;
+
+ private:
+  const std::vector<std::string>* previous_;
+};
 
 // Merges the plan file, checks every value and builds the request. Throws Error on bad input.
 Plan resolve_plan(const RawPlan& raw);

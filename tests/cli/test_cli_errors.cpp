@@ -104,3 +104,27 @@ TEST_CASE("MEMPLAN_DATA_DIR replaces the GPU presets for every command", "[cli][
   CHECK(gpus.out.find("t4,") == std::string::npos);
   CHECK(est.out.find("gpu,lab-card,") != std::string::npos);  // the defaults: the file's first GPUs
 }
+
+// Only the plan flags named on the command line are registered with CLI11 (src/cli/app.cpp):
+// the messages must be the ones CLI11 gave with all ~45 registered (taken from that build).
+TEST_CASE("plan flags: whole error lines as with every flag registered", "[cli][errors]") {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"estimate", "--params=7x9"},
+       "memplan: error: --params: \"7x9\" is not a number (expected e.g. 7e9, 7B, 125M)\n"},
+      {{"estimate", "--params", "7e9", "--paramz", "3"},
+       "memplan: error: The following arguments were not expected: 3 --paramz\n"},
+      {{"estimate", "--params", "7e9", "--seq"}, "memplan: error: --seq: 1 required TEXT missing\n"},
+      {{"estimate", "--params", "7e9", "--batchnorm=3"},
+       "memplan: error: --batchnorm: applies to --mlp models\n"},
+      {{"fit", "--params", "7e9", "--seq=-1", "--gpu", "t4"},
+       "memplan: error: --seq: \"-1\" is negative (expected a count, e.g. 7e9, 7B, 125M)\n"},
+      {{"estimate", "--params", "7e9", "--zero"}, "memplan: error: --zero: 1 required TEXT missing\n"},
+  };
+  for (const auto& [args, expected] : cases) {
+    INFO(args[0] << " " << args[1]);
+    auto r = run_cli(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == expected);
+  }
+}
