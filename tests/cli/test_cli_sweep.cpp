@@ -52,10 +52,9 @@ TEST_CASE("sweep JSON has points and the bend", "[cli][sweep]") {
 
 TEST_CASE("sweep --batches auto uses the prediction, with predicted memory per point", "[cli][sweep]") {
   memplan::cli::set_predictor_for_tests([](const std::vector<std::string>&, std::string&) {
-    memplan::cli::Prediction p;
-    p.max_batch = 48;
-    p.bytes_at = [](uint64_t b) { return b * 1000000ull; };
-    return std::optional<memplan::cli::Prediction>(p);
+    // Built in place: g++ 12 -O3 flags a copied std::function as maybe-uninitialized.
+    return std::optional<memplan::cli::Prediction>(
+        std::in_place, memplan::cli::Prediction{48, [](uint64_t b) { return b * 1000000ull; }});
   });
   const auto r = sweep({"--batches", "auto", "--gpu", "local", "--warmup", "0", "--format", "json"}, {});
   const auto table = sweep({"--batches", "8,48", "--gpu", "local", "--warmup", "0", "--units", "gb"}, {});
