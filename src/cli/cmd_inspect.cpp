@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
 #include "cli/options.hpp"
+#include "cli/text_table.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -75,11 +76,12 @@ std::string render_json(const ModelFileReport& r) {
 std::string render_dtype_rows(const ModelFileReport& r, const OutputOptions& o) {
   std::string s;
   if (o.format == Format::csv) {
-    s += "dtype,tensors,elements,bytes\n";
+    CsvWriter csv;
+    csv.row({"dtype", "tensors", "elements", "bytes"});
     for (const DtypeTotal& d : r.by_dtype)
-      s += fmt::format("{},{},{},{}\n", d.dtype, d.tensors, d.elements, d.bytes);
-    s += fmt::format("total,{},{},{}\n", r.tensors, r.elements, r.bytes);
-    return s;
+      csv.row({d.dtype, std::to_string(d.tensors), std::to_string(d.elements), std::to_string(d.bytes)});
+    csv.row({"total", std::to_string(r.tensors), std::to_string(r.elements), std::to_string(r.bytes)});
+    return csv.str();
   }
   if (o.format == Format::markdown) {
     s += "| dtype | tensors | elements | bytes |\n|---|---:|---:|---:|\n";

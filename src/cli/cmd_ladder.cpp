@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/text_table.hpp"
 #include "cli/user_command.hpp"
 
 namespace memplan::cli {
@@ -95,13 +96,18 @@ void print_rows(std::ostream& out, const LadderResult& r, const OutputOptions& o
                 const std::optional<Prediction>& pred) {
   const bool with_pred = pred && pred->bytes_at;
   if (o.format == Format::csv) {
-    out << "batch,outcome,exit_code,oom,seconds" << (with_pred ? ",predicted_bytes" : "") << "\n";
+    CsvWriter csv;
+    std::vector<std::string> head = {"batch", "outcome", "exit_code", "oom", "seconds"};
+    if (with_pred) head.push_back("predicted_bytes");
+    csv.row(head);
     for (const Trial& t : r.tries) {
-      out << t.batch << "," << outcome_name(t.outcome) << "," << t.exit_code << ","
-          << (t.oom() ? "true" : "false") << "," << fmt::format("{:.3f}", t.seconds);
-      if (with_pred) out << "," << pred->bytes_at(t.batch);
-      out << "\n";
+      std::vector<std::string> cells = {std::to_string(t.batch), outcome_name(t.outcome),
+                                        std::to_string(t.exit_code), t.oom() ? "true" : "false",
+                                        fmt::format("{:.3f}", t.seconds)};
+      if (with_pred) cells.push_back(std::to_string(pred->bytes_at(t.batch)));
+      csv.row(cells);
     }
+    out << csv.str();
     return;
   }
   if (o.format == Format::markdown) {

@@ -11,6 +11,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/text_table.hpp"
 #include "cli/user_command.hpp"
 
 namespace memplan::cli {
@@ -168,21 +169,37 @@ void print_rows(std::ostream& out, const SweepResult& r, const OutputOptions& o,
                 const std::optional<Prediction>& pred) {
   const bool with_pred = pred && pred->bytes_at;
   const bool csv = o.format == Format::csv;
-  out << (csv ? "batch,throughput,oom,source,bend" : "| batch | rows/s | oom | source | bend |")
-      << (with_pred ? (csv ? ",predicted_bytes" : " predicted |") : "") << "\n";
-  if (!csv) out << "|---:|---:|---|---|---|" << (with_pred ? "---:|" : "") << "\n";
+  // One row of cells for either format: CSV through the one quoting rule, markdown as a table.
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head = {"batch", csv ? "throughput" : "rows/s", "oom", "source", "bend"};
+  if (with_pred) head.push_back(csv ? "predicted_bytes" : "predicted");
   for (size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
-    const std::string thr = p.throughput ? fmt::format("{:.6g}", *p.throughput) : "";
     const bool bend = r.bend && *r.bend == i;
-    const char* sep = csv ? "," : " | ";
-    out << (csv ? "" : "| ") << p.batch << sep << thr << sep << (p.oom ? "true" : "false") << sep
-        << source_name(p.source) << sep << (bend ? (csv ? "true" : "bend") : (csv ? "false" : ""));
+    std::vector<std::string> cells = {std::to_string(p.batch),
+                                      p.throughput ? fmt::format("{:.6g}", *p.throughput) : "",
+                                      p.oom ? "true" : "false", source_name(p.source),
+                                      bend ? (csv ? "true" : "bend") : (csv ? "false" : "")};
     if (with_pred)
-      out << sep
-          << (csv ? std::to_string(pred->bytes_at(p.batch)) : format_bytes(pred->bytes_at(p.batch), o.units));
-    out << (csv ? "\n" : " |\n");
+      cells.push_back(csv ? std::to_string(pred->bytes_at(p.batch))
+                          : format_bytes(pred->bytes_at(p.batch), o.units));
+    rows.push_back(std::move(cells));
   }
+  if (csv) {
+    CsvWriter w;
+    w.row(head);
+    for (const auto& cells : rows) w.row(cells);
+    out << w.str();
+    return;
+  }
+  auto md_row = [&](const std::vector<std::string>& cells) {
+    out << "|";
+    for (const std::string& c : cells) out << " " << c << " |";
+    out << "\n";
+  };
+  md_row(head);
+  out << "|---:|---:|---|---|---|" << (with_pred ? "---:|" : "") << "\n";
+  for (const auto& cells : rows) md_row(cells);
 }
 
 int run_sweep_command(CLI::App& sub, const SweepOptions& opt, Io& io) {
