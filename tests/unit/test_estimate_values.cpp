@@ -14,14 +14,31 @@ std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_allocations{0};
 }  // namespace
 
-// Counts allocations while g_counting is set; the whole test binary uses it.
-void* operator new(std::size_t n) {
+// Counts allocations while g_counting is set; the whole test binary uses it. Every plain form of
+// new and delete (single, array, nothrow) is replaced, so each pair meets in malloc/free: under
+// AddressSanitizer a form left to the runtime would be freed here and reported as a mismatch.
+namespace {
+void* counted_malloc(std::size_t n) noexcept {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+}  // namespace
+void* operator new(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 using namespace memplan;
 
