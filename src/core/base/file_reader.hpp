@@ -4,7 +4,7 @@
 // Regular files only: a directory is "is a directory", a FIFO, device (/dev/zero) or socket "is not
 // a regular file" - found with fstat after a non-blocking open, so a FIFO never blocks. A size
 // limit per use, from the table below. Never maps or reads model weights. Errors are
-// memplan::Error naming the path (or, when a subject such as "--plan" or a field is given,
+// memplan::Error naming the path (or, when the caller gives a subject or a request field,
 // naming it and quoting the path).
 
 #include <cstdint>
@@ -32,8 +32,9 @@ uint64_t file_size(const std::string& path);
 // The first min(max_bytes, size) bytes of a regular file.
 std::string read_file_prefix(const std::string& path, uint64_t max_bytes);
 
-// A regular file whole, or Error when it is larger than `limit` bytes. With a `subject`
-// ("--plan"), errors read `--plan: cannot read "<path>": <why>`; without, `<path>: <why>`.
+// A regular file whole, or Error when it is larger than `limit` bytes. With a `subject` (the CLI
+// passes the option it read), errors read `<subject>: cannot read "<path>": <why>`; without,
+// `<path>: <why>`.
 std::string read_small_file(const std::string& path, uint64_t limit, const std::string& subject = "");
 
 // The same, for a file a request field names (Field::presets): errors concern that field.

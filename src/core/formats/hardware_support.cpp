@@ -91,7 +91,7 @@ ComputeCapability parse_compute_capability(std::string_view subject, std::string
 
 HardwareSupport hardware_support(std::string_view subject, std::string_view name, ComputeCapability cc) {
   HardwareSupport s;
-  if (all_digits(name)) return s;  // a byte count ("--precision 2") names no format
+  if (all_digits(name)) return s;  // a bare byte count ("2" as a precision) names no format
   const Rule& rule = find_rule(subject, name);
   s.family = rule.family;
   s.needs = rule.needs;
