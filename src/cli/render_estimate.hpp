@@ -36,10 +36,4 @@ std::string describe_model(const EstimateRequest& request, const Estimate& e);
 // trainable parameters"
 std::string lora_arithmetic(const LoraAdapters& adapters);
 
-// "all ranks", "pipeline stage 0 (first)", ...
-std::string rank_kind_text(const RankLoad& kind, const ParallelLayout& layout);
-
-// The arithmetic behind a layout's most-loaded GPU, each formula named with engine and version.
-std::vector<std::string> sharding_explain(const ShardingResult& result);
-
 }  // namespace memplan::cli

@@ -3,7 +3,7 @@
 // memory per layer) and Sec. 4.2.3 (pipeline), and Megatron's parameter split.
 #include <catch2/catch.hpp>
 
-#include "cli/render_estimate.hpp"
+#include "cli/render_sharding.hpp"
 
 #include <memplan/error.hpp>
 #include <memplan/sharding.hpp>
