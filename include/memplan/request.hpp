@@ -42,6 +42,10 @@ struct EstimateRequest {
   // --lora R: adapters on these matrices are the trainable parameters (already counted in
   // model.parameters; trainable = their share); every base weight is frozen.
   std::optional<LoraTargets> lora;
+  // Vision-language models: images per sequence, each model.image_tokens language-model tokens
+  // (added to seq for activations and the KV cache); image_size as given (0 = the model's own).
+  uint64_t images = 0;
+  uint64_t image_size = 0;
 };
 
 }  // namespace memplan

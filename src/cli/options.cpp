@@ -217,6 +217,10 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
+      {"--images", F::images, "Vision-language models: images per sequence (their tokens join --seq)",
+       count_rule<&V::images, (1ull << 20)>},
+      {"--image-size", F::image_size, "Vision-language models: image side in pixels",
+       count_rule<&V::image_size, (1ull << 20)>},
   };
   return t;
 }

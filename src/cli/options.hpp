@@ -55,6 +55,8 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
+  // vision-language models
+  std::optional<uint64_t> images, image_size;
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

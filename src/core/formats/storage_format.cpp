@@ -40,6 +40,11 @@ const std::vector<StorageFormat>& storage_formats() {
        {67616, 131072},
        "NormalFloat4, double-quantised: 4 + 8/64 + 32/16384 bits = 4.127 bits",
        StorageFormatId::nf4_dq},
+      // OCP Microscaling MXFP4 (gpt-oss experts): 32 E2M1 codes (16 bytes) share one E8M0 scale byte.
+      {"mxfp4",
+       {17, 32},
+       "OCP MXFP4: 4-bit E2M1 + one 8-bit scale per 32 elements = 4.25 bits",
+       StorageFormatId::mxfp4},
   };
   return table;
 }
