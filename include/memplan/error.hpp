@@ -85,6 +85,8 @@ enum class Field {
   presets,
   from_bits,
   saturate,
+  // Apple silicon
+  wired_limit_mb,
   // vision-language models
   images,
   image_size,
@@ -158,6 +160,7 @@ inline const char* field_key(Field f) {
       "presets",
       "from_bits",
       "saturate",
+      "wired_limit_mb",
       "images",
       "image_size",
   };
