@@ -15,7 +15,8 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
     throw Error(v.images ? Field::images : Field::image_size,
                 "applies to vision-language models (a config.json with a vision_config); " + r.model.name +
                     " takes no images");
-  const uint64_t images = v.images.value_or(1);
+  if (!v.images) throw Error(Field::image_size, "needs --images N (how many images each sequence holds)");
+  const uint64_t images = *v.images;
   r.images = images;
   r.image_size = v.image_size.value_or(0);
   const uint64_t tokens = checked_mul(images, per_image, "image tokens");
