@@ -39,3 +39,14 @@ TEST_CASE("a llava config with an unknown vision tower is refused by name", "[hf
         "(clip_vision_model)");
   }
 }
+
+TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[hf_config][vision]") {
+  // 4,300,079,472 = keras-hub medgemma_4b "params" (Gemma 3 4B's architecture with its 262,208-row
+  // vocabulary; keras-hub's gemma3_4b, 4,299,915,632, is 64 x 2560 smaller: a 262,144-row table).
+  // The text_config names few keys: Gemma3TextConfig's defaults (8 heads, 4 kv heads, head_dim 256,
+  // vocabulary 262,208) fill the rest, as transformers does.
+  HfConfig c = read_hf_config_detail(k_dir + "gemma-3-4b-it.json");
+  CHECK(c.model.parameters == 4300079472ull);
+  CHECK(c.model.image_tokens == 256);  // mm_tokens_per_image
+  CHECK(c.model.arch->hidden == 2560);
+}

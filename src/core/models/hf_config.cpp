@@ -193,6 +193,7 @@ const std::vector<Family>& families() {
       {"olmo2", "olmo2 (post-norms, q/k norms)", detail::count_olmo2},
       {"glm4", "glm4 (4 norms per layer)", detail::count_glm4},
       {"llava", "llava (vision tower + projector + language model)", detail::count_llava},
+      {"gemma3", "gemma3 (vision tower + projector + language model)", detail::count_gemma3},
   };
   return table;
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <memplan/quantity.hpp>
+#include "core/models/hf_config_dense_families.hpp"
 #include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
@@ -25,6 +26,18 @@ const std::pair<const char*, uint64_t> k_llama_defaults[] = {
 const std::pair<const char*, uint64_t> k_clip_defaults[] = {
     {"hidden_size", 768}, {"intermediate_size", 3072}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
     {"num_channels", 3},  {"image_size", 224},         {"patch_size", 32},
+};
+
+// Gemma3TextConfig's and SiglipVisionConfig's defaults.
+const std::pair<const char*, uint64_t> k_gemma3_text_defaults[] = {
+    {"vocab_size", 262208},      {"hidden_size", 2304},
+    {"intermediate_size", 9216}, {"num_hidden_layers", 26},
+    {"num_attention_heads", 8},  {"num_key_value_heads", 4},
+    {"head_dim", 256},           {"max_position_embeddings", 131072},
+};
+const std::pair<const char*, uint64_t> k_siglip_defaults[] = {
+    {"hidden_size", 768}, {"intermediate_size", 3072}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
+    {"num_channels", 3},  {"image_size", 224},         {"patch_size", 16},
 };
 
 // The sub-config `key` (an object; absent = {}), with `defaults` filled in for missing fields
@@ -75,7 +88,66 @@ Tower clip_vision(ConfigReader& v) {
   return t;
 }
 
+// SiglipVisionModel without its pooling head: patch embedding (a convolution with bias), position
+// embedding (one per patch, no class token), encoder layers as CLIP's, post-LayerNorm.
+Tower siglip_vision(ConfigReader& v) {
+  if (v.flag_or({"vision_use_head"}, true))
+    v.fail("vision_use_head",
+           "true: the attention-pooling head is not counted by memplan (Gemma 3 sets false)");
+  const uint64_t h = v.need({"hidden_size"});
+  const uint64_t I = v.need({"intermediate_size"});
+  const uint64_t L = v.need({"num_hidden_layers"});
+  v.need({"num_attention_heads"});
+  const uint64_t C = v.need({"num_channels"});
+  const uint64_t size = v.need({"image_size"});
+  const uint64_t p = v.need({"patch_size"});
+  if (size % p != 0) v.fail("image_size", to_s(size) + " is not a multiple of patch_size " + to_s(p));
+  Tower t;
+  t.patches = (size / p) * (size / p);
+  const Count embeddings = Count(C) * p * p * h + h + Count(t.patches) * h;
+  const Count layer = Count(4) * (Count(h) * h + h) + Count(h) * I + I + Count(I) * h + h + Count(4) * h;
+  t.parameters = embeddings + Count(L) * layer + Count(2) * h;
+  t.tensors = Count(3) + Count(L) * 16 + 2;
+  return t;
+}
+
 }  // namespace
+
+FamilyCount count_gemma3(ConfigReader& c, const std::string& mt) {
+  std::vector<std::string> notes;
+  nlohmann::json text = sub_config(c, "text_config", k_gemma3_text_defaults,
+                                   std::size(k_gemma3_text_defaults), "Gemma3TextConfig", notes);
+  ConfigReader tr(text, c.file() + ": text_config");
+  FamilyCount r = count_gemma3_text(tr, "gemma3_text");
+  r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
+  const Count language = r.total;
+
+  std::vector<std::string> vnotes;
+  nlohmann::json vision = sub_config(c, "vision_config", k_siglip_defaults, std::size(k_siglip_defaults),
+                                     "SiglipVisionConfig", vnotes);
+  const std::string vision_type = vision.value("model_type", std::string("siglip_vision_model"));
+  if (vision_type != "siglip_vision_model")
+    c.fail("vision_config",
+           "model_type \"" + vision_type + "\" is not a vision tower memplan counts (siglip_vision_model)");
+  ConfigReader vr(vision, c.file() + ": vision_config");
+  const Tower tower = siglip_vision(vr);
+  r.notes.insert(r.notes.end(), vnotes.begin(), vnotes.end());
+
+  // Gemma3MultiModalProjector: an RMSNorm over the vision width, then one matrix to the text width.
+  const uint64_t vh = vr.need({"hidden_size"});
+  const Count projector = Count(vh) * r.arch.hidden + vh;
+  r.image_tokens = c.count_or({"mm_tokens_per_image"}, 256);
+  r.total = language + tower.parameters + projector;
+  r.tensors = r.tensors + tower.tensors + 2;
+  r.notes.push_back(mt + ": language model (gemma3_text, text_config) " + group_thousands(language.v) +
+                    " parameters; vision tower (siglip_vision_model, vision_config) " +
+                    group_thousands(tower.parameters.v) +
+                    "; projector (mm_soft_emb_norm, mm_input_projection) " + group_thousands(projector.v));
+  r.notes.push_back(mt + ": one image = " + to_s(r.image_tokens) +
+                    " language-model tokens (mm_tokens_per_image; " + to_s(tower.patches) +
+                    " patches pooled); the processor resizes every image to image_size");
+  return r;
+}
 
 FamilyCount count_llava(ConfigReader& c, const std::string& mt) {
   std::vector<std::string> notes;

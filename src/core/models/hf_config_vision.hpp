@@ -13,4 +13,8 @@ namespace memplan::detail {
 // a llama-style language model.
 FamilyCount count_llava(ConfigReader& c, const std::string& model_type);
 
+// gemma3 (Gemma3ForConditionalGeneration): SigLIP vision tower, an RMSNorm + matrix projector,
+// the gemma3_text language model; mm_tokens_per_image tokens per image.
+FamilyCount count_gemma3(ConfigReader& c, const std::string& model_type);
+
 }  // namespace memplan::detail
