@@ -99,15 +99,16 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
                {"fits", A::left},
                {"required", A::right},
                {"context that fits", A::right},
-               {"trained", A::right}});
+               {"trained", A::right},
+               {"note", A::left}});
   for (const FitsRow& r : rows) {
     if (!r.skipped.empty()) {
-      t.add_row({r.id, "-", "-", "-", r.skipped});
+      t.add_row({r.id, "-", "-", "-", "-", r.skipped});
       continue;
     }
     t.add_row({r.id, r.fits ? "yes" : "no", format_bytes(r.required, out.units),
                r.max_context ? group_thousands(r.max_context) + (r.capped ? "+" : "") : "none",
-               r.trained ? group_thousands(r.trained) : "-"});
+               r.trained ? group_thousands(r.trained) : "-", ""});
   }
   io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
   if (out.format == Format::table && !out.quiet)
