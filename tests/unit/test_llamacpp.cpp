@@ -175,7 +175,7 @@ TEST_CASE("layers split over two GPUs as llama.cpp's tensor split does", "[llama
   CHECK(uneven.gpus[1].layers == 7);
 }
 
-TEST_CASE("--n-cpu-moe keeps the first layers' experts in host memory", "[llamacpp]") {
+TEST_CASE("n_cpu_moe keeps the first layers' experts in host memory", "[llamacpp]") {
   // Mixtral-8x7B: 32 layers, 4096, 32 heads, 8 KV heads, 14336 per expert, 8 experts, 32000.
   LlamaCppRequest r;
   r.arch = llama(32, 4096, 32, 8, 14336, 32000, false, "mixtral");
