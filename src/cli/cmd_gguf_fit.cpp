@@ -143,8 +143,7 @@ Built build(const State& s) {
   if (q.n_cpu_moe && q.arch.experts < 2)
     throw Error("--n-cpu-moe", "applies to mixture-of-experts models (this one has no experts)");
   if (!s.mmproj.empty()) {
-    const GgufFile m = read_gguf_file(s.mmproj);
-    q.mmproj_bytes = m.data_end;
+    for (const GgufTensor& t : read_gguf_file(s.mmproj).tensors) q.mmproj_bytes += t.bytes;
   }
   for (const GpuSpec& g : plan.targets.gpus) {
     b.gpus.push_back(g);

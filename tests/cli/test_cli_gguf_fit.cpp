@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../unit/model_file_builders.hpp"
 #include "cli_harness.hpp"
 
 using memplan::test::line_count;
@@ -210,4 +211,53 @@ TEST_CASE("models --fits lists the presets that fit and the context left", "[cli
   auto bad_gpu = run_cli({"models", "--fits", "rtx-9999"});
   CHECK(bad_gpu.code == 2);
   CHECK(line_count(bad_gpu.err) == 1);
+}
+
+TEST_CASE("gguf-fit reads a GGUF's own tensors and adds the projector of --mmproj", "[cli][gguf-fit]") {
+  using namespace memplan::test;
+  TempDir dir("gguf_fit");
+  GgufBytes kv;
+  kv.kv_str("general.architecture", "llama")
+      .kv_u32("llama.block_count", 2)
+      .kv_u32("llama.embedding_length", 64)
+      .kv_u32("llama.attention.head_count", 4)
+      .kv_u32("llama.attention.head_count_kv", 2)
+      .kv_u32("llama.feed_forward_length", 128)
+      .kv_u32("llama.context_length", 256)
+      .kv_u32("llama.vocab_size", 256);
+  std::vector<GgTensor> t = {
+      {"token_embd.weight", {64, 256}, 8}, {"output_norm.weight", {64}, 0}, {"output.weight", {64, 256}, 8}};
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    for (const GgTensor& x : std::vector<GgTensor>{{p + "attn_norm.weight", {64}, 0},
+                                                   {p + "attn_q.weight", {64, 64}, 8},
+                                                   {p + "attn_k.weight", {64, 32}, 8},
+                                                   {p + "attn_v.weight", {64, 32}, 8},
+                                                   {p + "attn_output.weight", {64, 64}, 8},
+                                                   {p + "ffn_norm.weight", {64}, 0},
+                                                   {p + "ffn_gate.weight", {64, 128}, 8},
+                                                   {p + "ffn_up.weight", {64, 128}, 8},
+                                                   {p + "ffn_down.weight", {128, 64}, 8}})
+      t.push_back(x);
+  }
+  uint64_t all = 0;
+  for (const GgTensor& x : t) all += gguf_tensor_bytes(x);
+  const uint64_t embd = gguf_tensor_bytes(t[0]);
+  const std::string model = dir.write("tiny.gguf", gguf_file(kv, 8, t));
+  GgufBytes pkv;
+  pkv.kv_str("general.architecture", "clip");
+  const GgTensor proj{"mm.0.weight", {1024, 64}, 1};
+  const std::string mmproj = dir.write("mmproj.gguf", gguf_file(pkv, 1, {proj}));
+  auto r = run_cli({"gguf-fit", "--gguf", model, "--mmproj", mmproj, "--gpu", "rtx-4090", "--ctx-size", "256",
+                    "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["n_gpu_layers"] == 3);
+  CHECK(j["gpus"][0]["model_bytes"] == all - embd);  // everything but token_embd
+  CHECK(j["host"]["model_bytes"] == embd);
+  CHECK(j["gpus"][0]["projector_bytes"] == gguf_tensor_bytes(proj));
+  // K and V rows of 2 heads x 16 in f16 for 256 cells, per layer.
+  CHECK(j["kv_layer_bytes"] == 256ull * 32 * 2 * 2);
+  CHECK(j["llama_cpp"].get<std::string>().find("-m " + model) != std::string::npos);
 }
