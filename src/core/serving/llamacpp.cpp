@@ -80,7 +80,10 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
       checked_add(p.kv_k_layer_bytes, checked_mul(ggml_row_bytes(req.cache_v, kv_dim), p.n_ctx_cells));
 
   // The compute buffer: the graph for one micro-batch of T tokens over all n_kv cells, every
-  // token an output (the reservation's worst case); its peak is the larger of two stages.
+  // token an output (the reservation's worst case); its peak is the larger of two stages. The
+  // scores KQ are n_kv x T x heads fp32 and softmax reuses their buffer (ikawrakow/ik_llama.cpp
+  // PR 237 describes the same); the stage sums are checked against printed compute buffers in
+  // tests/data/llamacpp_logs (105.00 MiB exactly for TriLM, -1.4% for phi-4).
   const uint64_t T = std::min(req.n_ctx, req.n_ubatch), n_kv = p.n_ctx_cells;
   const uint64_t act = checked_mul(checked_mul(a.hidden, T), k_f32);  // one f32 activation [hidden, T]
   if (req.flash_attn) {
