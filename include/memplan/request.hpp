@@ -13,6 +13,7 @@
 #include <memplan/recipe.hpp>
 #include <memplan/sharding.hpp>
 #include <memplan/storage_format.hpp>
+#include <memplan/timeline.hpp>
 
 namespace memplan {
 
@@ -42,6 +43,10 @@ struct EstimateRequest {
   // --lora R: adapters on these matrices are the trainable parameters (already counted in
   // model.parameters; trainable = their share); every base weight is frozen.
   std::optional<LoraTargets> lora;
+  Device device = Device::cuda;  // what runs the step (timeline.hpp): torch 2 on CUDA, or torch 1.13 on CPU
+  Loss loss = Loss::plain;       // causal LMs: plain, chunked or fused cross-entropy (compute.hpp)
+  uint64_t grad_accum = 1;       // micro-batches per optimizer step: gradients alive across them
+  bool grads_kept = false;       // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
 };
 
 }  // namespace memplan

@@ -55,6 +55,10 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
+  std::optional<Device> device;  // what runs the step: cuda (torch 2) or cpu (torch 1.13)
+  std::optional<Loss> loss;      // plain, chunked or fused cross-entropy
+  std::optional<uint64_t> grad_accum;
+  std::optional<bool> grads_kept;  // --zero-grad zeros
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.
