@@ -26,9 +26,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "tests", "data", "gpu_measurements.json")
 
-BERT = ["--model", "bert-large-uncased", "--seq", "512", "--attention", "eager", "--overhead", "1343MiB"]
+# HF Trainer of early 2022 on torch < 2: model.zero_grad() keeps the gradients (set_to_none=False),
+# transformers.AdamW (adamw_hf) loops over the tensors one at a time.
+BERT = ["--model", "bert-large-uncased", "--seq", "512", "--attention", "eager", "--overhead", "1343MiB",
+        "--zero-grad", "zeros", "--optimizer-loop", "per-tensor"]
+GA4 = ["--grad-accum", "4"]
+# Lit-GPT: LM head and cross-entropy by chunks of 128 positions in bf16 (no fp32 logits).
 LITGPT_LORA = ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--optimizer", "adamw",
-               "--attention", "sdpa"]
+               "--attention", "sdpa", "--loss", "chunked"]
 STABLELM_3B = ["--family", "gpt2", "--layers", "16", "--hidden", "4096", "--heads", "32", "--intermediate",
                "16384", "--vocab", "50688"]
 PHI_15 = ["--family", "gpt2", "--layers", "24", "--hidden", "2048", "--heads", "32", "--intermediate", "8192",
@@ -40,17 +45,17 @@ INFER = ["--mode", "infer", "--precision", "bf16", "--seq", "57", "--batch", "1"
 # id -> the memplan flags a user would give for that run (None: not expressible, with the reason).
 ARGS = {
     "hf-bert-large-fp32-b4": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adamw"],
-    "hf-bert-large-fp32-b1ga4": BERT + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw"],
-    "hf-bert-large-fp32-b1ga4-gc": BERT + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw",
+    "hf-bert-large-fp32-b1ga4": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw"],
+    "hf-bert-large-fp32-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw",
                                            "--checkpointing", "full"],
     "hf-bert-large-amp16-b4": BERT + ["--batch", "4", "--precision", "amp-fp16", "--optimizer", "adamw"],
-    "hf-bert-large-amp16-b1ga4-gc": BERT + ["--batch", "1", "--precision", "amp-fp16", "--optimizer", "adamw",
+    "hf-bert-large-amp16-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer", "adamw",
                                             "--checkpointing", "full"],
     "hf-bert-large-fp32-b4-adafactor": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adafactor"],
-    "hf-bert-large-amp16-b1ga4-gc-adafactor": BERT + ["--batch", "1", "--precision", "amp-fp16", "--optimizer",
+    "hf-bert-large-amp16-b1ga4-gc-adafactor": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer",
                                                       "adafactor", "--checkpointing", "full"],
     "hf-bert-large-fp32-b4-adam8bit": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adamw-8bit"],
-    "hf-bert-large-amp16-b1ga4-gc-adam8bit": BERT + ["--batch", "1", "--precision", "amp-fp16", "--optimizer",
+    "hf-bert-large-amp16-b1ga4-gc-adam8bit": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer",
                                                      "adamw-8bit", "--checkpointing", "full"],
     "hf-bert-large-fp32-weights-loaded": ["--model", "bert-large-uncased", "--mode", "infer", "--seq", "1",
                                           "--precision", "fp32", "--overhead", "1343MiB"],

@@ -47,6 +47,7 @@ struct EstimateRequest {
   Loss loss = Loss::plain;       // causal LMs: plain, chunked or fused cross-entropy (compute.hpp)
   uint64_t grad_accum = 1;       // micro-batches per optimizer step: gradients alive across them
   bool grads_kept = false;       // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
+  OptimizerLoop optimizer_loop = OptimizerLoop::device_default;  // foreach or per-tensor temporaries
 };
 
 }  // namespace memplan

@@ -16,6 +16,11 @@ namespace memplan {
 //         the input's dtype, sdpa as its math path, the per-tensor AdamW loop.
 enum class Device { cuda, cpu };
 
+// How the optimizer walks the tensors: foreach (torch >= 2's default on CUDA: each operation over
+// every tensor at once) or per-tensor (torch 1.13, transformers.AdamW, foreach=False: one tensor at
+// a time). Unset: foreach on cuda, per-tensor on cpu.
+enum class OptimizerLoop { device_default, foreach, per_tensor };
+
 // "cuda" (also "gpu") / "cpu", case-insensitive, else Error naming `subject`.
 Device parse_device(std::string_view subject, std::string_view text);
 const char* to_string(Device d);

@@ -121,6 +121,11 @@ void zero_grad_rule(const std::string& flag, const std::string& text, V& v) {
   v.grads_kept = text == "zeros";
 }
 
+void optimizer_loop_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"foreach", "per-tensor"});
+  v.optimizer_loop = text == "foreach" ? OptimizerLoop::foreach : OptimizerLoop::per_tensor;
+}
+
 void overhead_rule(const std::string& flag, const std::string& text, V& v) {
   v.overhead = parse_size(flag, text);
 }
@@ -237,6 +242,9 @@ const std::vector<OptionSpec>& table() {
       {"--zero-grad", F::zero_grad,
        "none (set_to_none: torch >= 2's default) or zeros (torch < 2: gradients stay allocated)",
        zero_grad_rule},
+      {"--optimizer-loop", F::optimizer_loop,
+       "foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, transformers.AdamW): the step's temporaries",
+       optimizer_loop_rule},
   };
   return t;
 }

@@ -59,6 +59,7 @@ struct PlanValues {
   std::optional<Loss> loss;      // plain, chunked or fused cross-entropy
   std::optional<uint64_t> grad_accum;
   std::optional<bool> grads_kept;  // --zero-grad zeros
+  std::optional<OptimizerLoop> optimizer_loop;
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

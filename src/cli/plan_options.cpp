@@ -266,6 +266,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.loss = v.loss.value_or(Loss::plain);
   r.grad_accum = v.grad_accum.value_or(1);
   r.grads_kept = v.grads_kept.value_or(false);
+  r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");
   if (r.mode == Mode::infer && v.trainable) r.model.notes.push_back("--mode infer: --trainable is not used");

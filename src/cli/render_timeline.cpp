@@ -17,7 +17,8 @@ std::string transient_text(const Transient& t) {
       return "cross-entropy's backward: the gradients of log-softmax and of its input, 2 x " +
              group_thousands(t.n[0]) + " B (the loss input's size) = " + group_thousands(t.bytes) + " B";
     case TransientCode::foreach_copy:
-      return "foreach AdamW (torch >= 2 on CUDA): sqrt(exp_avg_sq) of every trainable tensor at once, " +
+      return "foreach AdamW (torch >= 2 on CUDA, --optimizer-loop): sqrt(exp_avg_sq) of every trainable "
+             "tensor at once, " +
              group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
              " B";
     case TransientCode::mlp_gradients:
@@ -25,7 +26,8 @@ std::string transient_text(const Transient& t) {
              group_thousands(t.n[0]) + " tokens x (" + group_thousands(t.n[1]) +
              " + hidden) = " + group_thousands(t.bytes) + " B";
     case TransientCode::per_tensor_copies:
-      return "per-tensor AdamW (torch 1.13): sqrt(exp_avg_sq) and its quotient for the largest tensor, 2 x " +
+      return "per-tensor AdamW (torch 1.13, foreach=False; --optimizer-loop): sqrt(exp_avg_sq) and its "
+             "quotient for the largest tensor, 2 x " +
              group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
              " B";
   }

@@ -63,7 +63,9 @@ Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
   if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
   const ElementCost cost = r.recipe.has_master() ? r.recipe.master.cost : r.recipe.optimizer_state.cost;
   const uint64_t per = cost.den ? cost.num / cost.den : 0;
-  if (r.device == Device::cpu) {
+  const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
+                          (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
+  if (per_tensor) {
     const uint64_t largest = largest_trainable_tensor(r);
     if (!largest) return t;
     t.code = TransientCode::per_tensor_copies;
