@@ -22,7 +22,8 @@ std::string transient_text(const Transient& t) {
              group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
              " B";
     case TransientCode::mlp_gradients:
-      return "the last layer's backward: gradients of the MLP's inner tensor and of the hidden state, " +
+      return "the last layer's backward: gradients of the MLP's inner tensors (3 for a gated MLP) and of the "
+             "hidden state, " +
              group_thousands(t.n[0]) + " tokens x (" + group_thousands(t.n[1]) +
              " + hidden) = " + group_thousands(t.bytes) + " B";
     case TransientCode::per_tensor_copies:

@@ -199,6 +199,15 @@ void add_activation_terms(const EstimateRequest& r, Estimate& e) {
     e.note({NoteCode::activations_unknown, {0, 0}, 0.0});
 }
 
+RecomputedLayer recomputed_layer(const EstimateRequest& r) {
+  RecomputedLayer out;
+  if (!has_ledger(r) || r.checkpointing != Checkpointing::full || !r.model.mlp_widths.empty()) return out;
+  const ActivationLedger l = training_ledger(r, false);
+  out.saved_bytes = l.recompute_bytes;
+  out.weight_copy_bytes = l.layer_weight_copy_bytes;
+  return out;
+}
+
 LedgerDetail activation_ledger_detail(const EstimateRequest& r) {
   LedgerDetail d;
   if (!has_ledger(r)) return d;

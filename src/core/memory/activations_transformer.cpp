@@ -362,9 +362,18 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   ledger.layer_bytes = checked_mul(opts.batch, layer_ps, "activation bytes");
   ledger.first_layer_bytes = checked_mul(opts.batch, first_ps, "activation bytes");
   ledger.recompute_bytes = checked_mul(opts.batch, recompute_ps, "activation bytes");
-  if (opts.autocast)
-    ledger.fixed_bytes =
-        bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
+  if (opts.autocast) {
+    uint64_t copies = model.autocast_weight_elements();
+    // Full checkpointing runs the layers' forward without grad: no weight copy is kept for them,
+    // only the LM head's and, during backward, the copies of the one layer rebuilt.
+    if (opts.checkpointing == Checkpointing::full && !opts.lora) {
+      const uint64_t head = arch.causal && d.vocab > 0 ? checked_mul(d.vocab, d.h, "weights") : 0;
+      const uint64_t per_layer = (copies - head) / arch.layers;
+      copies = head + per_layer;
+      ledger.layer_weight_copy_bytes = bytes_for(per_layer, model.act().cost, "autocast weight copies");
+    }
+    ledger.fixed_bytes = bytes_for(copies, model.act().cost, "autocast weight copies");
+  }
   if (!opts.record) return ledger;
   ledger.per_layer = detail::to_rows(typical, opts.batch);
   ledger.outside_layers = detail::to_rows(outside, opts.batch);

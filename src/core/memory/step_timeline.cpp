@@ -28,6 +28,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
+#include "core/memory/activation_term.hpp"
 
 namespace memplan {
 namespace {
@@ -82,8 +83,8 @@ Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
 }
 
 // The last layer's backward: the gradient of the MLP's inner tensor (batch x seq x ff, in the
-// activation format) and of the hidden state (the residual format) alive together while that
-// layer's saved tensors still are.
+// activation format; a gated MLP's product makes one per factor besides: 3 x ff) and of the
+// hidden state (the residual format) alive together while that layer's saved tensors still are.
 Transient mlp_gradients(const EstimateRequest& r) {
   Transient t;
   if (!r.model.arch || !r.seq || !r.model.mlp_widths.empty()) return t;
@@ -94,8 +95,8 @@ Transient mlp_gradients(const EstimateRequest& r) {
   const uint64_t tokens = checked_mul(r.batch, r.seq, "tokens");
   t.code = TransientCode::mlp_gradients;
   t.n[0] = tokens;
-  t.n[1] = ff;
-  t.bytes = add(bytes_for(checked_mul(tokens, ff, "tensor"), act, "timeline bytes"),
+  t.n[1] = a.gated_mlp ? checked_mul(3, ff, "tensor") : ff;
+  t.bytes = add(bytes_for(checked_mul(tokens, t.n[1], "tensor"), act, "timeline bytes"),
                 bytes_for(checked_mul(tokens, a.hidden, "tensor"), res, "timeline bytes"));
   return t;
 }
@@ -119,7 +120,9 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   tl.device = r.device;
   if (r.mode != Mode::train || r.parallel || !e.has(TermKind::activations)) return tl;
   const Term& act = e.term(TermKind::activations);
-  if (act.basis != Basis::ledger && act.basis != Basis::measured) return tl;
+  // A measured bytes-per-row figure says nothing of the loss or the layers: the sum of the terms
+  // (every term at once) stays the estimate there.
+  if (act.basis != Basis::ledger) return tl;
   tl.present = true;
   const uint64_t w = e.bytes(TermKind::parameters);
   const uint64_t g = e.bytes(TermKind::gradients);
@@ -127,25 +130,36 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t a = act.bytes;
   const uint64_t held = std::min(e.ledger.held_bytes, a);
 
-  Transient& tb = tl.backward_transient;
+  Transient loss;
   if (e.ledger.loss_input_bytes) {
-    tb.code = TransientCode::loss_gradients;
-    tb.n[0] = e.ledger.loss_input_bytes;
-    tb.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
+    loss.code = TransientCode::loss_gradients;
+    loss.n[0] = e.ledger.loss_input_bytes;
+    loss.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
   }
-  const Transient mlp = mlp_gradients(r);
-  if (mlp.bytes > tb.bytes) tb = mlp;
   tl.optimizer_transient = optimizer_transient(r, e.trainable_parameters);
 
   // Gradients alive before backward: accumulated over earlier micro-batches, or kept (zeroed, not
   // freed) by zero_grad(set_to_none=False) from the step before.
   const uint64_t g0 = r.grad_accum > 1 || r.grads_kept ? g : 0;
-  PhasePoint back = point(Phase::backward, w, s, g0, a - held, tb.bytes);
+  // Full checkpointing: the layer rebuilt in backward is not alive before its turn comes.
+  const RecomputedLayer rl = recomputed_layer(r);
+  const uint64_t rebuilt = std::min(add(rl.saved_bytes, rl.weight_copy_bytes), a - held);
+  // Two high points: the start (the loss gradients, log-softmax still saved) and the last layer's
+  // backward (log-softmax gone, the layer rebuilt if checkpointed, its MLP gradients alive).
+  tl.backward_transient = loss;
+  PhasePoint back = point(Phase::backward, w, s, g0, a - held - rebuilt, loss.bytes);
+  const uint64_t lsm = held && r.loss == Loss::plain ? std::min(e.ledger.loss_input_bytes, a - held) : 0;
+  const Transient mlp = mlp_gradients(r);
+  const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes);
+  if (last_layer.bytes > back.bytes) {
+    back = last_layer;
+    tl.backward_transient = mlp;
+  }
   const PhasePoint back_end = point(Phase::backward, w, s, g, 0, 0);
   if (back_end.bytes > back.bytes) back = back_end;
   tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0),
-               point(Phase::forward, w, s, g0, a - held, 0),
-               point(Phase::loss, w, s, g0, a, 0),
+               point(Phase::forward, w, s, g0, a - held - rebuilt, 0),
+               point(Phase::loss, w, s, g0, a - rebuilt, 0),
                back,
                point(Phase::optimizer, w, s, g, 0, tl.optimizer_transient.bytes),
                point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, 0, 0)};
