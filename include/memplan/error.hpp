@@ -85,6 +85,8 @@ enum class Field {
   presets,
   from_bits,
   saturate,
+  // Apple silicon
+  wired_limit_mb,
   // what runs the step
   device,
   loss,
@@ -161,6 +163,7 @@ inline const char* field_key(Field f) {
       "presets",
       "from_bits",
       "saturate",
+      "wired_limit_mb",
       "device",
       "loss",
       "grad_accum",
