@@ -16,11 +16,24 @@ enum class Attention { eager, sdpa };
 // softmax, attention dropout) in backward; full: keep one input per layer, recompute the layer.
 enum class Checkpointing { none, selective, full };
 
+// How a causal LM's loss is computed (the largest tensors of many fine-tunes).
+//   plain:   Hugging Face: the whole batch x seq x vocab logits, their fp32 upcast, cross-entropy's
+//            fp32 log-softmax; backward starts with two gradients of that size.
+//   chunked: Lit-GPT / torchtune: the LM head and cross-entropy run per chunk of 128 positions in the
+//            half format, no fp32 upcast; the logits stay alive through backward (the training loop
+//            holds them) and backward's loss gradients are one chunk's.
+//   fused:   fused linear cross-entropy (Liger): the logits never exist as a whole; forward keeps
+//            the LM head input's gradient instead.
+enum class Loss { plain, chunked, fused };
+
 // "eager" (also "math") / "sdpa" (also "flash", "fused"), case-insensitive, else Error naming
 // `subject` with did-you-mean.
 Attention parse_attention(std::string_view subject, std::string_view text);
 // "none" (also "off") / "selective" / "full", case-insensitive, else Error naming `subject`.
 Checkpointing parse_checkpointing(std::string_view subject, std::string_view text);
+// "plain" / "chunked" / "fused", case-insensitive, else Error naming `subject`.
+Loss parse_loss(std::string_view subject, std::string_view text);
+const char* to_string(Loss l);
 const char* to_string(Attention a);
 const char* to_string(Checkpointing c);
 

@@ -90,6 +90,12 @@ enum class Field {
   // vision-language models
   images,
   image_size,
+  // what runs the step
+  device,
+  loss,
+  grad_accum,
+  zero_grad,
+  optimizer_loop,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -163,15 +169,20 @@ inline const char* field_key(Field f) {
       "wired_limit_mb",
       "images",
       "image_size",
+      "device",
+      "loss",
+      "grad_accum",
+      "zero_grad",
+      "optimizer_loop",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::image_size) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::optimizer_loop) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::image_size); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::optimizer_loop); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

@@ -14,6 +14,7 @@
 #include <memplan/lora.hpp>
 #include <memplan/request.hpp>
 #include <memplan/sharding.hpp>
+#include <memplan/timeline.hpp>
 
 namespace memplan {
 
@@ -156,6 +157,8 @@ struct LedgerSummary {
   uint64_t first_layer_bytes = 0;
   uint64_t layer_bytes = 0;
   uint64_t bytes_per_sample = 0;
+  uint64_t held_bytes = 0;        // alive for the loss, freed before backward (logits, their upcast)
+  uint64_t loss_input_bytes = 0;  // the loss's input (logits in the loss format): its gradients' size
 };
 
 // A saved tensor of the activation ledger (for --explain and JSON).
@@ -176,13 +179,16 @@ struct Estimate {
   std::array<Note, 16> notes;  // the first note_count are set
   LedgerSummary ledger;
   std::optional<ShardingResult> sharded;  // set when request.parallel: per-rank loads, host memory
+  StepTimeline timeline;                  // single-GPU training: the step's phases and their peak
 
   const Term& term(TermKind k) const { return terms[static_cast<size_t>(k)]; }
   Term& term(TermKind k) { return terms[static_cast<size_t>(k)]; }
   bool has(TermKind k) const { return present[static_cast<size_t>(k)]; }
   uint64_t bytes(TermKind k) const { return has(k) ? term(k).bytes : 0; }
-  uint64_t total_bytes() const;     // every term but the overhead
-  uint64_t required_bytes() const;  // total + overhead
+  uint64_t total_bytes() const;  // every term but the overhead
+  // The most allocated at once: the timeline's peak where there is one, else total_bytes().
+  uint64_t peak_bytes() const;
+  uint64_t required_bytes() const;  // peak + overhead (what the fit verdict compares)
   void note(const Note& n) {
     if (note_count < notes.size()) notes[note_count++] = n;
   }

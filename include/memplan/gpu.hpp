@@ -22,7 +22,7 @@ struct GpuSpec {
   bool fp8 = false;
   std::string source;
   std::string notes;
-  bool is_device = false;   // read from a real device, not a preset
+  bool is_device = false;  // read from a real device, not a preset
   // False for a GPU given only by its size (--gpu 12GiB): what it runs is unknown, so no
   // hardware warning is made for it.
   bool capabilities_known = true;

@@ -13,6 +13,7 @@
 #include <memplan/recipe.hpp>
 #include <memplan/sharding.hpp>
 #include <memplan/storage_format.hpp>
+#include <memplan/timeline.hpp>
 
 namespace memplan {
 
@@ -49,6 +50,11 @@ struct EstimateRequest {
   // (added to seq for activations and the KV cache); image_size as given (0 = the model's own).
   uint64_t images = 0;
   uint64_t image_size = 0;
+  Device device = Device::cuda;  // what runs the step (timeline.hpp): torch 2 on CUDA, or torch 1.13 on CPU
+  Loss loss = Loss::plain;       // causal LMs: plain, chunked or fused cross-entropy (compute.hpp)
+  uint64_t grad_accum = 1;       // micro-batches per optimizer step: gradients alive across them
+  bool grads_kept = false;       // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
+  OptimizerLoop optimizer_loop = OptimizerLoop::device_default;  // foreach or per-tensor temporaries
 };
 
 }  // namespace memplan

@@ -117,6 +117,22 @@ void checkpointing_rule(const std::string& flag, const std::string& text, V& v) 
   v.checkpointing = parse_checkpointing(flag, text);
 }
 
+void device_rule(const std::string& flag, const std::string& text, V& v) {
+  v.device = parse_device(flag, text);
+}
+
+void loss_rule(const std::string& flag, const std::string& text, V& v) { v.loss = parse_loss(flag, text); }
+
+void zero_grad_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"none", "zeros"});
+  v.grads_kept = text == "zeros";
+}
+
+void optimizer_loop_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"foreach", "per-tensor"});
+  v.optimizer_loop = text == "foreach" ? OptimizerLoop::foreach : OptimizerLoop::per_tensor;
+}
+
 void overhead_rule(const std::string& flag, const std::string& text, V& v) {
   v.overhead = parse_size(flag, text);
 }
@@ -236,6 +252,18 @@ const std::vector<OptionSpec>& table() {
        count_rule<&V::images, (1ull << 20)>},
       {"--image-size", F::image_size, "Vision-language models: image side in pixels",
        count_rule<&V::image_size, (1ull << 20)>},
+      {"--device", F::device, "What runs the step: cuda (torch 2, default) or cpu (torch 1.13's rules)",
+       device_rule},
+      {"--loss", F::loss,
+       "Causal LM loss: plain (HF: fp32 logits), chunked (Lit-GPT, torchtune) or fused (Liger)", loss_rule},
+      {"--grad-accum", F::grad_accum, "Micro-batches per optimizer step (gradients stay alive across them)",
+       count_rule<&V::grad_accum, (1ull << 20)>},
+      {"--zero-grad", F::zero_grad,
+       "none (set_to_none: torch >= 2's default) or zeros (torch < 2: gradients stay allocated)",
+       zero_grad_rule},
+      {"--optimizer-loop", F::optimizer_loop,
+       "foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, transformers.AdamW): the step's temporaries",
+       optimizer_loop_rule},
   };
   return t;
 }

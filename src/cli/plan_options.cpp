@@ -305,6 +305,11 @@ Plan resolve_plan(const RawPlan& raw) {
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
   r.kv_format = v.kv_format;
   r.overhead_bytes = v.overhead.value_or(k_default_overhead_bytes);
+  r.device = v.device.value_or(Device::cuda);
+  r.loss = v.loss.value_or(Loss::plain);
+  r.grad_accum = v.grad_accum.value_or(1);
+  r.grads_kept = v.grads_kept.value_or(false);
+  r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");
   if (r.mode == Mode::infer && v.trainable) r.model.notes.push_back("--mode infer: --trainable is not used");
@@ -365,6 +370,10 @@ Plan resolve_plan(const RawPlan& raw) {
   if (v.tensors) in["tensors"] = r.model.tensors;
   in["sequence_parallel"] = v.sequence_parallel;
   in["batchnorm"] = r.model.has_batchnorm;
+  in["device"] = to_string(r.device);
+  in["loss"] = to_string(r.loss);
+  in["grad_accum"] = r.grad_accum;
+  in["zero_grad"] = r.grads_kept ? "zeros" : "none";
   std::string gpus;
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *v.gpu : gpus;

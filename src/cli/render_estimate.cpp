@@ -7,6 +7,7 @@
 #include "cli/render_fit.hpp"
 #include "cli/render_sharding.hpp"
 #include "cli/render_terms.hpp"
+#include "cli/render_timeline.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -51,8 +52,11 @@ std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const O
     t.add_row({term_label(e, term), group_thousands(term.bytes), format_bytes(term.bytes, o.units),
                term_format(term, r), term_detail(e, term, r)});
   }
+  if (e.timeline.present)
+    t.add_row({"Peak", group_thousands(e.peak_bytes()), format_bytes(e.peak_bytes(), o.units), "",
+               peak_detail(e.timeline)});
   t.add_row({"Required", group_thousands(e.required_bytes()), format_bytes(e.required_bytes(), o.units), "",
-             "total + overhead"});
+             e.timeline.present ? "peak + overhead" : "total + overhead"});
   return o.format == Format::markdown ? t.render_markdown() : t.render();
 }
 
@@ -60,9 +64,17 @@ std::string explain_text(const Estimate& e, const EstimateRequest& r, const Ledg
                          const OutputOptions& o) {
   std::string out = "\nArithmetic:\n";
   for (const std::string& line : arithmetic(e, r)) out += "  " + line + "\n";
-  out += "  total = " + group_thousands(e.total_bytes()) +
-         " B; required = total + overhead = " + group_thousands(e.required_bytes()) + " B (" +
-         format_bytes(e.required_bytes(), o.units) + ")\n";
+  if (e.timeline.present)
+    out += "  total = " + group_thousands(e.total_bytes()) +
+           " B (every term at once); peak = " + group_thousands(e.peak_bytes()) + " B (" +
+           to_string(e.timeline.peak_phase) +
+           "); required = peak + overhead = " + group_thousands(e.required_bytes()) + " B (" +
+           format_bytes(e.required_bytes(), o.units) + ")\n";
+  else
+    out += "  total = " + group_thousands(e.total_bytes()) +
+           " B; required = total + overhead = " + group_thousands(e.required_bytes()) + " B (" +
+           format_bytes(e.required_bytes(), o.units) + ")\n";
+  out += timeline_text(e, o);
   if (!ledger.rows.empty()) {
     out += "\n" + ledger_title(e, r) + "\n";
     TextTable t({{"saved tensor", Align::left},
@@ -89,6 +101,8 @@ std::string csv(const Estimate& e, const EstimateRequest& r, const std::vector<F
     if (e.has(t.kind))
       w.row({"term", term_key(t.kind), std::to_string(t.bytes), "", "", "", term_format(t, r)});
   w.row({"total", "total", std::to_string(e.total_bytes()), "", "", "", ""});
+  if (e.timeline.present)
+    w.row({"total", "peak", std::to_string(e.peak_bytes()), "", "", "", to_string(e.timeline.peak_phase)});
   w.row({"total", "required", std::to_string(e.required_bytes()), "", "", "", ""});
   for (const FitRow& f : fit)
     w.row({"gpu", f.gpu.id, std::to_string(f.required_bytes), std::to_string(f.memory_bytes),
@@ -175,6 +189,9 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"breakdown", breakdown},
               {"formats", formats},
               {"total_bytes", e.total_bytes()},
+              {"peak_bytes", e.peak_bytes()},
+              {"peak_phase", e.timeline.present ? json(to_string(e.timeline.peak_phase)) : json(nullptr)},
+              {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
               {"fit", fits},
               {"explain", arithmetic(e, r)},

@@ -107,13 +107,18 @@ TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param state
   const Suggestion* ms = single(m, "autocast");
   REQUIRE(ms);
   CHECK(estimate(mlp).bytes(TermKind::activations) == 8192ull * 32768);
-  CHECK(ms->required_bytes == 21020682ull * 16 + 8192ull * 18432 + 33636352);
+  // The step's peak is the start of backward: weights and Adam state (12 B/param), the activations,
+  // and cross-entropy's two gradients of the 8192 x 10 fp32 logits; the optimizer step (16 B/param
+  // + a 4 B foreach copy) is lower.
+  CHECK(ms->required_bytes == 21020682ull * 12 + 8192ull * 18432 + 33636352 + 2 * 8192 * 10 * 4);
   mlp.batch = 64;
   CHECK(single(advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus), "autocast") == nullptr);
 }
 
 TEST_CASE("a card without bf16 gets amp-fp16 with a GradScaler", "[advise]") {
-  const Advice a = advise(llama_7b("fp32", 4, 1024), gpu("t4"), builtin_presets().gpus);
+  // Batch 16 x 2048: the activations set the peak (at batch 4 x 1024 the optimizer step does, and
+  // autocast would not lower it).
+  const Advice a = advise(llama_7b("fp32", 16, 2048), gpu("t4"), builtin_presets().gpus);
   const Suggestion* s = single(a, "autocast");
   REQUIRE(s);
   CHECK(s->request.recipe.name == "amp-fp16");
@@ -185,11 +190,12 @@ TEST_CASE("suggestions are cheapest first, combinations only without a fitting s
   }
   // QLoRA's 4-bit weights with micro-batch 1 x 16 is the cheapest that fits.
   CHECK(knobs_of(a.combinations.front()) == std::set<std::string>{"qlora", "micro-batch"});
-  // The brief's example: LoRA + checkpointing at micro-batch 4 (x 4 steps) is found by the search.
+  // The brief's example: LoRA + checkpointing at micro-batch 4 (x 4 steps) or more is found by the
+  // search (with the step's peak, gradients and activations are not alive together: 6 x 3 fits).
   bool lora_ck = false;
   for (const Suggestion& c : a.combinations)
     lora_ck = lora_ck || (knobs_of(c) == std::set<std::string>{"lora", "checkpointing", "micro-batch"} &&
-                          c.request.batch == 4);
+                          c.request.batch >= 4);
   CHECK(lora_ck);
 }
 

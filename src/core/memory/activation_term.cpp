@@ -24,6 +24,8 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.fp32_logits = arch && arch->causal;
   o.dropout = arch && (arch->hidden_dropout > 0 || arch->attention_dropout > 0);
   if (arch && r.lora) o.lora = r.lora;
+  o.runtime = r.device == Device::cpu ? Runtime::cpu_torch113 : Runtime::cuda;
+  o.loss = r.loss;
   o.record = record;
   return o;
 }
@@ -106,6 +108,8 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   e.ledger.first_layer_bytes = l.first_layer_bytes;
   e.ledger.layer_bytes = l.layer_bytes;
   e.ledger.bytes_per_sample = l.bytes_per_sample;
+  e.ledger.held_bytes = checked_mul(r.batch, l.held_bytes_per_sample, "activation bytes");
+  e.ledger.loss_input_bytes = checked_mul(r.batch, l.loss_input_bytes_per_sample, "activation bytes");
   e.note({NoteCode::ledger, {0, 0}, 0.0});
   if (l.recompute_fraction > 0) e.note({NoteCode::checkpointing_compute, {0, 0}, l.recompute_fraction});
 }
@@ -193,6 +197,15 @@ void add_activation_terms(const EstimateRequest& r, Estimate& e) {
     e.note({NoteCode::activations_need_seq, {r.model.arch->max_positions, 0}, 0.0});
   else
     e.note({NoteCode::activations_unknown, {0, 0}, 0.0});
+}
+
+RecomputedLayer recomputed_layer(const EstimateRequest& r) {
+  RecomputedLayer out;
+  if (!has_ledger(r) || r.checkpointing != Checkpointing::full || !r.model.mlp_widths.empty()) return out;
+  const ActivationLedger l = training_ledger(r, false);
+  out.saved_bytes = l.recompute_bytes;
+  out.weight_copy_bytes = l.layer_weight_copy_bytes;
+  return out;
 }
 
 LedgerDetail activation_ledger_detail(const EstimateRequest& r) {

@@ -21,4 +21,13 @@ struct LedgerDetail {
 };
 LedgerDetail activation_ledger_detail(const EstimateRequest& request);
 
+// Full checkpointing: what one layer rebuilt in backward adds (its saved tensors, and under
+// autocast its half weight copies), counted in the activations term but alive only while that
+// layer's backward runs. Zeros without full checkpointing or without a transformer ledger.
+struct RecomputedLayer {
+  uint64_t saved_bytes = 0;
+  uint64_t weight_copy_bytes = 0;
+};
+RecomputedLayer recomputed_layer(const EstimateRequest& request);
+
 }  // namespace memplan

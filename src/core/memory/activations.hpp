@@ -27,6 +27,10 @@ namespace memplan {
 //                  (same tensors as eager).
 enum class Runtime { cuda, cpu_torch113 };
 
+// Positions per chunk of the chunked loss (Lit-GPT's lm_head_chunk_size, torchtune's default chunking
+// of 8 chunks is coarser).
+inline constexpr uint64_t k_loss_chunk = 128;
+
 // What to compute activations for.
 struct ActivationOptions {
   uint64_t batch = 1;  // micro-batch (samples)
@@ -40,6 +44,7 @@ struct ActivationOptions {
   bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
   bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
+  Loss loss = Loss::plain;  // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;
@@ -65,18 +70,21 @@ struct SavedTensor {
 
 // The activation memory of one model at one batch.
 struct ActivationLedger {
-  std::vector<SavedTensor> per_layer;       // one typical layer (layer 1 onward)
-  uint64_t layer_bytes = 0;                 // saved bytes of one typical layer (role saved)
-  uint64_t first_layer_bytes = 0;           // saved bytes of layer 0 (differs when fed hidden states)
-  uint64_t layers = 0;                      // 0 for an MLP (everything is in outside_layers)
-  uint64_t recompute_bytes = 0;             // one layer rebuilt in backward (checkpointing), else 0
-  std::vector<SavedTensor> outside_layers;  // embeddings, final norm, logits, loss (MLP: all)
-  uint64_t bytes_per_sample = 0;            // everything batch-dependent, for one sample
-  uint64_t saved_bytes_per_sample = 0;      // the part autograd saves (role saved), for one sample
-  uint64_t total_bytes = 0;                 // batch x bytes_per_sample, exactly
-  uint64_t fixed_bytes = 0;                 // batch-independent: autocast's half weight copies
-  double recompute_fraction = 0.0;          // extra compute per step from checkpointing (0.33 = +33%)
-  std::vector<std::string> notes;           // modelling choices, recompute cost
+  std::vector<SavedTensor> per_layer;        // one typical layer (layer 1 onward)
+  uint64_t layer_bytes = 0;                  // saved bytes of one typical layer (role saved)
+  uint64_t first_layer_bytes = 0;            // saved bytes of layer 0 (differs when fed hidden states)
+  uint64_t layers = 0;                       // 0 for an MLP (everything is in outside_layers)
+  uint64_t recompute_bytes = 0;              // one layer rebuilt in backward (checkpointing), else 0
+  std::vector<SavedTensor> outside_layers;   // embeddings, final norm, logits, loss (MLP: all)
+  uint64_t bytes_per_sample = 0;             // everything batch-dependent, for one sample
+  uint64_t saved_bytes_per_sample = 0;       // the part autograd saves (role saved), for one sample
+  uint64_t total_bytes = 0;                  // batch x bytes_per_sample, exactly
+  uint64_t fixed_bytes = 0;                  // batch-independent: autocast's half weight copies
+  uint64_t layer_weight_copy_bytes = 0;      // autocast + full checkpointing: one layer's half weight copies
+  uint64_t held_bytes_per_sample = 0;        // role held (logits, their fp32 upcast): freed before backward
+  uint64_t loss_input_bytes_per_sample = 0;  // what the loss reads its gradient into (log-softmax size)
+  double recompute_fraction = 0.0;           // extra compute per step from checkpointing (0.33 = +33%)
+  std::vector<std::string> notes;            // modelling choices, recompute cost
 };
 
 // Activations of a transformer (decoder or encoder) at opts.batch x opts.seq; Error when the

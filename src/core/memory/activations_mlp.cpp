@@ -44,6 +44,10 @@ ActivationLedger mlp_activations(const std::vector<uint64_t>& widths, const Acti
   ledger.bytes_per_sample = ledger.saved_bytes_per_sample;
   ledger.total_bytes = checked_mul(opts.batch, ledger.bytes_per_sample, "activation bytes");
   ledger.outside_layers = detail::to_rows(entries, opts.batch);
+  // Cross-entropy reads the last Linear's output in fp32 (autocast runs it in fp32).
+  const bool fp32_loss = opts.autocast || opts.act_cost == ElementCost{4, 1};
+  ledger.loss_input_bytes_per_sample =
+      bytes_for(widths.back(), fp32_loss ? ElementCost{4, 1} : opts.act_cost);
   if (opts.autocast) {
     uint64_t weights = 0;  // every weight matrix except the first layer's
     for (size_t i = 1; i + 1 < widths.size(); ++i)

@@ -210,13 +210,31 @@ Entries LayerModel::outside() const {
         e, [&] { return "final norm output cast to " + m_act.name + " (LM head input)"; }, {d.s, d.h}, m_act);
   else
     add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
+  if (m_opts.loss == Loss::fused) {
+    add_entry(e, "LM head input's gradient (fused linear cross-entropy computes it in forward)", {d.s, d.h},
+              m_act);
+    return e;
+  }
+  if (m_opts.loss == Loss::chunked) {
+    add_entry(e, "logits (LM head output by chunks, held by the training loop through backward)",
+              {d.s, d.vocab}, m_act);
+    add_entry(
+        e, [&] { return "log-softmax of each chunk (kept by cross-entropy, " + m_act.name + ")"; },
+        {d.s, d.vocab}, m_act);
+    return e;
+  }
   add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
   bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
   if (m_opts.fp32_logits && !act_fp32)
     add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
-  const Fmt& lsm = (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
-  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, lsm);
+  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
   return e;
+}
+
+// The format cross-entropy computes in: fp32 when the logits are fp32, upcast, or under autocast.
+Fmt LayerModel::loss_format() const {
+  const bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  return (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
 }
 
 // Weights autocast copies to half and keeps (those whose input requires grad).
@@ -323,15 +341,39 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
       checked_add(checked_mul(arch.layers - 1, layer_ps, "activation bytes"), first_ps, "activation bytes");
   saved = checked_add(saved, outside_saved, "activation bytes");
   ledger.saved_bytes_per_sample = saved;
+  ledger.held_bytes_per_sample = outside_held;
+  // The loss's input: the logits of a causal LM; otherwise the last hidden state, read in fp32 by
+  // a loss the user writes (its gradient is where backward starts).
+  if (arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
+    ledger.loss_input_bytes_per_sample =
+        bytes_for(checked_mul(d.s, d.vocab, "logits"), model.loss_format().cost, "activation bytes");
+  else if (arch.causal && d.vocab > 0 && opts.loss == Loss::chunked)
+    ledger.loss_input_bytes_per_sample =
+        bytes_for(checked_mul(std::min<uint64_t>(d.s, k_loss_chunk), d.vocab, "logits"), model.act().cost,
+                  "activation bytes");
+  else if (arch.causal && d.vocab > 0)
+    ledger.loss_input_bytes_per_sample = 0;  // fused: no logits gradient as a whole
+  else
+    ledger.loss_input_bytes_per_sample =
+        bytes_for(checked_mul(d.s, d.h, "output"), detail::fp32_fmt().cost, "activation bytes");
   ledger.bytes_per_sample =
       checked_add(checked_add(saved, outside_held, "activation bytes"), recompute_ps, "activation bytes");
   ledger.total_bytes = checked_mul(opts.batch, ledger.bytes_per_sample, "activation bytes");
   ledger.layer_bytes = checked_mul(opts.batch, layer_ps, "activation bytes");
   ledger.first_layer_bytes = checked_mul(opts.batch, first_ps, "activation bytes");
   ledger.recompute_bytes = checked_mul(opts.batch, recompute_ps, "activation bytes");
-  if (opts.autocast)
-    ledger.fixed_bytes =
-        bytes_for(model.autocast_weight_elements(), model.act().cost, "autocast weight copies");
+  if (opts.autocast) {
+    uint64_t copies = model.autocast_weight_elements();
+    // Full checkpointing runs the layers' forward without grad: no weight copy is kept for them,
+    // only the LM head's and, during backward, the copies of the one layer rebuilt.
+    if (opts.checkpointing == Checkpointing::full && !opts.lora) {
+      const uint64_t head = arch.causal && d.vocab > 0 ? checked_mul(d.vocab, d.h, "weights") : 0;
+      const uint64_t per_layer = (copies - head) / arch.layers;
+      copies = head + per_layer;
+      ledger.layer_weight_copy_bytes = bytes_for(per_layer, model.act().cost, "autocast weight copies");
+    }
+    ledger.fixed_bytes = bytes_for(copies, model.act().cost, "autocast weight copies");
+  }
   if (!opts.record) return ledger;
   ledger.per_layer = detail::to_rows(typical, opts.batch);
   ledger.outside_layers = detail::to_rows(outside, opts.batch);

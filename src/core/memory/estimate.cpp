@@ -7,6 +7,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
+#include "core/memory/step_timeline.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 namespace memplan {
@@ -210,8 +211,10 @@ uint64_t Estimate::total_bytes() const {
   return sum;
 }
 
+uint64_t Estimate::peak_bytes() const { return timeline.present ? timeline.peak_bytes : total_bytes(); }
+
 uint64_t Estimate::required_bytes() const {
-  return checked_add(total_bytes(), bytes(TermKind::overhead), "required bytes");
+  return checked_add(peak_bytes(), bytes(TermKind::overhead), "required bytes");
 }
 
 Estimate estimate(const EstimateRequest& r) {
@@ -249,6 +252,7 @@ Estimate estimate(const EstimateRequest& r) {
   for (Term& t : e.terms) t.single_gpu_bytes = t.bytes;
 
   if (r.parallel) apply_layout(r, e);
+  e.timeline = step_timeline(r, e);
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;

@@ -46,6 +46,9 @@ class LayerModel {
 
   Entries outside() const;
 
+  // The format cross-entropy computes in (its log-softmax and the gradients it starts backward with).
+  Fmt loss_format() const;
+
   // Weights autocast copies to half and keeps (those whose input requires grad).
   uint64_t autocast_weight_elements() const;
 

@@ -37,7 +37,13 @@ uint64_t required_at(EstimateRequest r, uint64_t batch) {
 }  // namespace
 
 BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
-  if (required_at(base, 1) == required_at(base, 2))
+  // Whether the batch changes anything: the terms' sum (the peak can sit in a batch-independent
+  // phase, the optimizer step, at small batches and still grow later).
+  EstimateRequest two = base;
+  two.batch = 2;
+  EstimateRequest one = base;
+  one.batch = 1;
+  if (estimate(one).total_bytes() == estimate(two).total_bytes())
     throw Error(Field::batch, "the estimate does not grow with the batch: give " +
                                   field_ref(Field::activation_bytes_per_row) + ", " + field_ref(Field::mlp) +
                                   ", or an architecture with " + field_ref(Field::seq));
@@ -63,7 +69,12 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
     r.seq = seq;
     return estimate(r).required_bytes();
   };
-  if (at(1) == at(2))
+  auto total_at = [&](uint64_t seq) {  // the terms' sum: the peak may sit in the optimizer step
+    EstimateRequest r = base;
+    r.seq = seq;
+    return estimate(r).total_bytes();
+  };
+  if (total_at(1) == total_at(2))
     throw Error(Field::max_seq, "the estimate does not depend on the sequence: give an architecture (" +
                                     field_ref(Field::model) + ", " + field_ref(Field::config) + " or " +
                                     field_ref(Field::layers) + "/" + field_ref(Field::hidden) + "/" +

@@ -1,0 +1,72 @@
+#pragma once
+// The step timeline: allocated memory through one training step, phase by phase, and its peak.
+// The terms of the estimate are what exists; the timeline is when it exists: gradients appear
+// while saved activations are freed, optimizer state is allocated on the first step, and the
+// loss and the optimizer make transient buffers. Plain values: the renderer words them.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace memplan {
+
+// What runs the step; it decides a few saved tensors and the optimizer's temporaries.
+//   cuda: torch >= 2 on a GPU (fused dropout masks of 1 byte, sdpa kernels, foreach AdamW).
+//   cpu:  torch 1.13 on CPU (Debian's python3-torch), measured in tests/data/: dropout masks in
+//         the input's dtype, sdpa as its math path, the per-tensor AdamW loop.
+enum class Device { cuda, cpu };
+
+// How the optimizer walks the tensors: foreach (torch >= 2's default on CUDA: each operation over
+// every tensor at once) or per-tensor (torch 1.13, transformers.AdamW, foreach=False: one tensor at
+// a time). Unset: foreach on cuda, per-tensor on cpu.
+enum class OptimizerLoop { device_default, foreach, per_tensor };
+
+// "cuda" (also "gpu") / "cpu", case-insensitive, else Error naming `subject`.
+Device parse_device(std::string_view subject, std::string_view text);
+const char* to_string(Device d);
+
+// The phases of a step, in order. Each point is the most allocated during that phase.
+enum class Phase : uint8_t { weights, forward, loss, backward, optimizer, zero_grad };
+inline constexpr size_t k_phases = 6;
+const char* to_string(Phase p);  // "weights", "forward", ... (JSON keys too)
+
+// One phase: what is alive at its high point, split so that each byte has a name.
+struct PhasePoint {
+  Phase phase = Phase::weights;
+  uint64_t weights = 0;          // parameters
+  uint64_t optimizer_state = 0;  // alive from the first optimizer step on
+  uint64_t gradients = 0;        // alive between backward and zero_grad (and across micro-batches)
+  uint64_t activations = 0;      // saved for backward, and what the loss holds
+  uint64_t transient = 0;        // the phase's own temporaries (loss gradients, optimizer temporaries)
+  uint64_t bytes = 0;            // the sum
+};
+
+// Why a transient has its size (the renderer words it).
+enum class TransientCode : uint8_t {
+  none,
+  loss_gradients,     // n0 elements (batch x seq x vocab, or the output) x n1 B, x 2 (nll and log-softmax)
+  foreach_copy,       // torch foreach AdamW: one copy of n0 trainable numbers x n1 B (sqrt of exp_avg_sq)
+  per_tensor_copies,  // torch 1.13 per-tensor AdamW: 2 x the largest tensor, n0 numbers x n1 B
+  mlp_gradients,      // the last layer's backward: n0 tokens x (n1 MLP width + hidden) gradients
+};
+
+struct Transient {
+  TransientCode code = TransientCode::none;
+  uint64_t n[2] = {0, 0};
+  uint64_t bytes = 0;
+};
+
+struct StepTimeline {
+  bool present = false;  // single-GPU training with an activation model
+  Device device = Device::cuda;
+  std::array<PhasePoint, k_phases> phases{};
+  Transient backward_transient;
+  Transient optimizer_transient;
+  uint64_t peak_bytes = 0;
+  Phase peak_phase = Phase::weights;
+  uint64_t first_step_peak_bytes = 0;  // step 1: no optimizer state before optimizer.step()
+
+  const PhasePoint& at(Phase p) const { return phases[static_cast<size_t>(p)]; }
+};
+
+}  // namespace memplan

@@ -1,0 +1,105 @@
+#include "cli/render_timeline.hpp"
+
+#include <memplan/quantity.hpp>
+
+#include "cli/text_table.hpp"
+
+namespace memplan::cli {
+namespace {
+
+using Align = TextTable::Align;
+
+std::string transient_text(const Transient& t) {
+  switch (t.code) {
+    case TransientCode::none:
+      return "";
+    case TransientCode::loss_gradients:
+      return "cross-entropy's backward: the gradients of log-softmax and of its input, 2 x " +
+             group_thousands(t.n[0]) + " B (the loss input's size) = " + group_thousands(t.bytes) + " B";
+    case TransientCode::foreach_copy:
+      return "foreach AdamW (torch >= 2 on CUDA, --optimizer-loop): sqrt(exp_avg_sq) of every trainable "
+             "tensor at once, " +
+             group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
+             " B";
+    case TransientCode::mlp_gradients:
+      return "the last layer's backward: gradients of the MLP's inner tensors (3 for a gated MLP) and of the "
+             "hidden state, " +
+             group_thousands(t.n[0]) + " tokens x (" + group_thousands(t.n[1]) +
+             " + hidden) = " + group_thousands(t.bytes) + " B";
+    case TransientCode::per_tensor_copies:
+      return "per-tensor AdamW (torch 1.13, foreach=False; --optimizer-loop): sqrt(exp_avg_sq) and its "
+             "quotient for the largest tensor, 2 x " +
+             group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
+             " B";
+  }
+  return "";
+}
+
+const char* phase_words(Phase p) {
+  switch (p) {
+    case Phase::weights:
+      return "weights loaded (optimizer state from earlier steps)";
+    case Phase::forward:
+      return "end of forward: saved activations";
+    case Phase::loss:
+      return "loss: + logits, their fp32 upcast, log-softmax";
+    case Phase::backward:
+      return "backward: the largest of its start and its end";
+    case Phase::optimizer:
+      return "optimizer step: gradients + temporaries";
+    case Phase::zero_grad:
+      return "zero_grad(set_to_none): gradients freed";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string peak_detail(const StepTimeline& t) {
+  return std::string("peak of the step: ") + to_string(t.peak_phase) + " (" + to_string(t.device) + ")";
+}
+
+std::string timeline_text(const Estimate& e, const OutputOptions& o) {
+  const StepTimeline& t = e.timeline;
+  if (!t.present) return "";
+  std::string out = "\nStep timeline (steady state, step 2 on; " + std::string(to_string(t.device)) +
+                    "; allocated bytes at each phase's high point):\n";
+  TextTable table({{"phase", Align::left},
+                   {"weights", Align::right},
+                   {"opt state", Align::right},
+                   {"gradients", Align::right},
+                   {"activations", Align::right},
+                   {"transient", Align::right},
+                   {"allocated", Align::right},
+                   {"what", Align::left}});
+  for (const PhasePoint& p : t.phases)
+    table.add_row({std::string(to_string(p.phase)) + (p.phase == t.peak_phase ? " *" : ""),
+                   group_thousands(p.weights), group_thousands(p.optimizer_state),
+                   group_thousands(p.gradients), group_thousands(p.activations), group_thousands(p.transient),
+                   format_bytes(p.bytes, o.units), phase_words(p.phase)});
+  out += o.format == Format::markdown ? table.render_markdown() : table.render();
+  out += "  peak = " + group_thousands(t.peak_bytes) + " B at " + to_string(t.peak_phase) +
+         " (*); step 1 (optimizer state allocated inside optimizer.step()): " +
+         group_thousands(t.first_step_peak_bytes) + " B\n";
+  const std::string b = transient_text(t.backward_transient);
+  if (!b.empty()) out += "  backward transient: " + b + "\n";
+  const std::string opt = transient_text(t.optimizer_transient);
+  out += "  optimizer transient: " + (opt.empty() ? std::string("none modelled for this optimizer") : opt) +
+         "\n";
+  return out;
+}
+
+nlohmann::json timeline_json(const StepTimeline& t) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PhasePoint& p : t.phases)
+    rows.push_back({{"phase", to_string(p.phase)},
+                    {"weights", p.weights},
+                    {"optimizer_state", p.optimizer_state},
+                    {"gradients", p.gradients},
+                    {"activations", p.activations},
+                    {"transient", p.transient},
+                    {"bytes", p.bytes}});
+  return rows;
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,209 @@
+// The step timeline: what one training step has allocated, phase by phase (timeline.hpp).
+//
+// A steady-state step (step 2 onward; step 1 differs only in that the optimizer state does not
+// exist before optimizer.step() allocates it) with zero_grad(set_to_none=True), as torch >= 2
+// does by default:
+//   weights    W + S                      parameters; optimizer state from earlier steps
+//   forward    W + S + A - held           saved activations accumulate layer by layer
+//   loss       W + S + A                  + the logits and their fp32 upcast (held), log-softmax
+//   backward   W + S + A - held + T_b     held tensors are gone; cross-entropy's backward makes the
+//                                         gradient of the log-softmax and of its input, each the
+//                                         size of the loss input, while log-softmax is still saved
+//              W + S + G                  at the end: activations freed, every gradient present
+//   optimizer  W + S + G + T_opt          foreach AdamW (torch 2, CUDA): sqrt(exp_avg_sq) for every
+//                                         trainable tensor at once; torch 1.13's per-tensor loop:
+//                                         sqrt and its quotient for the largest tensor
+//   zero_grad  W + S                      set_to_none frees the gradients
+// With gradient accumulation (grad_accum > 1) the gradients G of earlier micro-batches are alive
+// through forward and backward; zero_grad(set_to_none=False) (torch < 2's default) keeps them
+// allocated from one step to the next.
+// Measured on CPU with torch 1.13's profiler (bench/measure_step_peak.py,
+// tests/data/torch_cpu_step_peak.json).
+
+#include "core/memory/step_timeline.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+#include "core/memory/activation_term.hpp"
+
+namespace memplan {
+namespace {
+
+uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, "timeline bytes"); }
+
+// The largest trainable tensor in elements (torch 1.13's per-tensor AdamW makes two temporaries
+// of its size); 0 when the model's shapes are unknown.
+uint64_t largest_trainable_tensor(const EstimateRequest& r) {
+  const ModelSpec& m = r.model;
+  if (!m.mlp_widths.empty()) {
+    uint64_t best = 0;
+    for (size_t i = 0; i + 1 < m.mlp_widths.size(); ++i)
+      best = std::max(best, checked_mul(m.mlp_widths[i], m.mlp_widths[i + 1], "tensor"));
+    return best;
+  }
+  if (!m.arch) return 0;
+  const TransformerArch& a = *m.arch;
+  const uint64_t hd = a.resolved_head_dim();
+  const uint64_t qd = checked_mul(a.heads, hd, "tensor");
+  const uint64_t kvd = checked_mul(a.resolved_kv_heads(), hd, "tensor");
+  const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "tensor");
+  if (r.lora) return checked_mul(r.lora->rank, std::max({a.hidden, qd, kvd, ff}), "tensor");
+  uint64_t best = std::max({checked_mul(a.hidden, qd, "tensor"), checked_mul(a.hidden, ff, "tensor"),
+                            checked_mul(a.vocab, a.hidden, "tensor")});
+  if (a.fused_qkv) best = std::max(best, checked_mul(a.hidden, qd + 2 * kvd, "tensor"));
+  return best;
+}
+
+Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
+  Transient t;
+  const Optimizer& o = r.optimizer;
+  if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
+  const ElementCost cost = r.recipe.has_master() ? r.recipe.master.cost : r.recipe.optimizer_state.cost;
+  const uint64_t per = cost.den ? cost.num / cost.den : 0;
+  const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
+                          (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
+  if (per_tensor) {
+    const uint64_t largest = largest_trainable_tensor(r);
+    if (!largest) return t;
+    t.code = TransientCode::per_tensor_copies;
+    t.n[0] = largest;
+    t.n[1] = per;
+    t.bytes = checked_mul(2, bytes_for(largest, cost, "timeline bytes"), "timeline bytes");
+    return t;
+  }
+  t.code = TransientCode::foreach_copy;
+  t.n[0] = trainable;
+  t.n[1] = per;
+  t.bytes = bytes_for(trainable, cost, "timeline bytes");
+  return t;
+}
+
+// The last layer's backward: the gradient of the MLP's inner tensor (batch x seq x ff, in the
+// activation format; a gated MLP's product makes one per factor besides: 3 x ff) and of the
+// hidden state (the residual format) alive together while that layer's saved tensors still are.
+Transient mlp_gradients(const EstimateRequest& r) {
+  Transient t;
+  if (!r.model.arch || !r.seq || !r.model.mlp_widths.empty()) return t;
+  const TransformerArch& a = *r.model.arch;
+  const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "tensor");
+  const ElementCost act = r.recipe.activations.cost;
+  const ElementCost res = r.recipe.autocast ? ElementCost{4, 1} : act;
+  const uint64_t tokens = checked_mul(r.batch, r.seq, "tokens");
+  t.code = TransientCode::mlp_gradients;
+  t.n[0] = tokens;
+  t.n[1] = a.gated_mlp ? checked_mul(3, ff, "tensor") : ff;
+  t.bytes = add(bytes_for(checked_mul(tokens, t.n[1], "tensor"), act, "timeline bytes"),
+                bytes_for(checked_mul(tokens, a.hidden, "tensor"), res, "timeline bytes"));
+  return t;
+}
+
+PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, uint64_t t) {
+  PhasePoint p;
+  p.phase = phase;
+  p.weights = w;
+  p.optimizer_state = s;
+  p.gradients = g;
+  p.activations = a;
+  p.transient = t;
+  p.bytes = add(add(add(w, s), add(g, a)), t);
+  return p;
+}
+
+}  // namespace
+
+StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
+  StepTimeline tl;
+  tl.device = r.device;
+  if (r.mode != Mode::train || r.parallel || !e.has(TermKind::activations)) return tl;
+  const Term& act = e.term(TermKind::activations);
+  // A measured bytes-per-row figure says nothing of the loss or the layers: the sum of the terms
+  // (every term at once) stays the estimate there.
+  if (act.basis != Basis::ledger) return tl;
+  tl.present = true;
+  const uint64_t w = e.bytes(TermKind::parameters);
+  const uint64_t g = e.bytes(TermKind::gradients);
+  const uint64_t s = e.bytes(TermKind::optimizer_state);
+  const uint64_t a = act.bytes;
+  const uint64_t held = std::min(e.ledger.held_bytes, a);
+
+  Transient loss;
+  if (e.ledger.loss_input_bytes) {
+    loss.code = TransientCode::loss_gradients;
+    loss.n[0] = e.ledger.loss_input_bytes;
+    loss.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
+  }
+  tl.optimizer_transient = optimizer_transient(r, e.trainable_parameters);
+
+  // Gradients alive before backward: accumulated over earlier micro-batches, or kept (zeroed, not
+  // freed) by zero_grad(set_to_none=False) from the step before.
+  const uint64_t g0 = r.grad_accum > 1 || r.grads_kept ? g : 0;
+  // Full checkpointing: the layer rebuilt in backward is not alive before its turn comes.
+  const RecomputedLayer rl = recomputed_layer(r);
+  const uint64_t rebuilt = std::min(add(rl.saved_bytes, rl.weight_copy_bytes), a - held);
+  // Two high points: the start (the loss gradients, log-softmax still saved) and the last layer's
+  // backward (log-softmax gone, the layer rebuilt if checkpointed, its MLP gradients alive).
+  tl.backward_transient = loss;
+  PhasePoint back = point(Phase::backward, w, s, g0, a - held - rebuilt, loss.bytes);
+  const uint64_t lsm = held && r.loss == Loss::plain ? std::min(e.ledger.loss_input_bytes, a - held) : 0;
+  const Transient mlp = mlp_gradients(r);
+  const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes);
+  if (last_layer.bytes > back.bytes) {
+    back = last_layer;
+    tl.backward_transient = mlp;
+  }
+  const PhasePoint back_end = point(Phase::backward, w, s, g, 0, 0);
+  if (back_end.bytes > back.bytes) back = back_end;
+  tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0),
+               point(Phase::forward, w, s, g0, a - held - rebuilt, 0),
+               point(Phase::loss, w, s, g0, a - rebuilt, 0),
+               back,
+               point(Phase::optimizer, w, s, g, 0, tl.optimizer_transient.bytes),
+               point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, 0, 0)};
+  for (const PhasePoint& p : tl.phases)
+    if (p.bytes > tl.peak_bytes) {
+      tl.peak_bytes = p.bytes;
+      tl.peak_phase = p.phase;
+    }
+  // Step 1: the state appears inside optimizer.step(); before it only W, A and the gradients of
+  // this step's earlier micro-batches.
+  for (const PhasePoint& p : tl.phases) {
+    uint64_t first = p.phase == Phase::optimizer ? p.bytes : p.bytes - p.optimizer_state;
+    if (p.phase < Phase::backward && r.grads_kept && r.grad_accum <= 1) first -= p.gradients;
+    tl.first_step_peak_bytes = std::max(tl.first_step_peak_bytes, first);
+  }
+  return tl;
+}
+
+const char* to_string(Phase p) {
+  switch (p) {
+    case Phase::weights:
+      return "weights";
+    case Phase::forward:
+      return "forward";
+    case Phase::loss:
+      return "loss";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
+    case Phase::zero_grad:
+      return "zero_grad";
+  }
+  return "";
+}
+
+const char* to_string(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+Device parse_device(std::string_view subject, std::string_view text) {
+  std::string t(text);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (t == "cuda" || t == "gpu") return Device::cuda;
+  if (t == "cpu") return Device::cpu;
+  throw Error(std::string(subject), "\"" + std::string(text) + "\" is not a device (expected cuda or cpu)");
+}
+
+}  // namespace memplan
