@@ -217,6 +217,10 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
+      {"--assume-llama", F::assume_llama,
+       "Count a config.json of an unknown model_type as a llama-style decoder (the output names the "
+       "assumption)",
+       switch_rule<&V::assume_llama>, true},
   };
   return t;
 }

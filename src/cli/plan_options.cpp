@@ -318,6 +318,7 @@ Plan resolve_plan(const RawPlan& raw) {
   if (v.tensors) in["tensors"] = r.model.tensors;
   in["sequence_parallel"] = v.sequence_parallel;
   in["batchnorm"] = r.model.has_batchnorm;
+  if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged
   std::string gpus;
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *v.gpu : gpus;

@@ -12,6 +12,7 @@
 
 #include "core/base/checked.hpp"
 #include "core/models/hf_config.hpp"
+#include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
@@ -61,6 +62,9 @@ struct FamilyCount {
   Count tensors;  // parameter tensors
   TransformerArch arch;
   std::vector<std::string> notes;
+  ParameterLayout layout;  // how the blocks were counted (for the per-kind rows)
+  std::string mlp_fields;  // config fields that decided which layers are dense or MoE
+  uint64_t mtp = 0;        // multi-token-prediction parameters (not in total)
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);
@@ -73,6 +77,19 @@ FamilyCount count_t5(ConfigReader& c, const std::string& model_type);
 FamilyCount count_opt(ConfigReader& c, const std::string& model_type);
 FamilyCount count_gpt_neox(ConfigReader& c, const std::string& model_type);
 FamilyCount count_falcon(ConfigReader& c, const std::string& model_type);
+
+// hf_config_moe.cpp: fine-grained mixture of experts and latent attention
+FamilyCount count_qwen_moe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_deepseek(ConfigReader& c, const std::string& model_type);
+FamilyCount count_olmoe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_phimoe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_gpt_oss(ConfigReader& c, const std::string& model_type);
+FamilyCount count_llama4_text(ConfigReader& c, const std::string& model_type);
+
+// hf_config_attention.cpp: which layers attend to a window (layer_types, sliding_window and each
+// family's interleaving rule), q/k norms, soft-capping and sinks read; the per-kind rows.
+void read_attention_kinds(ConfigReader& c, const std::string& model_type, FamilyCount& r);
+std::vector<LayerKind> layer_kinds(const FamilyCount& r);
 
 // tie_word_embeddings, or the model class default (True for gpt2/t5/opt/falcon/gemma/bert, False
 // for llama/mistral/mixtral/qwen2/phi3/gpt_neox), with a note when the default was used.
