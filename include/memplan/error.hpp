@@ -85,6 +85,8 @@ enum class Field {
   presets,
   from_bits,
   saturate,
+  // Apple silicon
+  wired_limit_mb,
   // reading model files
   assume_llama,
 };
@@ -157,6 +159,7 @@ inline const char* field_key(Field f) {
       "presets",
       "from_bits",
       "saturate",
+      "wired_limit_mb",
       "assume_llama",
   };
   static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::assume_llama) + 1,

@@ -55,7 +55,8 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
-  bool assume_llama = false;  // an unknown config.json model_type counted as llama-style
+  std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
+  bool assume_llama = false;               // an unknown config.json model_type counted as llama-style
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.
