@@ -96,6 +96,8 @@ enum class Field {
   grad_accum,
   zero_grad,
   optimizer_loop,
+  // reading model files
+  assume_llama,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -174,15 +176,16 @@ inline const char* field_key(Field f) {
       "grad_accum",
       "zero_grad",
       "optimizer_loop",
+      "assume_llama",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::optimizer_loop) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::assume_llama) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::optimizer_loop); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::assume_llama); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

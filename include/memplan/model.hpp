@@ -41,9 +41,46 @@ struct TransformerArch {
   uint64_t experts_per_token = 0;
   bool encoder_decoder = false;  // t5: `layers` counts the encoder, `decoder_layers` the decoder
   uint64_t decoder_layers = 0;   // encoder-decoder only (the decoder also has cross-attention)
+  // Fine-grained mixture of experts (Qwen-MoE, DeepSeek, OLMoE, gpt-oss, Llama 4). With experts,
+  // `intermediate` is the dense MLP's width and these say what differs per layer kind.
+  uint64_t expert_intermediate =
+      0;                        // one routed expert's inner width (moe_intermediate_size); 0 = intermediate
+  uint64_t shared_experts = 0;  // experts every token runs besides the routed ones (n_shared_experts)
+  uint64_t shared_intermediate = 0;  // inner width of the shared experts together (0 = none)
+  uint64_t dense_layers = 0;        // layers with a dense MLP instead of experts (first_k_dense_replace, ...)
+  uint64_t dense_intermediate = 0;  // their inner width when it is not `intermediate` (Llama 4)
+  // Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0 = ordinary attention.
+  uint64_t q_lora_rank = 0;  // 0 = q projected directly
+  uint64_t kv_lora_rank = 0;
+  uint64_t qk_nope_head_dim = 0;
+  uint64_t qk_rope_head_dim = 0;
+  uint64_t v_head_dim = 0;
+  uint64_t mtp_layers = 0;  // multi-token-prediction modules after the last layer (not in `layers`)
+  // Attention kinds: `window_layers` of the layers attend to at most `attention_window` tokens
+  // (sliding window; chunked: within a chunk of that size); the others to the whole context.
+  uint64_t window_layers = 0;
+  uint64_t attention_window = 0;
+  bool chunked_attention = false;  // Llama 4's attention_chunk_size rather than a sliding window
+  bool attention_sinks = false;    // gpt-oss: one learned sink logit per head (no cache memory)
+
+  bool mla() const { return kv_lora_rank > 0; }
+  uint64_t moe_layers() const { return experts ? layers - dense_layers : 0; }
 
   uint64_t resolved_head_dim() const { return head_dim ? head_dim : (heads ? hidden / heads : 0); }
   uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }
+};
+
+// One kind of layer of a model read from a config.json (dense or MoE MLP, multi-token prediction,
+// full / sliding / chunked attention): how many layers, what one of them holds, and which config
+// fields said so. `memplan inspect` lists them.
+struct LayerKind {
+  std::string kind;                    // "dense", "moe", "mtp", "full attention", "sliding attention", ...
+  uint64_t layers = 0;                 // layers of this kind
+  uint64_t parameters = 0;             // parameters of one such layer (MLP kinds; 0 for attention kinds)
+  uint64_t kv_elements_per_token = 0;  // attention kinds: cached elements per token in one layer
+  uint64_t window = 0;                 // attention kinds: tokens a layer attends to (0 = all)
+  std::string counted;                 // what was counted, in words
+  std::string fields;                  // the config fields that decided it
 };
 
 // The model being planned. `parameters` is always set; the rest is known or zero/empty.
@@ -61,6 +98,18 @@ struct ModelSpec {
   uint64_t weight_bytes = 0;         // exact bytes of the stored weights when read from a file (0 = unknown)
   std::vector<std::string> notes;    // what was assumed while reading the model
   uint64_t image_tokens = 0;         // vision-language model: language-model tokens per image (0 = text only)
+  uint64_t mtp_parameters =
+      0;  // multi-token-prediction modules stored beside the model (not in `parameters`)
+  std::vector<LayerKind> layer_kinds;  // per layer kind, when read from a config.json
+  std::string assumption;              // set when a config was counted by an assumed layout (assume_llama)
+};
+
+// How model files are read.
+struct ModelReadOptions {
+  // Count a config.json whose model_type memplan does not know as a llama-style decoder from its
+  // generic fields (hidden_size, num_hidden_layers, ...) instead of refusing it; the result names
+  // the assumption (ModelSpec::assumption).
+  bool assume_llama = false;
 };
 
 }  // namespace memplan

@@ -42,6 +42,6 @@ struct ModelFileReport {
 };
 
 // Reads `path` (see detect_model_file_kind) without reading any weights.
-ModelFileReport inspect_model_files(const std::string& path);
+ModelFileReport inspect_model_files(const std::string& path, const ModelReadOptions& options = {});
 
 }  // namespace memplan

@@ -1,5 +1,7 @@
 // memplan inspect PATH: what memplan reads from a model's files (config.json, safetensors
-// headers, GGUF header): tensors by dtype, parameters, bytes, architecture fields, notes.
+// headers, GGUF header): tensors by dtype, parameters, bytes, architecture fields, each layer
+// kind (dense / MoE / MTP, full / sliding / chunked attention) with what was counted and the
+// config fields it came from, notes.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -16,8 +18,37 @@ namespace {
 
 struct InspectArgs {
   std::string path;
+  bool assume_llama = false;
   RawOutputOptions raw;
 };
+
+nlohmann::json layer_kinds_json(const std::vector<LayerKind>& kinds) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const LayerKind& k : kinds)
+    rows.push_back(
+        {{"kind", k.kind},
+         {"layers", k.layers},
+         {"parameters_per_layer", k.parameters ? nlohmann::json(k.parameters) : nlohmann::json(nullptr)},
+         {"kv_elements_per_token",
+          k.kv_elements_per_token ? nlohmann::json(k.kv_elements_per_token) : nlohmann::json(nullptr)},
+         {"window", k.window ? nlohmann::json(k.window) : nlohmann::json(nullptr)},
+         {"counted", k.counted},
+         {"fields", k.fields}});
+  return rows;
+}
+
+std::string layer_kinds_text(const std::vector<LayerKind>& kinds) {
+  if (kinds.empty()) return "";
+  std::string s = "per layer kind:\n";
+  for (const LayerKind& k : kinds) {
+    s += fmt::format("  {} x {}: ", k.kind, k.layers);
+    if (k.parameters) s += group_thousands(k.parameters) + " parameters each (" + k.counted + ")";
+    if (k.kv_elements_per_token)
+      s += group_thousands(k.kv_elements_per_token) + " cached elements per token (" + k.counted + ")";
+    s += "; from " + k.fields + "\n";
+  }
+  return s;
+}
 
 nlohmann::json arch_json(const TransformerArch& a) {
   return {{"model_type", a.model_type},
@@ -67,6 +98,9 @@ std::string render_json(const ModelFileReport& r) {
   j["architecture"] = m.arch ? arch_json(*m.arch) : nlohmann::json(nullptr);
   j["config_family"] = r.config_family.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.config_family);
   j["config_fields"] = r.config_fields;
+  j["mtp_parameters"] = m.mtp_parameters ? nlohmann::json(m.mtp_parameters) : nlohmann::json(nullptr);
+  j["layer_kinds"] = layer_kinds_json(m.layer_kinds);
+  j["assumption"] = m.assumption.empty() ? nlohmann::json(nullptr) : nlohmann::json(with_flags(m.assumption));
   nlohmann::json notes = nlohmann::json::array();
   for (const std::string& n : m.notes) notes.push_back(with_flags(n));
   j["notes"] = notes;
@@ -116,6 +150,12 @@ std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
   if (m.active_parameters)
     s += fmt::format("active per token: {} ({})\n", group_thousands(m.active_parameters),
                      format_count(m.active_parameters));
+  if (m.mtp_parameters)
+    s += fmt::format("multi-token prediction: {} ({}) more in the checkpoint, {} ({}) with them\n",
+                     group_thousands(m.mtp_parameters), format_count(m.mtp_parameters),
+                     group_thousands(m.parameters + m.mtp_parameters),
+                     format_count(m.parameters + m.mtp_parameters));
+  if (!m.assumption.empty()) s += "assumed: " + with_flags(m.assumption) + "\n";
   if (m.weight_bytes)
     s += fmt::format("weight bytes: {} ({} B)\n", format_bytes(m.weight_bytes, o.units),
                      group_thousands(m.weight_bytes));
@@ -137,6 +177,7 @@ std::string render_text(const ModelFileReport& r, const OutputOptions& o) {
     if (a.encoder_decoder) s += fmt::format(", decoder layers {}", a.decoder_layers);
     s += "\n";
   }
+  s += layer_kinds_text(m.layer_kinds);
   if (!r.config_fields.empty()) {
     s += "config fields read:";
     for (size_t i = 0; i < r.config_fields.size(); ++i) s += (i ? ", " : " ") + r.config_fields[i];
@@ -156,10 +197,14 @@ void add_inspect(CLI::App& sub, Runner& run) {
   sub.add_option("path", args->path,
                  "config.json, .safetensors, model.safetensors.index.json, .gguf, or a model folder")
       ->required();
+  sub.add_flag("--assume-llama", args->assume_llama,
+               "Count a config.json of an unknown model_type as a llama-style decoder (the output names it)");
   add_output_options(sub, args->raw);
   run = [args](Io& io) {
     OutputOptions o = resolve_output_options(args->raw, io);
-    ModelFileReport r = inspect_model_files(args->path);
+    ModelReadOptions read;
+    read.assume_llama = args->assume_llama;
+    ModelFileReport r = inspect_model_files(args->path, read);
     io.out << (o.format == Format::json ? render_json(r) : render_text(r, o));
     return k_ok;
   };

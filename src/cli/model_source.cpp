@@ -88,7 +88,9 @@ ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
     m.name = "MLP " + *v.mlp_text;
     m.source = "--mlp: sum of in x out weights + out biases per Linear layer";
   } else if (v.config) {
-    m = read_hf_config(*v.config);
+    ModelReadOptions read;
+    read.assume_llama = v.assume_llama;
+    m = read_hf_config(*v.config, read);
   } else if (v.safetensors) {
     m = read_safetensors(*v.safetensors);
   } else if (v.gguf) {

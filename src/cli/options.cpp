@@ -264,6 +264,10 @@ const std::vector<OptionSpec>& table() {
       {"--optimizer-loop", F::optimizer_loop,
        "foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, transformers.AdamW): the step's temporaries",
        optimizer_loop_rule},
+      {"--assume-llama", F::assume_llama,
+       "Count a config.json of an unknown model_type as a llama-style decoder (the output names the "
+       "assumption)",
+       switch_rule<&V::assume_llama>, true},
   };
   return t;
 }

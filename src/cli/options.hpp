@@ -59,11 +59,12 @@ struct PlanValues {
   std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
   // vision-language models
   std::optional<uint64_t> images, image_size;
-  std::optional<Device> device;            // what runs the step: cuda (torch 2) or cpu (torch 1.13)
-  std::optional<Loss> loss;                // plain, chunked or fused cross-entropy
+  std::optional<Device> device;  // what runs the step: cuda (torch 2) or cpu (torch 1.13)
+  std::optional<Loss> loss;      // plain, chunked or fused cross-entropy
   std::optional<uint64_t> grad_accum;
   std::optional<bool> grads_kept;  // --zero-grad zeros
   std::optional<OptimizerLoop> optimizer_loop;
+  bool assume_llama = false;  // an unknown config.json model_type counted as llama-style
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -374,6 +374,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["loss"] = to_string(r.loss);
   in["grad_accum"] = r.grad_accum;
   in["zero_grad"] = r.grads_kept ? "zeros" : "none";
+  if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged
   std::string gpus;
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *v.gpu : gpus;

@@ -189,6 +189,24 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
              " = " + std::to_string(a.lines[0].bytes) + " B";
     }
+    case LineCode::kv_cache_layers:
+    case LineCode::kv_cache_latent: {
+      const Term& a = e.term(TermKind::activations);
+      const char* buffer = a.line_count ? kv_buffer_name(static_cast<KvBuffer>(a.lines[0].n[0])) : "";
+      const std::string tokens = std::to_string(t.per_sample) + " tokens";
+      std::string s =
+          l.code == LineCode::kv_cache_latent
+              ? "KV cache (multi-head latent attention) = " + std::to_string(l.n[0]) +
+                    " latent elements per token (kv_lora_rank + qk_rope_head_dim; a naive per-head cache "
+                    "holds " +
+                    std::to_string(l.n[1]) + ") x " + std::to_string(l.n[2]) + " layers x " + tokens
+              : "KV cache = " + std::to_string(l.n[0]) + " elements per token (2 x kv heads x head dim) x (" +
+                    std::to_string(l.n[1]) + " full layers x " + tokens + " + " + std::to_string(l.n[2]) +
+                    " windowed layers x " + std::to_string(l.n[3]) + " tokens)";
+      return s + " x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
+             std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
+             " = " + std::to_string(a.lines[0].bytes) + " B";
+    }
     case LineCode::kv_working_buffer:
       return std::string("working buffer (") + kv_buffer_name(static_cast<KvBuffer>(l.n[0])) +
              ") = " + group_thousands(l.bytes) + " B";

@@ -123,3 +123,46 @@ TEST_CASE("inspect: malformed files exit 2 with one line", "[cli][inspect]") {
   expect_bad_input(run_cli({"inspect", k_configs + "gpt2.json", "--format", "yaml"}),
                    "--format: \"yaml\" is not a format");
 }
+
+TEST_CASE("inspect shows each layer kind, its count and its config fields", "[cli][inspect][moe]") {
+  CliResult r = run_cli({"inspect", k_configs + "DeepSeek-R1.json"});
+  REQUIRE(r.code == 0);
+  // 3 dense layers before the first MoE layer (first_k_dense_replace 3), 58 MoE, 1 MTP module.
+  CHECK(r.out.find("  moe x 58: ") != std::string::npos);
+  CHECK(r.out.find("  dense x 3: ") != std::string::npos);
+  CHECK(r.out.find("  mtp x 1: ") != std::string::npos);
+  CHECK(r.out.find("first_k_dense_replace") != std::string::npos);
+  // The latent cache: kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer.
+  CHECK(r.out.find("  full attention (latent) x 61: 576 cached elements per token") != std::string::npos);
+
+  CliResult j = run_cli({"inspect", k_configs + "gpt-oss-120b.json", "--format", "json"});
+  REQUIRE(j.code == 0);
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  bool sliding = false;
+  for (const auto& k : doc["layer_kinds"])
+    if (k["kind"] == "sliding attention") {
+      sliding = true;
+      CHECK(k["layers"] == 18);  // layer_types: 18 x [sliding, full]
+      CHECK(k["window"] == 128);
+      CHECK(k["fields"] == "num_key_value_heads, head_dim, sliding_window");
+    }
+  CHECK(sliding);
+}
+
+TEST_CASE("an unknown model_type: exit 2 naming it, or counted when --assume-llama names it",
+          "[cli][inspect]") {
+  TempDir dir("cli_unknown_type");
+  const std::string path = dir.write("config.json", R"({"model_type": "newmodel", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
+      "tie_word_embeddings": false})");
+  CliResult bad = run_cli({"estimate", "--config", path});
+  expect_bad_input(bad, path + ": model_type \"newmodel\" is not one memplan knows (llama,");
+  CHECK(bad.err.find("give --assume-llama") != std::string::npos);
+
+  CliResult ok = run_cli({"inspect", path, "--assume-llama"});
+  REQUIRE(ok.code == 0);
+  CHECK(ok.out.find("assumed: model_type \"newmodel\" is not one memplan knows: counted as a llama-style") !=
+        std::string::npos);
+  CHECK(ok.out.find("as --assume-llama asked") != std::string::npos);
+  CHECK(ok.out.find("parameters: 95,040") != std::string::npos);
+}

@@ -41,7 +41,8 @@ TEST_CASE("the option table: one option per field, keys and flags agree", "[erro
       if (c == '_') c = '-';
     CHECK(dashed == o.flag);  // plan-file key and flag are one name
   }
-  CHECK(cli::plan_options().size() == 53);  // + --images, --image-size, --device, --loss, --grad-accum, --zero-grad, --optimizer-loop
+  CHECK(cli::plan_options().size() == 54);  // + --images, --image-size, --device, --loss, --grad-accum,
+                                            // --zero-grad, --optimizer-loop, --assume-llama
 }
 
 TEST_CASE("an option's rule tags its error with the field", "[errors][options]") {

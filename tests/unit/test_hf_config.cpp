@@ -185,24 +185,39 @@ TEST_CASE("read_hf_config accepts a model directory", "[hf_config]") {
   CHECK(m.parameters == 1100048384ull);
 }
 
-TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") {
+TEST_CASE("unknown model_type: refused, or counted llama-style only when asked", "[hf_config]") {
+  // Issue 14: an unknown model_type was counted llama-style with only a note (Qwen3-30B-A3B came
+  // out 7x too large). Now it is refused, naming model_type, unless assume_llama is given.
   const std::string generic = R"({"model_type": "newmodel", "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
       "tie_word_embeddings": false})";
-  HfConfig c = parse_hf_config_detail(generic, "config.json");
+  const std::string refused = error_of(generic);
+  CHECK(refused.find("config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral,") == 0);
+  CHECK(refused.find("qwen3_moe, deepseek_v2, deepseek_v3") != std::string::npos);
+  CHECK(refused.find("give assume_llama") != std::string::npos);  // the CLI prints it as --assume-llama
+
+  ModelReadOptions assume;
+  assume.assume_llama = true;
+  HfConfig c = parse_hf_config_detail(generic, "config.json", assume);
   // 100*64 embed + 2 x (4*64*64 attention + 3*64*128 MLP + 2*64 norms) + 64 + 100*64 lm_head
   // = 6400 + 2 x (16384 + 24576 + 128) + 64 + 6400 = 95,040
   CHECK(c.model.parameters == 95040);
-  CHECK(c.family == "generic llama-style decoder");
-  CHECK(c.model.notes.front().find("not one memplan knows") != std::string::npos);
+  CHECK(c.family == "assumed llama-style decoder");
+  CHECK(c.model.assumption.find(
+            "model_type \"newmodel\" is not one memplan knows: counted as a llama-style") == 0);
+  CHECK(c.model.notes.front() == c.model.assumption);
 
+  std::string missing;
+  try {
+    parse_hf_config_detail(R"({"model_type": "newmodel", "hidden_size": 64})", "config.json", assume);
+  } catch (const Error& e) {
+    missing = e.what();
+  }
   CHECK(
-      error_of(R"({"model_type": "newmodel", "hidden_size": 64})") ==
-      "config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral, mixtral, qwen2, gemma, "
-      "phi3, gpt2, bert, roberta, t5, opt, gpt_neox, falcon, RefinedWebModel, RefinedWeb, qwen3, gemma2, "
-      "gemma3_text, phi, phi-msft, starcoder2, cohere, olmo2, glm4, llava, gemma3), and the generic "
-      "fields are missing: num_hidden_layers, num_attention_heads, intermediate_size, vocab_size (needed, "
-      "with num_key_value_heads and head_dim if they apply)");
+      missing ==
+      "config.json: model_type \"newmodel\" is not one memplan knows, and the generic fields of a "
+      "llama-style count are missing: num_hidden_layers, num_attention_heads, intermediate_size, vocab_size "
+      "(needed, with num_key_value_heads and head_dim if they apply)");
 }
 
 TEST_CASE("a key repeated in config.json: the last value counts, with a note", "[hf_config]") {

@@ -153,6 +153,18 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   kl.n[1] = arch.resolved_kv_heads();
   kl.n[2] = arch.resolved_head_dim();
   kl.n[3] = r.seq;
+  if (arch.mla()) {  // per layer kind (kv_cache.hpp): the latent, or full and windowed layers
+    kl.code = LineCode::kv_cache_latent;
+    kl.n[0] = c.elements_per_token;
+    kl.n[1] = arch.heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim);
+    kl.n[2] = arch.layers;
+  } else if (c.window_layers) {
+    kl.code = LineCode::kv_cache_layers;
+    kl.n[0] = c.elements_per_token;
+    kl.n[1] = c.full_layers;
+    kl.n[2] = c.window_layers;
+    kl.n[3] = c.window_tokens;
+  }
   kl.bytes = c.bytes;
   kv.add(kl);
   a.basis = Basis::kv_buffer;

@@ -39,7 +39,10 @@ LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opt
   m_res = opts.autocast ? detail::fp32_fmt() : m_act;
   uint64_t hd = arch.resolved_head_dim();
   uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
-  if (arch.experts > 0) ff = checked_mul(ff, std::max<uint64_t>(1, arch.experts_per_token), "intermediate");
+  if (arch.experts > 0)  // each token runs k routed experts (and the shared ones): their widths add up
+    ff = checked_add(checked_mul(arch.expert_intermediate ? arch.expert_intermediate : ff,
+                                 std::max<uint64_t>(1, arch.experts_per_token), "intermediate"),
+                     arch.shared_intermediate, "intermediate");
   m_shape = Shape{opts.seq,
                   arch.hidden,
                   arch.heads,

@@ -1,6 +1,9 @@
 // Inference memory: the KV cache and the largest transient buffer of the prefill pass.
 //
-// KV cache = 2 (k and v) x layers x kv_heads x head_dim x seq x batch x bytes per element.
+// KV cache = 2 (k and v) x layers x kv_heads x head_dim x seq x batch x bytes per element; a
+// windowed layer (sliding or chunked) holds min(window, seq) tokens; with multi-head latent
+// attention one latent of kv_lora_rank + qk_rope_head_dim per token and layer replaces 2 x kv_heads
+// x head_dim (the naive per-head layout, heads x (qk_nope + qk_rope + v), is kept as naive_bytes).
 // Working buffer (one forward over the prompt, no autograd): the residual stream and one norm
 // output (2 x seq x hidden) plus the largest of
 //   - eager attention: scores and probabilities, 2 x heads x seq x seq (sdpa: none);
@@ -39,10 +42,24 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
 
   const uint64_t kvh = arch.resolved_kv_heads(), hd = arch.resolved_head_dim(), s = opts.seq;
   KvCache kv;
-  uint64_t elements =
-      checked_mul(mul3(2, arch.layers, kvh), checked_mul(hd, s, "kv elements"), "kv elements");
+  kv.elements_per_token =
+      arch.mla() ? checked_add(arch.kv_lora_rank, arch.qk_rope_head_dim, "kv elements") : mul3(2, kvh, hd);
+  kv.window_layers = arch.attention_window ? std::min(arch.window_layers, arch.layers) : 0;
+  kv.full_layers = arch.layers - kv.window_layers;
+  kv.window_tokens = kv.window_layers ? std::min(arch.attention_window, s) : 0;
+  const uint64_t layer_tokens =
+      checked_add(checked_mul(kv.full_layers, s, "kv elements"),
+                  checked_mul(kv.window_layers, kv.window_tokens, "kv elements"), "kv elements");
+  uint64_t elements = checked_mul(kv.elements_per_token, layer_tokens, "kv elements");
   kv.bytes_per_sample = bytes_for(elements, opts.kv_cost, "KV cache bytes");
   kv.bytes = checked_mul(opts.batch, kv.bytes_per_sample, "KV cache bytes");
+  if (arch.mla()) {
+    const uint64_t per_head = checked_add(arch.qk_nope_head_dim, arch.qk_rope_head_dim, "kv elements");
+    const uint64_t naive =
+        mul3(arch.heads, checked_add(per_head, arch.v_head_dim, "kv elements"), layer_tokens);
+    kv.naive_bytes =
+        checked_mul(opts.batch, bytes_for(naive, opts.kv_cost, "KV cache bytes"), "KV cache bytes");
+  }
 
   const uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
   struct Candidate {

@@ -1,7 +1,9 @@
 #pragma once
 // Inference memory besides the weights: the KV cache
-// (2 x layers x kv_heads x head_dim x seq x batch x bytes) and the largest transient buffer of
-// one forward pass over the prompt (prefill). Both are exactly linear in batch.
+// (2 x layers x kv_heads x head_dim x seq x batch x bytes; a layer with a sliding or chunked
+// window holds min(window, seq) tokens; multi-head latent attention caches kv_lora_rank +
+// qk_rope_head_dim per token and layer, as vLLM and SGLang store it) and the largest transient
+// buffer of one forward pass over the prompt (prefill). Both are exactly linear in batch.
 
 #include <cstdint>
 #include <string>
@@ -27,6 +29,13 @@ struct InferenceOptions {
 };
 
 struct KvCache {
+  // Per layer kind: cached elements per token in one layer (MLA: the latent, else k and v of
+  // every kv head), and how many tokens each kind holds (windowed layers: min(window, seq)).
+  uint64_t elements_per_token = 0;
+  uint64_t full_layers = 0;
+  uint64_t window_layers = 0;
+  uint64_t window_tokens = 0;         // tokens a windowed layer holds
+  uint64_t naive_bytes = 0;           // MLA: the per-head cache (heads x (k + v)) of a naive implementation
   uint64_t bytes = 0;                 // the cache, for the whole batch
   uint64_t bytes_per_sample = 0;      // the cache for one sequence
   uint64_t working_buffer_bytes = 0;  // largest transient buffer, whole batch

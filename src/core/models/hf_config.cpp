@@ -194,6 +194,14 @@ const std::vector<Family>& families() {
       {"glm4", "glm4 (4 norms per layer)", detail::count_glm4},
       {"llava", "llava (vision tower + projector + language model)", detail::count_llava},
       {"gemma3", "gemma3 (vision tower + projector + language model)", detail::count_gemma3},
+      {"qwen2_moe", "qwen2_moe (fine-grained MoE)", detail::count_qwen_moe},
+      {"qwen3_moe", "qwen3_moe (fine-grained MoE)", detail::count_qwen_moe},
+      {"deepseek_v2", "deepseek (MLA, fine-grained MoE)", detail::count_deepseek},
+      {"deepseek_v3", "deepseek (MLA, fine-grained MoE)", detail::count_deepseek},
+      {"olmoe", "olmoe (MoE)", detail::count_olmoe},
+      {"phimoe", "phimoe (MoE)", detail::count_phimoe},
+      {"gpt_oss", "gpt_oss (MoE)", detail::count_gpt_oss},
+      {"llama4_text", "llama4 text (MoE)", detail::count_llama4_text},
   };
   return table;
 }
@@ -206,11 +214,27 @@ std::string infer_model_type(ConfigReader& c, std::vector<std::string>& notes) {
   auto it = j.find("architectures");
   if (it != j.end() && it->is_array() && !it->empty() && (*it)[0].is_string()) {
     std::string arch = (*it)[0].get<std::string>();
-    static const std::pair<const char*, const char*> prefixes[] = {
-        {"GPT2", "gpt2"},     {"Bert", "bert"},       {"Roberta", "roberta"}, {"T5", "t5"},
-        {"Llama", "llama"},   {"Mistral", "mistral"}, {"Mixtral", "mixtral"}, {"Qwen2", "qwen2"},
-        {"Gemma", "gemma"},   {"Phi3", "phi3"},       {"OPT", "opt"},         {"GPTNeoX", "gpt_neox"},
-        {"Falcon", "falcon"}, {"RW", "falcon"}};
+    static const std::pair<const char*, const char*> prefixes[] = {{"Qwen2Moe", "qwen2_moe"},
+                                                                   {"Qwen3Moe", "qwen3_moe"},
+                                                                   {"DeepseekV2", "deepseek_v2"},
+                                                                   {"DeepseekV3", "deepseek_v3"},
+                                                                   {"Olmoe", "olmoe"},
+                                                                   {"Phimoe", "phimoe"},
+                                                                   {"GptOss", "gpt_oss"},
+                                                                   {"GPT2", "gpt2"},
+                                                                   {"Bert", "bert"},
+                                                                   {"Roberta", "roberta"},
+                                                                   {"T5", "t5"},
+                                                                   {"Llama", "llama"},
+                                                                   {"Mistral", "mistral"},
+                                                                   {"Mixtral", "mixtral"},
+                                                                   {"Qwen2", "qwen2"},
+                                                                   {"Gemma", "gemma"},
+                                                                   {"Phi3", "phi3"},
+                                                                   {"OPT", "opt"},
+                                                                   {"GPTNeoX", "gpt_neox"},
+                                                                   {"Falcon", "falcon"},
+                                                                   {"RW", "falcon"}};
     for (const auto& [prefix, mt] : prefixes)
       if (arch.rfind(prefix, 0) == 0) {
         notes.push_back(std::string("no model_type: inferred \"") + mt + "\" from architectures[0] \"" +
@@ -274,7 +298,8 @@ std::string storage_format_of_torch_dtype(std::string_view torch_dtype) {
   return "";
 }
 
-HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name) {
+HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name,
+                                const ModelReadOptions& options) {
   std::string file(file_name);
   if (json_text.size() > k_max_config_bytes)
     throw Error(file, "is larger than " + std::to_string(k_max_config_bytes) + " bytes (not a config.json)");
@@ -299,25 +324,32 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   if (fam) {
     fc = fam->fn(c, model_type);
     out.family = fam->formula;
+    detail::read_attention_kinds(c, model_type, fc);
   } else {
+    std::string shown = model_type.empty() ? "no model_type" : "model_type \"" + model_type + "\"";
+    std::string all;
+    for (size_t i = 0; i < hf_model_types().size(); ++i) all += (i ? ", " : "") + hf_model_types()[i];
+    if (!options.assume_llama)
+      throw Error(file, shown + " is not one memplan knows (" + all +
+                            "); to count it as a llama-style decoder " + "anyway, give " +
+                            field_ref(Field::assume_llama));
     std::vector<std::string> missing;
     for (const std::string& f : hf_generic_fields())
       if (!c.has(f.c_str())) missing.push_back(f);
-    std::string shown = model_type.empty() ? "no model_type" : "model_type \"" + model_type + "\"";
     if (!missing.empty()) {
-      std::string need, all;
+      std::string need;
       for (size_t i = 0; i < missing.size(); ++i) need += (i ? ", " : "") + missing[i];
-      for (size_t i = 0; i < hf_model_types().size(); ++i) all += (i ? ", " : "") + hf_model_types()[i];
-      throw Error(file, shown + " is not one memplan knows (" + all +
-                            "), and the generic fields are missing: " + need +
-                            " (needed, with num_key_value_heads and head_dim if they apply)");
+      throw Error(file,
+                  shown + " is not one memplan knows, and the generic fields of a llama-style count are " +
+                      "missing: " + need + " (needed, with num_key_value_heads and head_dim if they apply)");
     }
     fc = detail::count_gated_decoder(c, model_type.empty() ? "unknown" : model_type);
-    out.family = "generic llama-style decoder";
-    notes.push_back(shown +
-                    " is not one memplan knows: counted as a llama-style decoder (SwiGLU MLP, "
-                    "RMSNorm, no biases) from the generic fields hidden_size, num_hidden_layers, "
-                    "num_attention_heads, intermediate_size, vocab_size");
+    out.family = "assumed llama-style decoder";
+    m.assumption =
+        shown + " is not one memplan knows: counted as a llama-style decoder (SwiGLU MLP, RMSNorm, " +
+        "no biases) from the generic fields hidden_size, num_hidden_layers, num_attention_heads, " +
+        "intermediate_size, vocab_size, as " + field_ref(Field::assume_llama) + " asked";
+    notes.push_back(m.assumption);
   }
 
   m.id = file;
@@ -326,6 +358,8 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   m.source = file;
   m.parameters = fc.total.v;
   m.active_parameters = fc.active.v;
+  m.mtp_parameters = fc.mtp;
+  m.layer_kinds = detail::layer_kinds(fc);
   m.tensors = fc.tensors.v;
   m.image_tokens = fc.image_tokens;
   fc.arch.model_type = model_type.empty() ? "unknown" : model_type;
@@ -337,12 +371,14 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   return out;
 }
 
-HfConfig read_hf_config_detail(const std::string& path) {
+HfConfig read_hf_config_detail(const std::string& path, const ModelReadOptions& options) {
   std::string file = is_directory(path) ? join_path(path, "config.json") : path;
   std::string text = read_small_file(file, k_max_config_bytes);
-  return parse_hf_config_detail(text, file);
+  return parse_hf_config_detail(text, file, options);
 }
 
-ModelSpec read_hf_config(const std::string& path) { return read_hf_config_detail(path).model; }
+ModelSpec read_hf_config(const std::string& path, const ModelReadOptions& options) {
+  return read_hf_config_detail(path, options).model;
+}
 
 }  // namespace memplan

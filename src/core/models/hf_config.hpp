@@ -2,8 +2,10 @@
 // A Hugging Face config.json: parameter count (total and, for MoE, active per token), parameter
 // tensor count and architecture, computed from the config fields alone (no weights read).
 // Families: llama, mistral, mixtral, qwen2, gemma, phi3, gpt2, bert, roberta, t5, opt,
-// gpt_neox, falcon (also its legacy RefinedWebModel configs); an unknown model_type is counted
-// as a llama-style decoder when the generic fields are all present, and said so in notes.
+// gpt_neox, falcon (also its legacy RefinedWebModel configs), and with fine-grained experts
+// qwen2_moe, qwen3_moe, deepseek_v2/v3, olmoe, phimoe, gpt_oss, llama4_text. An unknown
+// model_type is refused (Error naming it) unless ModelReadOptions::assume_llama, which counts it
+// as a llama-style decoder from the generic fields and names that assumption.
 
 #include <cstdint>
 #include <string>
@@ -26,11 +28,12 @@ struct HfConfig {
 constexpr uint64_t k_max_config_bytes = read_limit::k_config;
 
 // Parses config.json text; `file_name` names the file in errors ("x/config.json: hidden_size: ...").
-HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name);
+HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view file_name,
+                                const ModelReadOptions& options = {});
 
 // Reads `path` (a config.json, or a directory holding one).
-HfConfig read_hf_config_detail(const std::string& path);
-ModelSpec read_hf_config(const std::string& path);
+HfConfig read_hf_config_detail(const std::string& path, const ModelReadOptions& options = {});
+ModelSpec read_hf_config(const std::string& path, const ModelReadOptions& options = {});
 
 // The model_type values with their own formula.
 const std::vector<std::string>& hf_model_types();

@@ -37,6 +37,7 @@ TransformerArch arch_of(const Dims& d) {
 // Counts `r.arch` built as `layout` into r.total, r.active (MoE only) and r.tensors.
 void count(FamilyCount& r, const ParameterLayout& layout) {
   const ParameterCount c = count_parameters(r.arch, layout);
+  r.layout = layout;
   r.total = c.total;
   r.active = r.arch.experts ? c.active : 0;
   r.tensors = c.tensors;
@@ -103,9 +104,6 @@ FamilyCount count_gated_decoder(ConfigReader& c, const std::string& mt) {
   a.attention_dropout = c.real({"attention_dropout"}).value_or(0.0);
   a.experts = E;
   a.experts_per_token = E ? k : 0;
-  if (auto w = c.count({"sliding_window"}); w && c.flag_or({"use_sliding_window"}, true))
-    r.notes.push_back("sliding_window " + to_s(*w) + ": attention looks back at most " + to_s(*w) +
-                      " tokens");
   count(r, layout);
   return r;
 }

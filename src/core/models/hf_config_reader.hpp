@@ -64,6 +64,8 @@ struct FamilyCount {
   std::vector<std::string> notes;
   ParameterLayout layout;     // how the family builds its blocks (quantization_config.cpp reads it)
   uint64_t image_tokens = 0;  // vision-language models: language-model tokens per image
+  std::string mlp_fields;     // config fields that decided which layers are dense or MoE
+  uint64_t mtp = 0;           // multi-token-prediction parameters (not in total)
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);
@@ -76,6 +78,19 @@ FamilyCount count_t5(ConfigReader& c, const std::string& model_type);
 FamilyCount count_opt(ConfigReader& c, const std::string& model_type);
 FamilyCount count_gpt_neox(ConfigReader& c, const std::string& model_type);
 FamilyCount count_falcon(ConfigReader& c, const std::string& model_type);
+
+// hf_config_moe.cpp: fine-grained mixture of experts and latent attention
+FamilyCount count_qwen_moe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_deepseek(ConfigReader& c, const std::string& model_type);
+FamilyCount count_olmoe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_phimoe(ConfigReader& c, const std::string& model_type);
+FamilyCount count_gpt_oss(ConfigReader& c, const std::string& model_type);
+FamilyCount count_llama4_text(ConfigReader& c, const std::string& model_type);
+
+// hf_config_attention.cpp: which layers attend to a window (layer_types, sliding_window and each
+// family's interleaving rule), q/k norms, soft-capping and sinks read; the per-kind rows.
+void read_attention_kinds(ConfigReader& c, const std::string& model_type, FamilyCount& r);
+std::vector<LayerKind> layer_kinds(const FamilyCount& r);
 
 // tie_word_embeddings, or the model class default (True for gpt2/t5/opt/falcon/gemma/bert, False
 // for llama/mistral/mixtral/qwen2/phi3/gpt_neox), with a note when the default was used.

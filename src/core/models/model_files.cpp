@@ -49,13 +49,13 @@ ModelFileKind detect_model_file_kind(const std::string& path) {
   return ModelFileKind::safetensors;
 }
 
-ModelFileReport inspect_model_files(const std::string& path) {
+ModelFileReport inspect_model_files(const std::string& path, const ModelReadOptions& options) {
   ModelFileReport r;
   r.path = path;
   r.kind = detect_model_file_kind(path);
   switch (r.kind) {
     case ModelFileKind::hf_config: {
-      HfConfig c = read_hf_config_detail(path);
+      HfConfig c = read_hf_config_detail(path, options);
       r.model = c.model;
       r.files.push_back(c.model.source);
       r.config_family = c.family;
@@ -78,8 +78,9 @@ ModelFileReport inspect_model_files(const std::string& path) {
         config = join_path(slash == std::string::npos ? "." : f.substr(0, slash), "config.json");
       }
       if (r.model.arch && is_regular_file(config)) {
-        HfConfig c = read_hf_config_detail(config);
+        HfConfig c = read_hf_config_detail(config, options);
         r.files.push_back(config);
+        r.model.layer_kinds = c.model.layer_kinds;
         r.config_family = c.family;
         r.config_fields = c.fields;
       }

@@ -60,46 +60,94 @@ ParameterLayout layout_of(const TransformerArch& a) {
   return l;
 }
 
+namespace {
+
+// Multi-head latent attention (DeepSeek-V2/V3): q through a low-rank q_a (with its norm) and q_b
+// (or directly), k and v from one compressed latent kv_a (with its norm) expanded by kv_b, a
+// decoupled rotary key of qk_rope_head_dim shared by the heads, and the output projection.
+void add_latent_attention(const TransformerArch& a, LayerParameters& p) {
+  const uint64_t h = a.hidden, qhd = add(a.qk_nope_head_dim, a.qk_rope_head_dim);
+  const uint64_t q_out = mul(a.heads, qhd);
+  if (a.q_lora_rank) {
+    p.attention = add(mul(h, a.q_lora_rank), mul(a.q_lora_rank, q_out));
+    p.norms = add(p.norms, a.q_lora_rank);
+    p.tensors = add(p.tensors, 3);
+  } else {
+    p.attention = mul(h, q_out);
+    p.tensors = add(p.tensors, 1);
+  }
+  const uint64_t kv_b_out = mul(a.heads, add(a.qk_nope_head_dim, a.v_head_dim));
+  p.attention = add(p.attention, mul(h, add(a.kv_lora_rank, a.qk_rope_head_dim)));
+  p.attention = add(p.attention, mul(a.kv_lora_rank, kv_b_out));
+  p.attention = add(p.attention, mul(mul(a.heads, a.v_head_dim), h));
+  p.norms = add(p.norms, a.kv_lora_rank);
+  p.tensors = add(p.tensors, 4);  // kv_a, its norm, kv_b, o
+}
+
+}  // namespace
+
 LayerParameters count_layer_parameters(const TransformerArch& a, const ParameterLayout& l, uint64_t experts,
-                                       bool cross_attention) {
+                                       bool cross_attention, bool dense_mlp) {
   const uint64_t h = a.hidden, hd = a.resolved_head_dim();
-  const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd), ff = mlp_width(a);
+  const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd);
   const uint64_t attentions = cross_attention ? 2 : 1;
-  const uint64_t mlp_experts = std::max<uint64_t>(experts, 1);
   const uint64_t up = a.gated_mlp ? 2 : 1;  // gate and up, or up alone
   LayerParameters p;
 
   // Attention: q, k, v (fused or not) and the output projection; again for cross-attention.
-  const uint64_t qkv_out = add(q, mul(2, kv));
-  p.attention = mul(attentions, add(mul(h, qkv_out), mul(q, h)));
-  const uint64_t qkv_tensors = l.fused_qkv ? 1 : 3;
-  p.tensors = mul(attentions, qkv_tensors + 1);
-  if (l.qkv_bias) {
-    p.column_biases = mul(attentions, qkv_out);
-    p.tensors = add(p.tensors, mul(attentions, qkv_tensors));
+  if (a.mla()) {
+    add_latent_attention(a, p);
+  } else {
+    const uint64_t qkv_out = add(q, mul(2, kv));
+    p.attention = mul(attentions, add(mul(h, qkv_out), mul(q, h)));
+    const uint64_t qkv_tensors = l.fused_qkv ? 1 : 3;
+    p.tensors = mul(attentions, qkv_tensors + 1);
+    if (l.qkv_bias) {
+      p.column_biases = mul(attentions, qkv_out);
+      p.tensors = add(p.tensors, mul(attentions, qkv_tensors));
+    }
   }
   if (l.out_bias) {
     p.row_biases = mul(attentions, h);
     p.tensors = add(p.tensors, attentions);
   }
-
-  // MLP: up (and gate) then down, per expert; a router over the experts.
-  p.mlp = mul(mlp_experts, add(mul(mul(up, h), ff), mul(ff, h)));
-  const uint64_t mlp_tensors = (a.gated_mlp && l.fused_gate_up ? 1 : up) + 1;
-  p.tensors = add(p.tensors, mul(mlp_experts, mlp_tensors));
-  if (l.mlp_bias) {
-    p.column_biases = add(p.column_biases, mul(mlp_experts, mul(up, ff)));
-    p.row_biases = add(p.row_biases, mul(mlp_experts, h));
-    p.tensors = add(p.tensors, mul(mlp_experts, mlp_tensors));
+  if (l.attention_sinks) {
+    p.attention = add(p.attention, a.heads);
+    p.tensors = add(p.tensors, 1);
   }
-  if (a.experts) {
+
+  // MLP: up (and gate) then down, per expert; a MoE layer adds its shared experts and a router.
+  const uint64_t mlp_tensors = (a.gated_mlp && l.fused_gate_up ? 1 : up) + 1;
+  auto add_mlps = [&](uint64_t count, uint64_t width) {
+    p.mlp = add(p.mlp, mul(count, add(mul(mul(up, h), width), mul(width, h))));
+    p.tensors = add(p.tensors, mul(count, mlp_tensors));
+    if (l.mlp_bias) {
+      p.column_biases = add(p.column_biases, mul(count, mul(up, width)));
+      p.row_biases = add(p.row_biases, mul(count, h));
+      p.tensors = add(p.tensors, mul(count, mlp_tensors));
+    }
+  };
+  if (!a.experts || dense_mlp) {
+    add_mlps(a.experts ? 1 : std::max<uint64_t>(experts, 1),
+             dense_mlp && a.dense_intermediate ? a.dense_intermediate : mlp_width(a));
+  } else {
+    add_mlps(experts, a.expert_intermediate ? a.expert_intermediate : mlp_width(a));
+    if (a.shared_intermediate) add_mlps(1, a.shared_intermediate);
     p.router = mul(h, a.experts);
     p.tensors = add(p.tensors, 1);
+    if (l.router_bias) {
+      p.router = add(p.router, a.experts);
+      p.tensors = add(p.tensors, 1);
+    }
+    if (l.shared_expert_gate) {
+      p.router = add(p.router, h);
+      p.tensors = add(p.tensors, 1);
+    }
   }
 
   // Norms: one per sub-block (cross-attention adds one), and q/k norms where the family has them.
   const uint64_t norms = add(l.norms_per_layer, cross_attention ? 1 : 0);
-  p.norms = mul(mul(norms, l.norm_tensors), h);
+  p.norms = add(p.norms, mul(mul(norms, l.norm_tensors), h));
   p.tensors = add(p.tensors, mul(norms, l.norm_tensors));
   if (l.qk_norm_width) {
     p.norms = add(p.norms, l.qk_norm_width);
@@ -128,14 +176,23 @@ ParameterCount count_parameters(const TransformerArch& a, const ParameterLayout&
     if (l.embedding_norm) part(c.embedding, mul(l.norm_tensors, h), l.norm_tensors);
   }
 
+  // Layers: MoE models may have dense layers (first_k_dense_replace, mlp_only_layers, ...).
+  const uint64_t dense = a.experts ? std::min(a.dense_layers, a.layers) : 0;
+  const uint64_t sparse = a.layers - dense;
   c.layer = count_layer_parameters(a, l, a.experts);
-  const uint64_t per_layer = c.layer.total();
-  uint64_t layers = mul(per_layer, a.layers);
-  tensors = add(tensors, mul(c.layer.tensors, a.layers));
+  uint64_t layers = mul(c.layer.total(), sparse);
+  tensors = add(tensors, mul(c.layer.tensors, sparse));
   uint64_t active_layers = layers;
   if (a.experts) {
     const uint64_t k = std::min(a.experts_per_token ? a.experts_per_token : a.experts, a.experts);
-    active_layers = mul(count_layer_parameters(a, l, k).total(), a.layers);
+    active_layers = mul(count_layer_parameters(a, l, k).total(), sparse);
+  }
+  if (dense) {
+    c.dense_layer = count_layer_parameters(a, l, 1, false, true);
+    const uint64_t d = mul(c.dense_layer.total(), dense);
+    layers = add(layers, d);
+    active_layers = add(active_layers, d);
+    tensors = add(tensors, mul(c.dense_layer.tensors, dense));
   }
 
   const uint64_t stacks = a.encoder_decoder ? 2 : 1;
@@ -158,6 +215,17 @@ ParameterCount count_parameters(const TransformerArch& a, const ParameterLayout&
   c.total = add(add(c.embedding, layers), c.final);
   c.active = add(add(c.embedding, active_layers), c.final);
   c.tensors = tensors;
+
+  // DeepSeek-V3's multi-token-prediction module, as its checkpoint stores it: the two norms of
+  // the token embedding and of the hidden state (enorm, hnorm), their projection eh_proj (2h -> h),
+  // one more MoE decoder layer, and its own copy of the embedding, final norm and output head.
+  if (a.mtp_layers) {
+    const uint64_t norm = mul(l.norm_tensors, h);
+    uint64_t module = add(mul(3, norm), mul(mul(2, h), h));
+    module = add(add(module, c.layer.total()), mul(2, mul(a.vocab, h)));
+    c.mtp = mul(a.mtp_layers, module);
+    c.mtp_tensors = mul(a.mtp_layers, add(c.layer.tensors, add(mul(3, l.norm_tensors), 3)));
+  }
   return c;
 }
 

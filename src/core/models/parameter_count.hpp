@@ -32,6 +32,9 @@ struct ParameterLayout {
   uint64_t relative_buckets = 0;  // T5: a relative position bias (buckets x heads) per stack
   uint64_t qk_norm_width = 0;     // q_norm + k_norm weights per layer (Qwen3, Gemma 3, OLMo 2); 0 = none
   bool head_bias = false;         // the untied output layer has a bias (Phi)
+  bool attention_sinks = false;   // one learned sink logit per head and layer (gpt-oss)
+  bool router_bias = false;  // one bias per expert on the router (gpt-oss; DeepSeek-V3's score correction)
+  bool shared_expert_gate = false;  // Qwen2-MoE: a hidden -> 1 gate on the shared expert
 };
 
 // One layer (for an encoder-decoder: one encoder layer, or with cross-attention a decoder layer).
@@ -41,7 +44,7 @@ struct LayerParameters {
   uint64_t column_biases = 0;  // biases of q, k, v and of the MLP's first matrices
   uint64_t row_biases = 0;     // biases of the attention output and of the MLP's last matrix
   uint64_t norms = 0;
-  uint64_t router = 0;  // MoE: hidden x experts
+  uint64_t router = 0;  // MoE: hidden x experts (and its biases, a shared expert's gate)
   uint64_t tensors = 0;
   uint64_t total() const;  // overflow-checked sum of the parameters above
 };
@@ -54,6 +57,9 @@ struct ParameterCount {
   uint64_t total = 0;             // embedding + layers + final
   uint64_t active = 0;            // MoE: parameters used per token (experts_per_token experts); else total
   uint64_t tensors = 0;
+  LayerParameters dense_layer;  // MoE models with dense layers: one of those (dense_layers of them)
+  uint64_t mtp = 0;             // multi-token-prediction modules (DeepSeek-V3): not in total
+  uint64_t mtp_tensors = 0;
 };
 
 // The layout of `arch` as its fields say (bias, fused_qkv, norm, norm_first, final_norm,
@@ -64,8 +70,10 @@ ParameterLayout layout_of(const TransformerArch& arch);
 
 // One layer of `arch` built as `layout`, with `experts` experts in its MLP (the architecture's
 // for the total, experts_per_token for the active count); cross-attention for a T5 decoder layer.
+// `dense_mlp`: a MoE model's dense layer (dense_intermediate or intermediate wide, no router).
 LayerParameters count_layer_parameters(const TransformerArch& arch, const ParameterLayout& layout,
-                                       uint64_t experts, bool cross_attention = false);
+                                       uint64_t experts, bool cross_attention = false,
+                                       bool dense_mlp = false);
 
 // The whole model. Error when layers, hidden size or heads are 0; OverflowError on overflow.
 // Without a vocabulary (vocab 0) there are no embeddings and no head: a stack of layers.

@@ -373,25 +373,48 @@ std::vector<LinearGroup> linear_groups(const TransformerArch& a, const Parameter
   const uint64_t L = a.layers, h = a.hidden, hd = a.resolved_head_dim();
   const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd),
                  I = a.intermediate ? a.intermediate : mul(4, h);
-  if (l.fused_qkv) {
+  if (a.mla()) {  // DeepSeek's latent attention: the projections as modeling_deepseek names them
+    const uint64_t qhd = add(a.qk_nope_head_dim, a.qk_rope_head_dim);
+    if (a.q_lora_rank) {
+      g.push_back({"self_attn.q_a_proj", h, a.q_lora_rank, L});
+      g.push_back({"self_attn.q_b_proj", a.q_lora_rank, mul(a.heads, qhd), L});
+    } else {
+      g.push_back({"self_attn.q_proj", h, mul(a.heads, qhd), L});
+    }
+    g.push_back({"self_attn.kv_a_proj_with_mqa", h, add(a.kv_lora_rank, a.qk_rope_head_dim), L});
+    g.push_back(
+        {"self_attn.kv_b_proj", a.kv_lora_rank, mul(a.heads, add(a.qk_nope_head_dim, a.v_head_dim)), L});
+    g.push_back({"self_attn.o_proj", mul(a.heads, a.v_head_dim), h, L});
+  } else if (l.fused_qkv) {
     g.push_back({"self_attn.qkv_proj", h, add(q, mul(2, kv)), L});
+    g.push_back({"self_attn.o_proj", q, h, L});
   } else {
     g.push_back({"self_attn.q_proj", h, q, L});
     g.push_back({"self_attn.k_proj", h, kv, L});
     g.push_back({"self_attn.v_proj", h, kv, L});
+    g.push_back({"self_attn.o_proj", q, h, L});
   }
-  g.push_back({"self_attn.o_proj", q, h, L});
-  const std::string mlp = a.experts ? "mlp.experts." : "mlp.";
-  const uint64_t n = mul(L, std::max<uint64_t>(a.experts, 1));
-  if (a.gated_mlp && l.fused_gate_up) {
-    g.push_back({mlp + "gate_up_proj", h, mul(2, I), n});
-  } else if (a.gated_mlp) {
-    g.push_back({mlp + "gate_proj", h, I, n});
-    g.push_back({mlp + "up_proj", h, I, n});
+  // MLPs: dense layers, then per MoE layer the routed experts and the shared experts (routers are
+  // not quantised by these methods and stay with the model's other weights).
+  auto mlps = [&](const std::string& prefix, uint64_t width, uint64_t count) {
+    if (count == 0 || width == 0) return;
+    if (a.gated_mlp && l.fused_gate_up) {
+      g.push_back({prefix + "gate_up_proj", h, mul(2, width), count});
+    } else if (a.gated_mlp) {
+      g.push_back({prefix + "gate_proj", h, width, count});
+      g.push_back({prefix + "up_proj", h, width, count});
+    } else {
+      g.push_back({prefix + "up_proj", h, width, count});
+    }
+    g.push_back({prefix + "down_proj", width, h, count});
+  };
+  if (!a.experts) {
+    mlps("mlp.", I, L);
   } else {
-    g.push_back({mlp + "up_proj", h, I, n});
+    mlps("mlp.", a.dense_intermediate ? a.dense_intermediate : I, a.dense_layers);
+    mlps("mlp.experts.", a.expert_intermediate ? a.expert_intermediate : I, mul(a.moe_layers(), a.experts));
+    mlps("mlp.shared_experts.", a.shared_intermediate, a.moe_layers());
   }
-  g.push_back({mlp + "down_proj", I, h, n});
   if (l.head && a.vocab) g.push_back({"lm_head", h, a.vocab, 1});
   return g;
 }
