@@ -217,6 +217,10 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
+      {"--prefill-chunk", F::prefill_chunk,
+       "Inference: tokens per prefill pass (default 2048, as vLLM's server and llama.cpp; 0 = the whole "
+       "batch)",
+       count_rule<&V::prefill_chunk, (1ull << 32), false>},
   };
   return t;
 }

@@ -257,6 +257,7 @@ Plan resolve_plan(const RawPlan& raw) {
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
+  r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);

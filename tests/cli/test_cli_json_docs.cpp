@@ -98,7 +98,7 @@ TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json]
   const std::set<std::string> expected = {
       "memplan.estimate/1", "memplan.fit/1",    "memplan.max-batch/1", "memplan.advise/1", "memplan.probe/1",
       "memplan.gpus/1",     "memplan.models/1", "memplan.inspect/1",   "memplan.dtype/1",  "memplan.cast/1",
-      "memplan.scale/1",    "memplan.ladder/1", "memplan.sweep/1"};
+      "memplan.scale/1",    "memplan.ladder/1", "memplan.sweep/1",     "memplan.serve/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -223,4 +223,12 @@ TEST_CASE("docs/json.md: memplan.ladder/1 and memplan.sweep/1 fields", "[cli][js
       "memplan.sweep/1",
       json_paths(run_with_trainer("sweep", {"--batches", "8,16", "--format", "json"}, {"--crash-at", "16"}),
                  4, "memplan.sweep/1"));
+}
+
+TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
+  const std::string log = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/llama-2-7b_a100-80gb.log";
+  check_documented("memplan.serve/1",
+                   printed("memplan.serve/1", {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb",
+                                                 "--check-log", log, "--format", "json"},
+                                                0}}));
 }
