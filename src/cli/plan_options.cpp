@@ -284,9 +284,10 @@ Plan resolve_plan(const RawPlan& raw) {
     auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
     if (found) {
       r = *found;
-      r.model.notes.push_back("--gpus auto: the smallest layout of " + plan.targets.gpus[0].id +
-                              " that fits is " + std::to_string(r.parallel->gpus) + " GPUs with " +
-                              sharding_name(r.parallel->sharding));
+      r.model.notes.push_back(
+          "--gpus auto: the smallest layout of " + plan.targets.gpus[0].id + " that fits is " +
+          std::to_string(r.parallel->gpus) + " GPUs with " +
+          (r.mode == Mode::infer ? "tensor parallelism" : std::string(sharding_name(r.parallel->sharding))));
     } else {
       r.model.notes.push_back("--gpus auto: no layout of up to 4096 x " + plan.targets.gpus[0].id + " fits");
     }
@@ -313,6 +314,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["attention"] = to_string(r.attention);
   in["checkpointing"] = to_string(r.checkpointing);
   in["overhead"] = std::to_string(r.overhead_bytes);
+  in["prefill_chunk"] = r.prefill_chunk;
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.kv_format) in["kv_format"] = storage_format(*r.kv_format).name;
   if (v.params) in["params"] = r.model.parameters;

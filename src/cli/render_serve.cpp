@@ -92,7 +92,10 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   o += "  GPU KV cache size: " + group_thousands(b.kv_tokens) + " tokens\n";
   o += "  Maximum concurrency for " + group_thousands(s.max_model_len) +
        " tokens per request: " + fixed(b.max_concurrency, 2) + "x\n";
-  o += "  largest max_model_len that fits: " + group_thousands(b.largest_model_len) + " tokens\n";
+  o += "  largest max_model_len that fits: " + group_thousands(b.largest_model_len) + " tokens";
+  if (b.model_context && b.largest_model_len > b.model_context)
+    o += " (the model was trained for " + group_thousands(b.model_context) + ")";
+  o += "\n";
   if (!b.fits)
     o += "  does not fit: vLLM would stop with \"The model's max seq len (" +
          std::to_string(s.max_model_len) +
@@ -115,9 +118,9 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
            " / the model's parameters: attention, MLP, embedding and lm_head split " + std::to_string(sp.tp) +
            " ways, " + group_thousands(sp.replicated_parameters) + " norm/bias parameters replicated, " +
            std::to_string(sp.layers_per_gpu) + " layers per stage)";
-    o += " + rotary cos/sin cache " + group_thousands(b.rotary_positions) + " positions x head_dim x " +
-         std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.rotary_cache_bytes) +
-         " B\n";
+    o += " + rotary cos/sin cache " + group_thousands(b.rotary_positions) + " positions x " +
+         std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.activation_element_bytes) +
+         " B = " + group_thousands(b.rotary_cache_bytes) + " B\n";
     o += "  activation peak = " + group_thousands(b.profile_tokens) + " tokens (max_num_batched_tokens" +
          std::string(b.chunked_prefill ? ", chunked prefill" : ", the whole prompt in one step") + ") x " +
          group_thousands(b.activation_per_token) +
@@ -136,7 +139,7 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
          group_thousands(static_cast<uint64_t>(b.kv_bytes < 0 ? -b.kv_bytes : b.kv_bytes)) + " B\n";
     o += "  block = " + std::to_string(s.block_size) + " tokens x 2 (k, v) x " +
          std::to_string(sp.layers_per_gpu) + " layers x " + std::to_string(sp.kv_heads_per_gpu) +
-         " KV heads x head_dim x " + std::to_string(b.kv_element_bytes) +
+         " KV heads x " + std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.kv_element_bytes) +
          " B = " + group_thousands(b.block_bytes) + " B";
     if (sp.kv_replicas > 1)
       o += " (tp " + std::to_string(sp.tp) + " > KV heads: each KV head is replicated on " +

@@ -186,8 +186,9 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "KV cache = 2 x " + std::to_string(l.n[0]) + " layers x " + std::to_string(l.n[1]) +
              " kv heads x " + std::to_string(l.n[2]) + " head dim x " + std::to_string(l.n[3]) +
              " tokens x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
-             std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
-             " = " + std::to_string(a.lines[0].bytes) + " B";
+             std::to_string(l.bytes) +
+             " B; working buffer = hidden states (2 x tokens of one pass x hidden) + " + buffer + " = " +
+             std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_working_buffer:
       return std::string("working buffer (") + kv_buffer_name(static_cast<KvBuffer>(l.n[0])) +

@@ -153,3 +153,9 @@ TEST_CASE("serve: bad values get one line and exit 2", "[serve][errors]") {
   const auto no_gpu = run_cli({"serve", "--model", "llama-3-8b"});
   CHECK(no_gpu.code == 2);
 }
+
+TEST_CASE("serve: Llama-3-8B on an A100 80GB at 2,048 tokens holds about 219 requests (issue 15)",
+          "[serve]") {
+  const auto j = serve({"--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-model-len", "2048"});
+  CHECK(std::fabs(j["max_concurrency"].get<double>() - 219) / 219 < 0.05);
+}

@@ -59,4 +59,19 @@ void apply_inference_layout(const EstimateRequest& r, Estimate& e) {
   e.note({NoteCode::inference_split, {s.kv_heads_per_gpu, s.kv_replicas}, static_cast<double>(s.tp)});
 }
 
+std::optional<EstimateRequest> smallest_inference_layout(const EstimateRequest& r, uint64_t memory) {
+  for (uint64_t tp = 1; tp <= 64; tp *= 2) {
+    EstimateRequest t = r;
+    t.parallel = ParallelLayout{};
+    t.parallel->gpus = tp;
+    t.parallel->tp = tp;
+    try {
+      if (estimate(t).required_bytes() <= memory) return t;
+    } catch (const Error& e) {
+      if (e.field() != Field::tp) throw;  // tp does not divide the heads: the next size
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace memplan

@@ -6,6 +6,7 @@
 // KV head is replicated on tp / kv_heads GPUs. Pipeline parallelism (pp) gives each stage
 // ceil(layers / pp) layers; the first stage holds the embedding, the last the lm_head.
 #include <cstdint>
+#include <optional>
 
 #include <memplan/model.hpp>
 
@@ -46,4 +47,7 @@ struct Estimate;
 // layers_per_gpu layers, the prefill working buffer with the split widths (the residual stream
 // is whole on every GPU: the all-reduce works in place on it). Error for ZeRO/FSDP/offload.
 void apply_inference_layout(const EstimateRequest& r, Estimate& e);
+// --gpus auto for inference: the smallest tensor-parallel size (1, 2, 4, ... 64, dividing the
+// heads) whose most-loaded GPU fits `memory`; nullopt when none does.
+std::optional<EstimateRequest> smallest_inference_layout(const EstimateRequest& r, uint64_t memory);
 }  // namespace memplan

@@ -39,6 +39,8 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
 
   VllmBudget b;
   b.settings = in;
+  b.head_dim = arch.resolved_head_dim();
+  b.model_context = arch.max_positions;
   VllmSettings& s = b.settings;
   if (s.max_model_len == 0) s.max_model_len = arch.max_positions;
   if (s.max_model_len == 0)

@@ -66,6 +66,8 @@ struct VllmBudget {
   double max_concurrency = 0.0;    // kv_tokens / max_model_len (vLLM's log line)
   uint64_t largest_model_len = 0;  // kv_tokens: the longest max_model_len that fits
   bool fits = false;               // one max_model_len request fits in the cache
+  uint64_t head_dim = 0;
+  uint64_t model_context = 0;  // the model's max_position_embeddings (0 unknown)
   InferenceSplit split;
 };
 
