@@ -87,8 +87,8 @@ TEST_CASE("max-batch --mode infer prefills in chunks, not the whole batch at onc
 
 TEST_CASE("infer --gpus auto: the smallest tensor-parallel size that fits", "[infer_parallel]") {
   // Llama-3-70B in bf16: 131 GiB of weights; two A100 80GB hold it, one does not.
-  const auto r = run_cli({"estimate", "--model", "llama-3-70b", "--mode", "infer", "--precision", "bf16", "--seq",
-                          "4096", "--gpus", "auto", "--gpu", "a100-80gb", "--format", "json"});
+  const auto r = run_cli({"estimate", "--model", "llama-3-70b", "--mode", "infer", "--precision", "bf16",
+                          "--seq", "4096", "--gpus", "auto", "--gpu", "a100-80gb", "--format", "json"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
