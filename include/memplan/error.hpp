@@ -85,6 +85,8 @@ enum class Field {
   presets,
   from_bits,
   saturate,
+  // Apple silicon
+  wired_limit_mb,
   prefill_chunk,
 };
 
@@ -156,6 +158,7 @@ inline const char* field_key(Field f) {
       "presets",
       "from_bits",
       "saturate",
+      "wired_limit_mb",
       "prefill_chunk",
   };
   static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::prefill_chunk) + 1,

@@ -55,6 +55,7 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
+  std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
   std::optional<uint64_t> prefill_chunk;
 };
 
