@@ -47,7 +47,14 @@ std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigure
 
 std::string vllm_flags(const ServeResult& r) {
   const VllmSettings& s = r.budget.settings;
-  std::string f = "vllm serve " + r.model_id;
+  // A config.json stands for the folder that holds it, which is what vLLM loads.
+  std::string model = r.model_id;
+  const std::string json = ".json";
+  if (model.size() > json.size() && model.compare(model.size() - json.size(), json.size(), json) == 0) {
+    const size_t slash = model.find_last_of('/');
+    model = slash == std::string::npos ? "." : model.substr(0, slash);
+  }
+  std::string f = "vllm serve " + model;
   if (s.tp > 1) f += " --tensor-parallel-size " + std::to_string(s.tp);
   if (s.pp > 1) f += " --pipeline-parallel-size " + std::to_string(s.pp);
   f += " --gpu-memory-utilization " + fixed(s.gpu_memory_utilization, 2);
