@@ -98,6 +98,7 @@ enum class Field {
   optimizer_loop,
   // reading model files
   assume_llama,
+  prefill_chunk,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -177,15 +178,16 @@ inline const char* field_key(Field f) {
       "zero_grad",
       "optimizer_loop",
       "assume_llama",
+      "prefill_chunk",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::assume_llama) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::prefill_chunk) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::assume_llama); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::prefill_chunk); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

@@ -143,6 +143,7 @@ enum class NoteCode : uint8_t {
   trainable_share,          // x: share; n0 trainable parameters
   loss_scaling,             // fp16 training needs GradScaler
   gib,                      // GiB = 2^30 B; allocator not included
+  inference_split,          // --mode infer over tp GPUs (x): n0 KV heads per GPU, n1 GPUs per KV head
 };
 
 struct Note {  // plain data: see Line

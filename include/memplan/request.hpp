@@ -20,6 +20,8 @@ namespace memplan {
 enum class Mode { train, infer };
 
 inline constexpr uint64_t k_default_overhead_bytes = 512ull << 20;  // CUDA context + workspaces
+// vLLM's max_num_batched_tokens for its OpenAI server (V1 engine, 0.8) and llama.cpp's n_batch.
+inline constexpr uint64_t k_default_prefill_chunk = 2048;
 
 // What to compute (the CLI's flags, resolved).
 struct EstimateRequest {
@@ -55,6 +57,10 @@ struct EstimateRequest {
   uint64_t grad_accum = 1;       // micro-batches per optimizer step: gradients alive across them
   bool grads_kept = false;       // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
   OptimizerLoop optimizer_loop = OptimizerLoop::device_default;  // foreach or per-tensor temporaries
+  // Inference: tokens one prefill forward pass takes (a serving engine's chunk: vLLM's
+  // max_num_batched_tokens, llama.cpp's n_batch); the working buffer covers this many tokens,
+  // not the whole batch at once. 0 = the whole batch in one pass.
+  uint64_t prefill_chunk = k_default_prefill_chunk;
 };
 
 }  // namespace memplan

@@ -24,6 +24,8 @@ const std::vector<CommandSpec>& commands() {
        add_inspect},
       {"gguf-fit", "llama.cpp / Ollama: the largest -ngl that fits, KV cache, compute buffers, the flags",
        add_gguf_fit},
+      {"serve", "A serving engine's memory budget (vLLM): KV-cache blocks, tokens, concurrency, flags",
+       add_serve},
   };
   return table;
 }

@@ -19,5 +19,7 @@ void add_sweep(CLI::App& sub, Runner& run);
 void add_inspect(CLI::App& sub, Runner& run);
 void add_advise(CLI::App& sub, Runner& run);    // cmd_advise.cpp: what to change when it does not fit
 void add_gguf_fit(CLI::App& sub, Runner& run);  // cmd_gguf_fit.cpp: llama.cpp / Ollama layer offload
+void add_advise(CLI::App& sub, Runner& run);    // cmd_advise.cpp: what to change when it does not fit
+void add_serve(CLI::App& sub, Runner& run);     // cmd_serve.cpp: vLLM's start-up memory budget
 
 }  // namespace memplan::cli

@@ -268,6 +268,10 @@ const std::vector<OptionSpec>& table() {
        "Count a config.json of an unknown model_type as a llama-style decoder (the output names the "
        "assumption)",
        switch_rule<&V::assume_llama>, true},
+      {"--prefill-chunk", F::prefill_chunk,
+       "Inference: tokens per prefill pass (default 2048, as vLLM's server and llama.cpp; 0 = the whole "
+       "batch)",
+       count_rule<&V::prefill_chunk, (1ull << 32), false>},
   };
   return t;
 }

@@ -65,6 +65,7 @@ struct PlanValues {
   std::optional<bool> grads_kept;  // --zero-grad zeros
   std::optional<OptimizerLoop> optimizer_loop;
   bool assume_llama = false;  // an unknown config.json model_type counted as llama-style
+  std::optional<uint64_t> prefill_chunk;
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -300,6 +300,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
   add_image_tokens(v, r);  // vision_inputs.cpp
+  r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
@@ -333,9 +334,10 @@ Plan resolve_plan(const RawPlan& raw) {
     auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
     if (found) {
       r = *found;
-      r.model.notes.push_back("--gpus auto: the smallest layout of " + plan.targets.gpus[0].id +
-                              " that fits is " + std::to_string(r.parallel->gpus) + " GPUs with " +
-                              sharding_name(r.parallel->sharding));
+      r.model.notes.push_back(
+          "--gpus auto: the smallest layout of " + plan.targets.gpus[0].id + " that fits is " +
+          std::to_string(r.parallel->gpus) + " GPUs with " +
+          (r.mode == Mode::infer ? "tensor parallelism" : std::string(sharding_name(r.parallel->sharding))));
     } else {
       r.model.notes.push_back("--gpus auto: no layout of up to 4096 x " + plan.targets.gpus[0].id + " fits");
     }
@@ -363,6 +365,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["attention"] = to_string(r.attention);
   in["checkpointing"] = to_string(r.checkpointing);
   in["overhead"] = std::to_string(r.overhead_bytes);
+  in["prefill_chunk"] = r.prefill_chunk;
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;
   if (r.kv_format) in["kv_format"] = storage_format(*r.kv_format).name;

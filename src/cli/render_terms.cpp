@@ -186,8 +186,9 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "KV cache = 2 x " + std::to_string(l.n[0]) + " layers x " + std::to_string(l.n[1]) +
              " kv heads x " + std::to_string(l.n[2]) + " head dim x " + std::to_string(l.n[3]) +
              " tokens x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
-             std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
-             " = " + std::to_string(a.lines[0].bytes) + " B";
+             std::to_string(l.bytes) +
+             " B; working buffer = hidden states (2 x tokens of one pass x hidden) + " + buffer + " = " +
+             std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_cache_layers:
     case LineCode::kv_cache_latent: {
@@ -209,7 +210,9 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
     }
     case LineCode::kv_working_buffer:
       return std::string("working buffer (") + kv_buffer_name(static_cast<KvBuffer>(l.n[0])) +
-             ") = " + group_thousands(l.bytes) + " B";
+             ") = " + group_thousands(l.bytes) + " B" +
+             (l.n[1] ? " for one prefill pass of " + group_thousands(l.n[1]) + " tokens (--prefill-chunk)"
+                     : "");
     case LineCode::most_loaded:
       return std::string(term_key(t.kind)) + " on the most-loaded GPU = " + group_thousands(l.bytes) +
              " B (one GPU would hold " + group_thousands(l.n[0]) + " B)";
@@ -461,6 +464,14 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
       case NoteCode::gib:
         out.push_back(
             "GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
+        break;
+      case NoteCode::inference_split:
+        out.push_back(
+            "tensor parallel " + std::to_string(static_cast<uint64_t>(n.x)) +
+            ": heads, MLP and vocabulary split, norms replicated; " + std::to_string(n.n[0]) +
+            " KV head(s) per GPU" +
+            (n.n[1] > 1 ? ", each held by " + std::to_string(n.n[1]) + " GPUs (tp > KV heads)" : "") +
+            "; figures are the most-loaded GPU's");
         break;
     }
   }

@@ -99,7 +99,8 @@ TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json]
       "memplan.estimate/1", "memplan.fit/1",      "memplan.max-batch/1",      "memplan.advise/1",
       "memplan.probe/1",    "memplan.gpus/1",     "memplan.models/1",         "memplan.inspect/1",
       "memplan.dtype/1",    "memplan.cast/1",     "memplan.scale/1",          "memplan.ladder/1",
-      "memplan.sweep/1",    "memplan.gguf-fit/1", "memplan.gguf-fit-check/1", "memplan.models-fits/1"};
+      "memplan.sweep/1",    "memplan.gguf-fit/1", "memplan.gguf-fit-check/1", "memplan.models-fits/1",
+      "memplan.serve/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -243,4 +244,12 @@ TEST_CASE("docs/json.md: memplan.gguf-fit/1, gguf-fit-check/1 and models-fits/1 
       "memplan.models-fits/1",
       printed("memplan.models-fits/1",
               {{{"models", "--fits", "rtx-4090", "--quantize", "q4_k_m", "--format", "json"}, 0}}));
+}
+
+TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
+  const std::string log = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/llama-2-7b_a100-80gb.log";
+  check_documented("memplan.serve/1",
+                   printed("memplan.serve/1", {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb",
+                                                 "--check-log", log, "--format", "json"},
+                                                0}}));
 }

@@ -141,6 +141,7 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   o.act_cost = r.recipe.activations.cost;
   o.attention = r.attention;
   o.fp32_logits = arch.causal;
+  o.prefill_chunk = r.prefill_chunk;
   const KvCache c = inference_memory(arch, o);
   Term& kv = e.term(TermKind::kv_cache);
   kv.bytes = c.bytes;
@@ -172,6 +173,7 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   Line wl{};
   wl.code = LineCode::kv_working_buffer;
   wl.n[0] = static_cast<uint64_t>(c.working_buffer);
+  wl.n[1] = c.prefill_tokens < r.batch * r.seq ? c.prefill_tokens : 0;  // a chunk, not the whole batch
   wl.bytes = c.working_buffer_bytes;
   a.add(wl);
 }

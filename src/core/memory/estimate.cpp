@@ -8,6 +8,7 @@
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
 #include "core/memory/step_timeline.hpp"
+#include "core/parallel/inference_split.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 namespace memplan {
@@ -156,8 +157,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
 
 // Replaces the single-GPU terms by the most-loaded GPU of the layout.
 void apply_layout(const EstimateRequest& r, Estimate& e) {
-  if (r.mode == Mode::infer)
-    throw Error(Field::gpus, "multi-GPU layouts are planned for training; for inference give one GPU");
+  if (r.mode == Mode::infer) return apply_inference_layout(r, e);
   const ShardingRequest request = sharding_request_for(r, e);
   ShardingResult res = estimate_sharded(request);
   const uint64_t per_gpu[] = {res.gpu.parameters, res.gpu.gradients, res.gpu.optimizer_state,

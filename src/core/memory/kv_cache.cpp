@@ -4,8 +4,8 @@
 // windowed layer (sliding or chunked) holds min(window, seq) tokens; with multi-head latent
 // attention one latent of kv_lora_rank + qk_rope_head_dim per token and layer replaces 2 x kv_heads
 // x head_dim (the naive per-head layout, heads x (qk_nope + qk_rope + v), is kept as naive_bytes).
-// Working buffer (one forward over the prompt, no autograd): the residual stream and one norm
-// output (2 x seq x hidden) plus the largest of
+// Working buffer (one forward pass of t tokens, no autograd; t = batch x seq, or the prefill
+// chunk when smaller): the residual stream and one norm output (2 x t x hidden) plus the largest of
 //   - eager attention: scores and probabilities, 2 x heads x seq x seq (sdpa: none);
 //   - MLP intermediate: gated 3 x seq x intermediate (gate activation, up, product), else 2;
 //   - logits: vocab per position computed (last position only unless all_logits), plus an fp32
@@ -62,19 +62,23 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   }
 
   const uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
+  // One forward pass covers `t` tokens: every prompt at once (batch x seq), or the engine's
+  // chunk when the prompts are longer than it (vLLM's max_num_batched_tokens, llama.cpp's n_batch).
+  const uint64_t all_tokens = checked_mul(opts.batch, s, "tokens");
+  const uint64_t t = opts.prefill_chunk && opts.prefill_chunk < all_tokens ? opts.prefill_chunk : all_tokens;
   struct Candidate {
     KvBuffer kind;
     uint64_t bytes;
   };
   std::array<Candidate, 3> candidates{};
   size_t n = 0;
-  if (opts.attention == Attention::eager)
+  if (opts.attention == Attention::eager)  // the pass's queries against up to seq keys
     candidates[n++] = {KvBuffer::attention_scores,
-                       bytes_for(checked_mul(2, mul3(arch.heads, s, s), "scores"), opts.act_cost, "scores")};
+                       bytes_for(checked_mul(2, mul3(arch.heads, t, s), "scores"), opts.act_cost, "scores")};
   candidates[n++] = {KvBuffer::mlp_intermediate,
-                     bytes_for(mul3(arch.gated_mlp ? 3 : 2, s, ff), opts.act_cost, "MLP intermediate")};
+                     bytes_for(mul3(arch.gated_mlp ? 3 : 2, t, ff), opts.act_cost, "MLP intermediate")};
   if (arch.vocab > 0) {
-    uint64_t positions = opts.all_logits ? s : 1;
+    uint64_t positions = opts.all_logits ? t : opts.batch;  // else the last position of each sequence
     uint64_t logits = bytes_for(checked_mul(positions, arch.vocab, "logits"), opts.act_cost, "logits");
     if (opts.fp32_logits)
       logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
@@ -82,10 +86,11 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   }
   auto largest = std::max_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
                                   [](const Candidate& a, const Candidate& b) { return a.bytes < b.bytes; });
-  uint64_t stream = bytes_for(mul3(2, s, arch.hidden), opts.act_cost, "hidden states");
-  kv.working_buffer_per_sample = checked_add(stream, largest->bytes, "working buffer");
-  kv.working_buffer_bytes = checked_mul(opts.batch, kv.working_buffer_per_sample, "working buffer");
+  uint64_t stream = bytes_for(mul3(2, t, arch.hidden), opts.act_cost, "hidden states");
+  kv.working_buffer_bytes = checked_add(stream, largest->bytes, "working buffer");
+  kv.working_buffer_per_sample = kv.working_buffer_bytes / opts.batch;
   kv.working_buffer = largest->kind;
+  kv.prefill_tokens = t;
   return kv;
 }
 

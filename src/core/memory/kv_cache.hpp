@@ -3,7 +3,8 @@
 // (2 x layers x kv_heads x head_dim x seq x batch x bytes; a layer with a sliding or chunked
 // window holds min(window, seq) tokens; multi-head latent attention caches kv_lora_rank +
 // qk_rope_head_dim per token and layer, as vLLM and SGLang store it) and the largest transient
-// buffer of one forward pass over the prompt (prefill). Both are exactly linear in batch.
+// buffer of one forward pass over the prompt (prefill). The cache is linear in batch; the buffer is
+// too until batch x seq reaches the prefill chunk, where an engine splits the prompts into passes.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ struct InferenceOptions {
   Attention attention = Attention::sdpa;  // eager materialises heads x seq x seq scores in prefill
   bool fp32_logits = false;               // logits upcast to fp32
   bool all_logits = false;                // prefill computes logits for every position, not only the last
+  uint64_t prefill_chunk = 0;             // tokens one forward pass takes (0: the whole batch at once)
 };
 
 struct KvCache {
@@ -41,6 +43,7 @@ struct KvCache {
   uint64_t working_buffer_bytes = 0;  // largest transient buffer, whole batch
   uint64_t working_buffer_per_sample = 0;
   KvBuffer working_buffer = KvBuffer::none;  // which buffer that is
+  uint64_t prefill_tokens = 0;               // tokens of the pass it is for (batch x seq, or the chunk)
 };
 
 // KV cache and working buffer of `arch` at opts; Error when layers/heads/hidden or seq are 0.

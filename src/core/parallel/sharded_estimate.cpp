@@ -1,5 +1,7 @@
 #include "core/parallel/sharded_estimate.hpp"
 
+#include "core/parallel/inference_split.hpp"
+
 #include <algorithm>
 
 #include <memplan/error.hpp>
@@ -82,6 +84,7 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
 
 std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_t memory,
                                                uint64_t gpus_per_node, uint64_t max_gpus) {
+  if (r.mode == Mode::infer) return smallest_inference_layout(r, memory);
   EstimateRequest base = r;
   if (!base.parallel) {
     base.parallel = ParallelLayout{};

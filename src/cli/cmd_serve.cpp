@@ -1,0 +1,179 @@
+// memplan serve: vLLM's start-up memory budget on one GPU type (per GPU with --tp/--pp): the
+// KV-cache blocks, the tokens they hold, the concurrency at max_model_len, the longest
+// max_model_len that fits and the `vllm serve` flags; --check-log compares a real start-up log.
+#include <memory>
+
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
+#include "core/serving/vllm_budget.hpp"
+#include "core/serving/vllm_log.hpp"
+
+#include "cli/command.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/render_serve.hpp"
+
+namespace memplan::cli {
+namespace {
+
+constexpr uint64_t k_log_limit = 64ull << 20;  // a start-up log is kilobytes; a long run's, megabytes
+
+struct ServeArgs {
+  RawPlan plan;
+  RawOutputOptions output;
+  std::string engine = "vllm";
+  std::string utilization, max_model_len, max_num_seqs, batched_tokens, block_size, chunked, gpu_memory,
+      check_log;
+};
+
+VllmSettings settings_from(const ServeArgs& a) {
+  VllmSettings s;
+  if (!a.utilization.empty()) {
+    const double u = parse_real("--gpu-memory-utilization", a.utilization);
+    if (!(u > 0.0 && u <= 1.0))
+      throw Error("--gpu-memory-utilization",
+                  "\"" + a.utilization + "\" is not in (0, 1] (expected e.g. 0.9)");
+    s.gpu_memory_utilization = u;
+  }
+  auto count = [](const char* flag, const std::string& text, uint64_t max) {
+    const uint64_t v = parse_count(flag, text, max);
+    if (v == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
+    return v;
+  };
+  if (!a.max_model_len.empty()) s.max_model_len = count("--max-model-len", a.max_model_len, 1ull << 32);
+  if (!a.max_num_seqs.empty()) s.max_num_seqs = count("--max-num-seqs", a.max_num_seqs, 1ull << 24);
+  if (!a.batched_tokens.empty())
+    s.max_num_batched_tokens = count("--max-num-batched-tokens", a.batched_tokens, 1ull << 32);
+  if (!a.block_size.empty()) {
+    s.block_size = count("--block-size", a.block_size, 1ull << 16);
+    const uint64_t b = s.block_size;
+    if (b != 8 && b != 16 && b != 32 && b != 64 && b != 128)
+      throw Error("--block-size", "\"" + a.block_size +
+                                      "\" is not one of vLLM's block sizes (expected 8, 16, 32, 64 or 128)");
+  }
+  if (!a.chunked.empty()) {
+    if (a.chunked != "on" && a.chunked != "off")
+      throw Error("--chunked-prefill", "\"" + a.chunked + "\" is not on or off");
+    s.chunked_prefill = a.chunked == "on";
+  }
+  return s;
+}
+
+// vllm_budget with the engine fields it names (max_model_len, ...) named as this command's flags.
+VllmBudget budget(const EstimateRequest& r, uint64_t total, const VllmSettings& s) {
+  try {
+    return vllm_budget(r, total, s);
+  } catch (const Error& e) {
+    if (e.field() != Field::none) throw;
+    std::string flag = "--" + e.subject();
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    throw Error(flag, e.message());
+  }
+}
+
+// The tensor-parallel sizes --gpus auto tries: powers of two up to 64.
+constexpr uint64_t k_auto_tp[] = {1, 2, 4, 8, 16, 32, 64};
+
+}  // namespace
+
+void add_serve(CLI::App& sub, Runner& run) {
+  auto a = std::make_shared<ServeArgs>();
+  add_plan_options(sub, a->plan);
+  add_output_options(sub, a->output);
+  sub.add_option("--engine", a->engine, "Serving engine (vllm)");
+  sub.add_option("--gpu-memory-utilization", a->utilization, "Share of the GPU vLLM may use (default 0.9)");
+  sub.add_option("--max-model-len", a->max_model_len, "Context length per request (default: the model's)");
+  sub.add_option("--max-num-seqs", a->max_num_seqs, "Sequences per step (default 256)");
+  sub.add_option("--max-num-batched-tokens", a->batched_tokens,
+                 "Tokens per step: bounds the profiled activation peak (default: vLLM's rule)");
+  sub.add_option("--block-size", a->block_size, "Tokens per KV-cache block (default 16)");
+  sub.add_option("--chunked-prefill", a->chunked, "on|off (default: on above 32,768 tokens of context)");
+  sub.add_option(
+      "--gpu-memory", a->gpu_memory,
+      "The GPU's total memory as torch reports it (default: the preset's, less the driver's share)");
+  sub.add_option("--check-log", a->check_log, "A vLLM start-up log to compare with the prediction");
+  run = [a](Io& io) {
+    const OutputOptions out = resolve_output_options(a->output, io);
+    if (a->engine != "vllm")
+      throw Error("--engine", "\"" + a->engine + "\" is not a serving engine memplan models (expected vllm)");
+    RawPlan raw = a->plan;
+    const bool gpus_auto = raw.given.count("gpus") && raw.given.at("gpus") == "auto";
+    if (gpus_auto) raw.given.erase("gpus");
+    if (!raw.given.count("precision")) raw.given["precision"] = "bf16";
+    raw.given["mode"] = "infer";
+    const Plan plan = resolve_plan(raw);
+    if (!plan.gpu_given) throw Error("--gpu", "required: the GPU to serve on (e.g. --gpu a100-80gb)");
+    if (plan.targets.gpus.size() != 1)
+      throw Error("--gpu", "serve plans one GPU type at a time (got " +
+                               std::to_string(plan.targets.gpus.size()) + ")");
+    const GpuSpec& gpu = plan.targets.gpus[0];
+    VllmSettings s = settings_from(*a);
+    if (plan.request.parallel) {
+      const ParallelLayout& l = *plan.request.parallel;
+      if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)
+        throw Error("--zero", "shards training state; a serving engine splits the model with --tp/--pp");
+      s.tp = l.tp;
+      s.pp = l.pp;
+    }
+    uint64_t total = gpu.usable_bytes();
+    if (!a->gpu_memory.empty()) total = parse_size("--gpu-memory", a->gpu_memory);
+    if (total == 0) throw Error("--gpu-memory", "the GPU has no memory to plan with");
+
+    ServeResult res;
+    res.model_id = plan.request.model.id;
+    res.model_name = plan.request.model.name;
+    res.gpu_id = gpu.id;
+    res.gpu_name = gpu.name;
+    if (gpus_auto) {
+      bool found = false;
+      for (uint64_t tp : k_auto_tp) {
+        VllmSettings t = s;
+        t.tp = tp;
+        try {
+          res.budget = budget(plan.request, total, t);
+        } catch (const Error& e) {
+          if (e.field() != Field::tp) throw;
+          continue;  // tp does not divide the heads: the next size
+        }
+        if (res.budget.fits) {
+          found = true;
+          res.notes.push_back("--gpus auto: the smallest tensor-parallel size that holds one " +
+                              group_thousands(res.budget.settings.max_model_len) + "-token request is " +
+                              std::to_string(tp) + " x " + gpu.id);
+          break;
+        }
+      }
+      if (!found) res.notes.push_back("--gpus auto: no tensor-parallel size up to 64 holds one request");
+    } else {
+      res.budget = budget(plan.request, total, s);
+    }
+    if (!a->check_log.empty()) {
+      const std::string text = read_small_file(a->check_log, k_log_limit, "--check-log");
+      res.log_path = a->check_log;
+      res.checks = check_against_log(res.budget, read_vllm_log(text));
+    }
+    for (const std::string& n : plan.request.model.notes) res.notes.push_back(n);
+    if (!a->plan.given.count("precision"))
+      res.notes.push_back("dtype bf16, vLLM's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
+    if (plan.request.overhead_bytes == k_default_overhead_bytes)
+      res.notes.push_back(
+          "non-torch memory is the 512 MiB overhead default; vLLM measures it (0.2-0.4 GiB on one GPU, more "
+          "with NCCL); --overhead to set it");
+    res.notes.push_back("vLLM " + std::string(k_vllm_version) +
+                        " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
+                        "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");
+
+    if (out.format == Format::json)
+      io.out << serve_json(res, plan.inputs).dump(2) << "\n";
+    else if (out.format == Format::csv)
+      throw Error("--format", "serve prints table, markdown or json");
+    else
+      io.out << serve_table(res, out);
+    bool ok = res.budget.fits;
+    for (const LogCheck& c : res.checks) ok = ok && c.within();
+    return ok ? k_ok : k_no_fit;
+  };
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,235 @@
+// memplan serve's words and numbers: each row of the budget with its source, the block count,
+// vLLM's own log lines as they would read, the flags, and a start-up log beside the prediction.
+#include "cli/render_serve.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <memplan/quantity.hpp>
+#include "cli/text_table.hpp"
+
+namespace memplan::cli {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+double gib(uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(1ull << 30); }
+
+std::string signed_bytes(int64_t b, Units u) {
+  return b < 0 ? "-" + format_bytes(static_cast<uint64_t>(-b), u) : format_bytes(static_cast<uint64_t>(b), u);
+}
+
+}  // namespace
+
+std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log) {
+  std::vector<LogCheck> c;
+  if (log.total_gib) c.push_back({"GPU total (input)", *log.total_gib, gib(b.total_bytes), 0.01, "GiB"});
+  if (log.weights_gib) c.push_back({"weights", *log.weights_gib, gib(b.weight_bytes), 0.01, "GiB"});
+  if (log.kv_gib)
+    c.push_back({"KV cache memory", *log.kv_gib, b.kv_bytes > 0 ? gib(b.kv_bytes) : 0.0, 0.05, "GiB"});
+  if (log.gpu_blocks)
+    c.push_back(
+        {"GPU blocks", static_cast<double>(*log.gpu_blocks), static_cast<double>(b.gpu_blocks), 0.05, ""});
+  if (log.kv_tokens)
+    c.push_back(
+        {"KV cache tokens", static_cast<double>(*log.kv_tokens), static_cast<double>(b.kv_tokens), 0.05, ""});
+  if (log.max_concurrency && log.concurrency_tokens && *log.concurrency_tokens) {
+    const double predicted = static_cast<double>(b.kv_tokens) / static_cast<double>(*log.concurrency_tokens);
+    c.push_back({"max concurrency at " + group_thousands(*log.concurrency_tokens) + " tokens",
+                 *log.max_concurrency, predicted, 0.05, "x"});
+  }
+  return c;
+}
+
+std::string vllm_flags(const ServeResult& r) {
+  const VllmSettings& s = r.budget.settings;
+  // A config.json stands for the folder that holds it, which is what vLLM loads.
+  std::string model = r.model_id;
+  const std::string json = ".json";
+  if (model.size() > json.size() && model.compare(model.size() - json.size(), json.size(), json) == 0) {
+    const size_t slash = model.find_last_of('/');
+    model = slash == std::string::npos ? "." : model.substr(0, slash);
+  }
+  std::string f = "vllm serve " + model;
+  if (s.tp > 1) f += " --tensor-parallel-size " + std::to_string(s.tp);
+  if (s.pp > 1) f += " --pipeline-parallel-size " + std::to_string(s.pp);
+  f += " --gpu-memory-utilization " + fixed(s.gpu_memory_utilization, 2);
+  f += " --max-model-len " + std::to_string(s.max_model_len);
+  f += " --max-num-seqs " + std::to_string(s.max_num_seqs);
+  f += " --max-num-batched-tokens " + std::to_string(s.max_num_batched_tokens);
+  f += " --block-size " + std::to_string(s.block_size);
+  if (r.budget.chunked_prefill) f += " --enable-chunked-prefill";
+  if (r.budget.kv_element_bytes == 1) f += " --kv-cache-dtype fp8";
+  return f;
+}
+
+std::string serve_table(const ServeResult& r, const OutputOptions& out) {
+  const VllmBudget& b = r.budget;
+  const VllmSettings& s = b.settings;
+  const Units u = out.units;
+  using A = TextTable::Align;
+  TextTable t({{"budget (one GPU)", A::left}, {"memory", A::right}});
+  t.add_row({"GPU total", format_bytes(b.total_bytes, u)});
+  t.add_row(
+      {"x gpu_memory_utilization " + fixed(s.gpu_memory_utilization, 2), format_bytes(b.usable_bytes, u)});
+  t.add_row({"- weights", format_bytes(b.weight_bytes, u)});
+  t.add_row({"- activation peak (" + group_thousands(b.profile_tokens) + " tokens)",
+             format_bytes(b.activation_bytes, u)});
+  t.add_row({"- non-torch memory", format_bytes(b.non_torch_bytes, u)});
+  if (s.tp > 1) t.add_row({"- custom all-reduce buffer", format_bytes(b.allreduce_bytes, u)});
+  t.add_row({"- CUDA graphs", format_bytes(b.cuda_graph_bytes, u)});
+  t.add_row({"= KV cache", signed_bytes(b.kv_bytes, u)});
+
+  std::string o;
+  if (!out.quiet) {
+    o += "memplan serve: " + r.model_name + " on " + r.gpu_name + ", vLLM " + k_vllm_version +
+         " (V0 engine) budget";
+    if (s.tp > 1 || s.pp > 1)
+      o += ", tp " + std::to_string(s.tp) + " x pp " + std::to_string(s.pp) + " (the most-loaded GPU)";
+    o += "\n\n";
+  }
+  o += out.format == Format::markdown ? t.render_markdown() : t.render();
+  o += "\n";
+  o += "  # GPU blocks: " + std::to_string(b.gpu_blocks) + " (" + std::to_string(s.block_size) + " tokens, " +
+       format_bytes(b.block_bytes, Units::gib) + " each)\n";
+  o += "  GPU KV cache size: " + group_thousands(b.kv_tokens) + " tokens\n";
+  o += "  Maximum concurrency for " + group_thousands(s.max_model_len) +
+       " tokens per request: " + fixed(b.max_concurrency, 2) + "x\n";
+  o += "  largest max_model_len that fits: " + group_thousands(b.largest_model_len) + " tokens";
+  if (b.model_context && b.largest_model_len > b.model_context)
+    o += " (the model was trained for " + group_thousands(b.model_context) + ")";
+  o += "\n";
+  if (!b.fits)
+    o += "  does not fit: vLLM would stop with \"The model's max seq len (" +
+         std::to_string(s.max_model_len) +
+         ") is larger than the maximum number of tokens that can be stored in KV cache (" +
+         std::to_string(b.kv_tokens) + ")\"" +
+         (b.gpu_blocks == 0 ? " or \"No available memory for the cache blocks\"" : "") + "\n";
+  o += "  flags: " + vllm_flags(r) + "\n";
+
+  if (out.explain) {
+    const InferenceSplit& sp = b.split;
+    o += "\nexplain (vLLM " + std::string(k_vllm_version) +
+         ", vllm/worker/worker.py determine_num_available_blocks):\n";
+    o += "  GPU total: " + group_thousands(b.total_bytes) +
+         " B (torch.cuda.mem_get_info's total: NVML total minus the driver's reserved share)\n";
+    o += "  usable = " + group_thousands(b.total_bytes) + " x " + fixed(s.gpu_memory_utilization, 2) + " = " +
+         group_thousands(b.usable_bytes) + " B\n";
+    o += "  weights = " + group_thousands(b.parameter_bytes) + " B of parameters on this GPU";
+    if (sp.tp > 1 || sp.pp > 1)
+      o += " (" + group_thousands(b.model_weight_bytes) + " B x " + group_thousands(sp.parameters_per_gpu) +
+           " / the model's parameters: attention, MLP, embedding and lm_head split " + std::to_string(sp.tp) +
+           " ways, " + group_thousands(sp.replicated_parameters) + " norm/bias parameters replicated, " +
+           std::to_string(sp.layers_per_gpu) + " layers per stage)";
+    o += " + rotary cos/sin cache " + group_thousands(b.rotary_positions) + " positions x " +
+         std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.activation_element_bytes) +
+         " B = " + group_thousands(b.rotary_cache_bytes) + " B\n";
+    o += "  activation peak = " + group_thousands(b.profile_tokens) + " tokens (max_num_batched_tokens" +
+         std::string(b.chunked_prefill ? ", chunked prefill" : ", the whole prompt in one step") + ") x " +
+         group_thousands(b.activation_per_token) +
+         " elements (3 x hidden: layer input, residual, attention output; + " +
+         "the MLP's gate_up and activation outputs of one layer, per GPU) x " +
+         std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.activation_bytes) + " B\n";
+    o += "  non-torch memory = " + group_thousands(b.non_torch_bytes) +
+         " B (the overhead: CUDA context, cuBLAS and NCCL workspaces; vLLM measures it)\n";
+    if (s.tp > 1)
+      o += "  custom all-reduce buffer = " + group_thousands(b.allreduce_bytes) +
+           " B (CustomAllreduce max_size, vllm/distributed/device_communicators/custom_all_reduce.py)\n";
+    o += "  CUDA graphs = 0 B here: captured after the KV cache is allocated (worker.py _warm_up_model), "
+         "from the margin\n";
+    o += "  KV memory = usable - weights - activation peak - non-torch" +
+         std::string(s.tp > 1 ? " - all-reduce" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
+         group_thousands(static_cast<uint64_t>(b.kv_bytes < 0 ? -b.kv_bytes : b.kv_bytes)) + " B\n";
+    o += "  block = " + std::to_string(s.block_size) + " tokens x 2 (k, v) x " +
+         std::to_string(sp.layers_per_gpu) + " layers x " + std::to_string(sp.kv_heads_per_gpu) +
+         " KV heads x " + std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.kv_element_bytes) +
+         " B = " + group_thousands(b.block_bytes) + " B";
+    if (sp.kv_replicas > 1)
+      o += " (tp " + std::to_string(sp.tp) + " > KV heads: each KV head is replicated on " +
+           std::to_string(sp.kv_replicas) + " GPUs)";
+    o += "\n";
+    o += "  GPU blocks = floor(" + group_thousands(b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) : 0) +
+         " / " + group_thousands(b.block_bytes) + ") = " + std::to_string(b.gpu_blocks) +
+         "; tokens = blocks x " + std::to_string(s.block_size) + " = " + group_thousands(b.kv_tokens) +
+         "; concurrency = tokens / " + group_thousands(s.max_model_len) + "\n";
+    o += "  max_num_batched_tokens: " +
+         std::string(b.chunked_prefill
+                         ? "512 with chunked prefill (SchedulerConfig)"
+                         : "max(max_model_len, 2048) without chunked prefill (SchedulerConfig)") +
+         "; chunked prefill is on by default above 32,768 tokens of context\n";
+  }
+
+  if (r.log_path) {
+    TextTable c({{"log figure", A::left},
+                 {"log", A::right},
+                 {"memplan", A::right},
+                 {"difference", A::right},
+                 {"within", A::left}});
+    for (const LogCheck& k : r.checks) {
+      const int digits = k.unit == "GiB" || k.unit == "x" ? 2 : 0;
+      c.add_row({k.figure, fixed(k.logged, digits) + (k.unit.empty() ? "" : " " + k.unit),
+                 fixed(k.predicted, digits) + (k.unit.empty() ? "" : " " + k.unit),
+                 (k.difference() >= 0 ? "+" : "") + fixed(100.0 * k.difference(), 1) + "%",
+                 (k.within() ? "yes (" : "no (") + fixed(100.0 * k.tolerance, 0) + "%)"});
+    }
+    o += "\ncompared with " + *r.log_path + ":\n";
+    o += r.checks.empty() ? "  no vLLM memory line found in the log\n"
+                          : (out.format == Format::markdown ? c.render_markdown() : c.render());
+  }
+  if (!out.quiet)
+    for (const std::string& n : r.notes) o += "  note: " + n + "\n";
+  return o;
+}
+
+nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
+  using nlohmann::json;
+  const VllmBudget& b = r.budget;
+  const VllmSettings& s = b.settings;
+  json checks = json::array();
+  for (const LogCheck& k : r.checks)
+    checks.push_back({{"figure", k.figure},
+                      {"log", k.logged},
+                      {"predicted", k.predicted},
+                      {"difference", k.difference()},
+                      {"tolerance", k.tolerance},
+                      {"within", k.within()}});
+  return {{"schema", "memplan.serve/1"},
+          {"engine", "vllm"},
+          {"engine_version", k_vllm_version},
+          {"inputs", inputs},
+          {"gpu", r.gpu_id},
+          {"settings",
+           {{"gpu_memory_utilization", s.gpu_memory_utilization},
+            {"block_size", s.block_size},
+            {"max_num_seqs", s.max_num_seqs},
+            {"max_model_len", s.max_model_len},
+            {"max_num_batched_tokens", s.max_num_batched_tokens},
+            {"chunked_prefill", b.chunked_prefill},
+            {"tp", s.tp},
+            {"pp", s.pp}}},
+          {"budget",
+           {{"total_bytes", b.total_bytes},
+            {"usable_bytes", b.usable_bytes},
+            {"weight_bytes", b.weight_bytes},
+            {"activation_bytes", b.activation_bytes},
+            {"non_torch_bytes", b.non_torch_bytes},
+            {"allreduce_bytes", b.allreduce_bytes},
+            {"cuda_graph_bytes", b.cuda_graph_bytes},
+            {"kv_bytes", b.kv_bytes}}},
+          {"kv_heads_per_gpu", b.split.kv_heads_per_gpu},
+          {"block_bytes", b.block_bytes},
+          {"gpu_blocks", b.gpu_blocks},
+          {"kv_tokens", b.kv_tokens},
+          {"max_concurrency", b.max_concurrency},
+          {"largest_max_model_len", b.largest_model_len},
+          {"fits", b.fits},
+          {"flags", vllm_flags(r)},
+          {"log_checks", r.log_path ? checks : json(nullptr)},
+          {"notes", r.notes}};
+}
+
+}  // namespace memplan::cli

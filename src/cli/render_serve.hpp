@@ -1,0 +1,46 @@
+#pragma once
+// memplan serve in words: the budget (table, markdown, JSON), its --explain arithmetic, the
+// `vllm serve` flags that realise it and the comparison with a start-up log (--check-log).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include "core/serving/vllm_budget.hpp"
+#include "core/serving/vllm_log.hpp"
+
+#include "cli/command.hpp"
+
+namespace memplan::cli {
+
+// One figure of a start-up log beside memplan's prediction.
+struct LogCheck {
+  std::string figure;  // "weights", "GPU blocks", ...
+  double logged = 0;
+  double predicted = 0;
+  double tolerance = 0;  // relative: 0.01 = 1%
+  std::string unit;      // "GiB", "" for counts, "x"
+  double difference() const { return logged != 0 ? (predicted - logged) / logged : 0.0; }
+  bool within() const { return difference() <= tolerance && difference() >= -tolerance; }
+};
+
+// What the command computed, for the renderers.
+struct ServeResult {
+  std::string model_id;
+  std::string model_name;
+  std::string gpu_id;
+  std::string gpu_name;
+  VllmBudget budget;
+  std::vector<std::string> notes;
+  std::optional<std::string> log_path;
+  std::vector<LogCheck> checks;
+};
+
+// The checks a log allows: weights (1%), GPU blocks, KV tokens, KV memory (5%), concurrency.
+std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log);
+// `vllm serve MODEL ...`: the flags whose values differ from nothing the user must guess.
+std::string vllm_flags(const ServeResult& r);
+std::string serve_table(const ServeResult& r, const OutputOptions& out);
+nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs);
+
+}  // namespace memplan::cli

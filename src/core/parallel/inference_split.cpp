@@ -1,0 +1,85 @@
+// The inference split: which weights tensor parallelism divides and which it copies.
+#include "core/parallel/inference_split.hpp"
+
+#include <algorithm>
+
+#include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+
+namespace memplan {
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
+
+uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "parameters"); }
+
+}  // namespace
+
+InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp) {
+  if (!model.arch)
+    throw Error(Field::tp,
+                "splitting a model across GPUs needs its architecture (a preset or a config.json)");
+  if (tp == 0) throw Error(Field::tp, "\"0\" is not a tensor-parallel size (expected at least 1)");
+  if (pp == 0) throw Error(Field::pp, "\"0\" is not a number of pipeline stages (expected at least 1)");
+  const TransformerArch& a = *model.arch;
+  const uint64_t heads = a.heads, kvh = a.resolved_kv_heads(), hd = a.resolved_head_dim();
+  const uint64_t ff = a.intermediate ? a.intermediate : mul(4, a.hidden);
+  if (heads == 0 || hd == 0 || a.hidden == 0 || a.layers == 0)
+    throw Error(Field::tp, "the architecture lacks layers, heads or the hidden size");
+  if (heads % tp)
+    throw Error(Field::tp, std::to_string(tp) + " does not divide the " + std::to_string(heads) +
+                               " attention heads (each GPU takes heads / tp)");
+  if (ff % tp)
+    throw Error(Field::tp, std::to_string(tp) + " does not divide the MLP width " + std::to_string(ff));
+  if (kvh < tp ? tp % kvh : kvh % tp)
+    throw Error(Field::tp, std::to_string(tp) + " and the " + std::to_string(kvh) +
+                               " KV heads do not divide one another");
+  if (pp > a.layers)
+    throw Error(Field::pp, std::to_string(pp) + " stages for " + std::to_string(a.layers) + " layers");
+
+  InferenceSplit s;
+  s.tp = tp;
+  s.pp = pp;
+  s.layers_per_gpu = ceil_div(a.layers, pp);
+  s.kv_heads_per_gpu = std::max<uint64_t>(1, kvh / tp);
+  s.kv_replicas = tp > kvh ? tp / kvh : 1;
+  s.heads_per_gpu = heads / tp;
+  s.intermediate_per_gpu = ff / tp;
+  const uint64_t vocab_padded = ceil_div(a.vocab, k_vocab_padding) * k_vocab_padding;
+  s.vocab_per_gpu = ceil_div(vocab_padded, tp);
+
+  // One layer: q and o (heads x head_dim x hidden each), k and v (kv_heads x head_dim x hidden
+  // each), the MLP (2 or 3 matrices of hidden x intermediate, per expert).
+  const uint64_t experts = std::max<uint64_t>(1, a.experts);
+  const uint64_t mlp = mul(mul(a.gated_mlp ? 3 : 2, mul(a.hidden, ff)), experts);
+  const uint64_t q_o = mul(2, mul(mul(heads, hd), a.hidden));
+  const uint64_t k_v = mul(2, mul(mul(kvh, hd), a.hidden));
+  const uint64_t layer = checked_add(checked_add(q_o, k_v), mlp, "parameters");
+  const uint64_t embed = mul(a.vocab, a.hidden);
+  const uint64_t head = a.tied_embeddings ? 0 : embed;
+  s.sharded_parameters = checked_add(mul(a.layers, layer), checked_add(embed, head), "parameters");
+  s.replicated_parameters =
+      model.parameters > s.sharded_parameters ? model.parameters - s.sharded_parameters : 0;
+
+  // Per GPU: its share of every split matrix; K and V hold kv_heads_per_gpu heads, so a
+  // replicated head counts on each GPU that holds it.
+  const uint64_t layer_gpu = q_o / tp + mul(2, mul(mul(s.kv_heads_per_gpu, hd), a.hidden)) + mlp / tp;
+  const uint64_t embed_gpu = mul(s.vocab_per_gpu, a.hidden);
+  uint64_t ends = 0;  // embedding and lm_head on the most-loaded stage
+  if (pp == 1)
+    ends = embed_gpu + (a.tied_embeddings ? 0 : embed_gpu);
+  else
+    ends = embed_gpu;  // the first stage holds the embedding, the last the lm_head (or a tied copy)
+  const uint64_t replicated_gpu = checked_mul_ratio(s.replicated_parameters, s.layers_per_gpu, a.layers);
+  s.parameters_per_gpu = checked_add(checked_add(mul(s.layers_per_gpu, layer_gpu), ends, "parameters"),
+                                     replicated_gpu, "parameters");
+  if (tp == 1 && pp == 1) s.parameters_per_gpu = model.parameters;  // exactly the model, padding aside
+  return s;
+}
+
+uint64_t weight_bytes_per_gpu(uint64_t bytes, uint64_t parameters, const InferenceSplit& split) {
+  if (parameters == 0) return 0;
+  return checked_mul_ratio(bytes, split.parameters_per_gpu, parameters, "weight bytes");
+}
+
+}  // namespace memplan

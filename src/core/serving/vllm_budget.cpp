@@ -1,0 +1,102 @@
+// vLLM's start-up budget: weights, the profile run's activation peak, non-torch memory, then
+// KV-cache blocks of block_size tokens (see vllm_budget.hpp for the engine code it follows).
+#include "core/serving/vllm_budget.hpp"
+
+#include <algorithm>
+
+#include <memplan/error.hpp>
+#include <memplan/estimate.hpp>
+#include "core/base/checked.hpp"
+#include "core/models/arch_layout.hpp"
+
+namespace memplan {
+namespace {
+
+uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
+
+// The weights as estimate() counts them for inference on one GPU (recipe, quantisation, stored
+// file bytes).
+uint64_t model_weight_bytes(const EstimateRequest& r) {
+  EstimateRequest one = r;
+  one.mode = Mode::infer;
+  one.parallel.reset();
+  one.batch = 1;
+  one.seq = 1;
+  return estimate(one).bytes(TermKind::parameters);
+}
+
+}  // namespace
+
+VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const VllmSettings& in) {
+  if (!r.model.arch)
+    throw Error(Field::model, "serving needs the model's architecture (a preset or a config.json)");
+  if (!(in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0))
+    throw Error("gpu_memory_utilization", "must be in (0, 1]");
+  if (in.block_size == 0) throw Error("block_size", "must be at least 1");
+  if (in.max_num_seqs == 0) throw Error("max_num_seqs", "must be at least 1");
+  TransformerArch arch = *r.model.arch;
+  apply_layout_defaults(arch);
+
+  VllmBudget b;
+  b.settings = in;
+  b.head_dim = arch.resolved_head_dim();
+  b.model_context = arch.max_positions;
+  VllmSettings& s = b.settings;
+  if (s.max_model_len == 0) s.max_model_len = arch.max_positions;
+  if (s.max_model_len == 0)
+    throw Error("max_model_len", "the model does not say its context length; give one");
+  b.chunked_prefill = s.chunked_prefill.value_or(s.max_model_len > k_vllm_chunked_prefill_above);
+  if (s.max_num_batched_tokens == 0)
+    s.max_num_batched_tokens = b.chunked_prefill ? k_vllm_chunked_batched_tokens
+                                                 : std::max(s.max_model_len, k_vllm_min_batched_tokens);
+  if (!b.chunked_prefill && s.max_num_batched_tokens < s.max_model_len)
+    throw Error("max_num_batched_tokens",
+                "(" + std::to_string(s.max_num_batched_tokens) + ") is smaller than max_model_len (" +
+                    std::to_string(s.max_model_len) + ") without chunked prefill: vLLM refuses this");
+  b.split = inference_split(r.model, s.tp, s.pp);
+
+  // Weights: the model's bytes scaled to this GPU, plus the rotary cos/sin cache vLLM builds in
+  // the model's dtype (max_position_embeddings x rotary dim).
+  const ElementCost act = r.recipe.activations.cost;
+  b.activation_element_bytes = act.den == 1 ? act.num : 2;
+  b.model_weight_bytes = model_weight_bytes(r);
+  b.parameter_bytes = weight_bytes_per_gpu(b.model_weight_bytes, r.model.parameters, b.split);
+  if (arch.position_embedding == "rotary") {
+    b.rotary_positions = arch.max_positions ? arch.max_positions : s.max_model_len;
+    b.rotary_cache_bytes = bytes_for(mul(b.rotary_positions, arch.resolved_head_dim()), act, "rotary cache");
+  }
+  b.weight_bytes = checked_add(b.parameter_bytes, b.rotary_cache_bytes, "weight bytes");
+
+  // The profile run's peak: max_num_batched_tokens tokens, one decoder layer's widest moment.
+  b.profile_tokens = s.max_num_batched_tokens;
+  const uint64_t stream = mul(3, arch.hidden);  // layer input, residual, attention output
+  const uint64_t mlp = mul(arch.gated_mlp ? 3 : 2, b.split.intermediate_per_gpu);
+  const uint64_t qkv = mul(b.split.heads_per_gpu + 2 * b.split.kv_heads_per_gpu, arch.resolved_head_dim());
+  const uint64_t attn = qkv + mul(b.split.heads_per_gpu, arch.resolved_head_dim());
+  b.activation_per_token = stream + std::max(mlp, attn);
+  b.activation_bytes = bytes_for(mul(b.profile_tokens, b.activation_per_token), act, "activation peak");
+
+  b.total_bytes = gpu_total_bytes;
+  b.usable_bytes = static_cast<uint64_t>(static_cast<double>(gpu_total_bytes) * s.gpu_memory_utilization);
+  b.non_torch_bytes = r.overhead_bytes;
+  b.allreduce_bytes = s.tp > 1 ? k_vllm_custom_allreduce_bytes : 0;
+  const uint64_t used = checked_add(checked_add(b.weight_bytes, b.activation_bytes, "budget"),
+                                    checked_add(b.non_torch_bytes, b.allreduce_bytes, "budget"), "budget");
+  b.kv_bytes = static_cast<int64_t>(b.usable_bytes) - static_cast<int64_t>(used);
+
+  // KV cache: a block holds block_size tokens of k and v for every layer of this GPU.
+  const ElementCost kv = r.kv_format ? storage_format(*r.kv_format).cost : act;
+  b.kv_element_bytes = kv.den == 1 ? kv.num : 2;
+  b.kv_bytes_per_token =
+      bytes_for(mul(mul(2, b.split.layers_per_gpu), mul(b.split.kv_heads_per_gpu, arch.resolved_head_dim())),
+                kv, "KV bytes");
+  b.block_bytes = mul(s.block_size, b.kv_bytes_per_token);
+  b.gpu_blocks = b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) / b.block_bytes : 0;
+  b.kv_tokens = mul(b.gpu_blocks, s.block_size);
+  b.max_concurrency = static_cast<double>(b.kv_tokens) / static_cast<double>(s.max_model_len);
+  b.largest_model_len = b.kv_tokens;
+  b.fits = b.kv_tokens >= s.max_model_len;
+  return b;
+}
+
+}  // namespace memplan

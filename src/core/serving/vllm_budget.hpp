@@ -1,0 +1,78 @@
+#pragma once
+// vLLM's start-up memory budget, as the engine computes it (vLLM v0.6.4.post1, the V0 engine:
+// vllm/worker/worker.py determine_num_available_blocks, vllm/worker/cache_engine.py
+// get_cache_block_size, vllm/config.py SchedulerConfig, vllm/worker/model_runner.py profile_run):
+//
+//   KV memory = gpu_memory_utilization x total - weights - activation peak - non-torch memory
+//   GPU blocks = floor(KV memory / block bytes),
+//   block bytes = block_size x 2 (k, v) x layers x kv_heads per GPU x head_dim x bytes
+//
+// The activation peak is predicted, not measured: the profile run pushes max_num_batched_tokens
+// tokens through the model in one step, and the largest live set is one decoder layer's MLP
+// (gate_up out, activation out: 3 x intermediate per token for a gated MLP) beside the layer
+// input, the residual and the attention output (3 x hidden per token). CUDA graphs are captured
+// after the KV cache is allocated in this version, so they come out of the 1 - utilization margin.
+#include <cstdint>
+#include <optional>
+
+#include <memplan/request.hpp>
+#include "core/parallel/inference_split.hpp"
+
+namespace memplan {
+
+// The engine settings that change the budget, with vLLM v0.6.4.post1's defaults.
+struct VllmSettings {
+  double gpu_memory_utilization = 0.9;
+  uint64_t block_size = 16;
+  uint64_t max_num_seqs = 256;
+  uint64_t max_model_len = 0;           // 0 = the model's max_position_embeddings
+  uint64_t max_num_batched_tokens = 0;  // 0 = the engine's default (below)
+  std::optional<bool> chunked_prefill;  // none = the engine's default: on above 32,768 tokens
+  uint64_t tp = 1;
+  uint64_t pp = 1;
+};
+
+// The engine's defaults, named for the output.
+inline constexpr const char* k_vllm_version = "0.6.4.post1";
+inline constexpr uint64_t k_vllm_chunked_prefill_above = 32768;  // EngineArgs: long contexts chunk
+inline constexpr uint64_t k_vllm_chunked_batched_tokens = 512;   // SchedulerConfig with chunked prefill
+inline constexpr uint64_t k_vllm_min_batched_tokens = 2048;      // SchedulerConfig: max(max_model_len, 2048)
+inline constexpr uint64_t k_vllm_custom_allreduce_bytes = 8ull << 20;  // CustomAllreduce max_size (tp > 1)
+
+// Every number of the budget, for one GPU (the most-loaded one with tp/pp).
+struct VllmBudget {
+  VllmSettings settings;  // with the defaults resolved
+  bool chunked_prefill = false;
+  uint64_t total_bytes = 0;         // the GPU's memory as torch.cuda.mem_get_info reports it
+  uint64_t usable_bytes = 0;        // utilization x total
+  uint64_t model_weight_bytes = 0;  // the whole model's weights
+  uint64_t weight_bytes = 0;        // on this GPU, parameters plus the rotary cache
+  uint64_t parameter_bytes = 0;     // weights without the rotary cache
+  uint64_t rotary_cache_bytes = 0;  // cos/sin cache: max_position x head_dim x weight bytes
+  uint64_t rotary_positions = 0;
+  uint64_t profile_tokens = 0;        // max_num_batched_tokens, the profile run's tokens
+  uint64_t activation_per_token = 0;  // elements per token live at the peak
+  uint64_t activation_bytes = 0;      // predicted PyTorch activation peak
+  uint64_t activation_element_bytes = 2;
+  uint64_t non_torch_bytes = 0;     // CUDA context, cuBLAS/NCCL workspaces (the overhead)
+  uint64_t allreduce_bytes = 0;     // custom all-reduce buffer (tp > 1)
+  uint64_t cuda_graph_bytes = 0;    // 0: captured after the KV cache in this version
+  int64_t kv_bytes = 0;             // what is left for the KV cache (negative: nothing)
+  uint64_t kv_bytes_per_token = 0;  // on this GPU
+  uint64_t kv_element_bytes = 2;
+  uint64_t block_bytes = 0;
+  uint64_t gpu_blocks = 0;
+  uint64_t kv_tokens = 0;          // gpu_blocks x block_size
+  double max_concurrency = 0.0;    // kv_tokens / max_model_len (vLLM's log line)
+  uint64_t largest_model_len = 0;  // kv_tokens: the longest max_model_len that fits
+  bool fits = false;               // one max_model_len request fits in the cache
+  uint64_t head_dim = 0;
+  uint64_t model_context = 0;  // the model's max_position_embeddings (0 unknown)
+  InferenceSplit split;
+};
+
+// The budget of `r` (model, recipe, quantize, kv format, overhead as non-torch memory) on a GPU
+// whose total memory is `gpu_total_bytes`. Error on a model without an architecture.
+VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const VllmSettings& s);
+
+}  // namespace memplan

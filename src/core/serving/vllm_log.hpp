@@ -1,0 +1,35 @@
+#pragma once
+// The figures a vLLM start-up log prints about memory, read from its text. Recognised lines
+// (V0 0.4-0.7 and V1 engines):
+//   "Loading model weights took 14.9888 GB" / "Model loading took 14.99 GiB" /
+//   "model weights take 14.96GiB"                                 -> weights (GiB = 2^30 B)
+//   "# GPU blocks: 1952" / "# cuda blocks: 1952"                  -> GPU blocks
+//   "GPU KV cache size: 2,042,016 tokens"                         -> KV tokens
+//   "Maximum concurrency for 20000 tokens per request: 1.56x"     -> concurrency and its length
+//   "total_gpu_memory (23.58GiB)" / "total_gpu_memory=23.58GiB"   -> the GPU's total
+//   "available_kv_cache_memory 53.29GiB" / "kv_cache_size=3.81GiB" /
+//   "reserved for KV Cache is 54.83GiB" / "Available KV cache memory: 8.11 GiB" -> KV memory
+// The last occurrence of each wins (a log may hold several starts).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace memplan {
+
+struct VllmLogFigures {
+  std::optional<double> weights_gib;
+  std::optional<uint64_t> gpu_blocks;
+  std::optional<uint64_t> kv_tokens;
+  std::optional<double> max_concurrency;
+  std::optional<uint64_t> concurrency_tokens;  // the per-request length of that line
+  std::optional<double> total_gib;
+  std::optional<double> kv_gib;
+
+  bool empty() const {
+    return !weights_gib && !gpu_blocks && !kv_tokens && !max_concurrency && !total_gib && !kv_gib;
+  }
+};
+
+VllmLogFigures read_vllm_log(std::string_view text);
+
+}  // namespace memplan
