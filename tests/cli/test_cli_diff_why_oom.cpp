@@ -1,0 +1,101 @@
+// Golden output of `memplan diff` and `memplan why-oom` on real inputs: tests/golden/diff/*.txt and
+// tests/golden/why_oom/*.txt, each "$ memplan ARGS" (paths relative to the source tree), an optional
+// "# exit N", then the exact stdout. MEMPLAN_UPDATE_GOLDEN=1 rewrites them; review the diff.
+// Also their bad inputs: one line on stderr, exit 2.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_harness.hpp"
+
+namespace fs = std::filesystem;
+using memplan::test::run_cli;
+
+namespace {
+
+// Runs with the source tree as the working directory, so the paths in commands and outputs are
+// the same on every machine.
+struct InSourceTree {
+  fs::path previous = fs::current_path();
+  InSourceTree() { fs::current_path(MEMPLAN_SOURCE_DIR); }
+  ~InSourceTree() { fs::current_path(previous); }
+};
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> args;
+  std::istringstream ss(line);
+  std::string a;
+  while (ss >> a) args.push_back(a);
+  return args;
+}
+
+void check_goldens(const std::string& folder, size_t at_least) {
+  InSourceTree here;
+  const bool update = std::getenv("MEMPLAN_UPDATE_GOLDEN") != nullptr;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(fs::path("tests/golden") / folder))
+    if (entry.path().extension() == ".txt") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= at_least);
+  for (const fs::path& file : files) {
+    std::ifstream in(file);
+    std::string command, line;
+    std::getline(in, command);
+    REQUIRE(command.rfind("$ memplan ", 0) == 0);
+    int expected_code = 0;
+    std::streampos body = in.tellg();
+    if (std::getline(in, line) && line.rfind("# exit ", 0) == 0)
+      expected_code = std::atoi(line.c_str() + 7);
+    else
+      in.seekg(body);
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    const auto r = run_cli(words(command.substr(10)));
+    INFO(file.string() << ": " << command << "\nstderr: " << r.err);
+    if (update) {
+      std::ofstream out(file);
+      out << command << "\n";
+      if (r.code != 0) out << "# exit " << r.code << "\n";
+      out << r.out;
+      continue;
+    }
+    CHECK(r.code == expected_code);
+    CHECK(r.out == rest.str());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("diff: golden outputs", "[cli][golden][diff]") { check_goldens("diff", 4); }
+
+TEST_CASE("why-oom: golden outputs", "[cli][golden][oom]") { check_goldens("why_oom", 16); }
+
+TEST_CASE("diff and why-oom: bad inputs", "[cli][diff][oom]") {
+  InSourceTree here;
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{"diff", "tests/data/diff/nope.json", "tests/data/diff/nope.json"}, "OLD: cannot read"},
+      {{"diff", "tests/data/oom_messages/SOURCES.md", "tests/data/oom_messages/SOURCES.md"}, "OLD"},
+      {{"diff", "tests/golden/gpus.txt", "tests/golden/gpus.txt"}, "OLD"},
+      {{"diff", "tests/data/diff/llama_lora_seq2048.json", "tests/data/diff/llama_lora_seq2048.json",
+        "--format", "csv"},
+       "--format: csv is not offered"},
+      {{"why-oom", "tests/data/diff/llama_lora_seq2048.json"}, "holds no out-of-memory message"},
+      {{"why-oom", "tests/data"}, "is a directory"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_cli(c.args);
+    INFO(c.args[0] << " " << c.args[1] << "\nstderr: " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(c.error) != std::string::npos);
+    CHECK(memplan::test::line_count(r.err) == 1);
+  }
+}
