@@ -5,9 +5,11 @@
 
 #include <memplan/model_files.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/model_source.hpp"
 #include "cli/options.hpp"
 #include "cli/text_table.hpp"
 
@@ -159,7 +161,12 @@ void add_inspect(CLI::App& sub, Runner& run) {
   add_output_options(sub, args->raw);
   run = [args](Io& io) {
     OutputOptions o = resolve_output_options(args->raw, io);
-    ModelFileReport r = inspect_model_files(args->path);
+    // "org/name[@revision]" that is not a local path: the Hugging Face cache's snapshot (model_source.cpp).
+    const std::optional<HubModelId> hub = is_regular_file(args->path) || is_directory(args->path)
+                                              ? std::nullopt
+                                              : parse_hub_model_id(args->path);
+    ModelFileReport r = inspect_model_files(hub ? resolve_hub_snapshot(*hub, "path") : args->path);
+    if (hub) r.path = args->path;
     io.out << (o.format == Format::json ? render_json(r) : render_text(r, o));
     return k_ok;
   };

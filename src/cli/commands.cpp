@@ -22,6 +22,13 @@ const std::vector<CommandSpec>& commands() {
       {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
       {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture",
        add_inspect},
+      {"diff",
+       "Two runs compared (JSON outputs or plan files): terms and verdicts that changed; exit 1 when a fit "
+       "became a no-fit",
+       add_diff},
+      {"why-oom",
+       "Explain an out-of-memory message (PyTorch, vLLM, llama.cpp) and, with the run's flags, the fix",
+       add_why_oom},
   };
   return table;
 }

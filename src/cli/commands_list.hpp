@@ -18,5 +18,9 @@ void add_ladder(CLI::App& sub, Runner& run);
 void add_sweep(CLI::App& sub, Runner& run);
 void add_inspect(CLI::App& sub, Runner& run);
 void add_advise(CLI::App& sub, Runner& run);  // cmd_advise.cpp: what to change when it does not fit
+// cmd_diff.cpp: two runs compared for a review
+void add_diff(CLI::App& sub, Runner& run);
+// cmd_why_oom.cpp: an out-of-memory message explained
+void add_why_oom(CLI::App& sub, Runner& run);
 
 }  // namespace memplan::cli

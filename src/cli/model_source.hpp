@@ -6,6 +6,7 @@
 
 #include <memplan/model.hpp>
 #include <memplan/presets.hpp>
+#include "core/models/hf_cache.hpp"
 
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
@@ -15,6 +16,10 @@ namespace memplan::cli {
 // Builds the ModelSpec from the parsed plan values. Throws Error when there is no source, two
 // sources, or architecture flags that do not fit together.
 ModelSpec resolve_model_source(const PlanValues& values, const Presets& presets);
+
+// The local Hugging Face cache's snapshot folder of a model id ("org/name[@revision]"), offline;
+// Error naming `subject` and the folder looked in when the cache does not hold it.
+std::string resolve_hub_snapshot(const HubModelId& id, const std::string& subject);
 
 // Adds the real device named `name` ("local", "cuda:N") to `targets`, or a note why it can't.
 void resolve_local_gpu(const std::string& name, GpuTargets& targets);
