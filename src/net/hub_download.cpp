@@ -33,6 +33,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The most bytes read from the Hub for one model, all requests together.
+constexpr uint64_t k_max_total_bytes = 1ull << 30;
+
 class Hub {
  public:
   Hub(HttpClient& http, const HubSettings& s, const HubModelId& id) : m_http(http), m_s(s), m_id(id) {}
@@ -44,7 +47,13 @@ class Hub {
     r.max_bytes = max_bytes;
     r.range = range;
     if (!m_s.token.empty()) r.headers.push_back("Authorization: Bearer " + m_s.token);
+    if (m_fetched + max_bytes > k_max_total_bytes) r.max_bytes = k_max_total_bytes - m_fetched;
+    if (r.max_bytes == 0 || (range && range->second - range->first + 1 > r.max_bytes))
+      throw Error(m_id.repo(), "the headers of its files add up to more than " +
+                                   std::to_string(k_max_total_bytes >> 20) +
+                                   " MiB (the most memplan reads for one model)");
     HttpResponse res = m_http.get(r);
+    m_fetched += res.body.size();
     const std::string what = m_id.repo() + (m_id.revision == "main" ? "" : "@" + m_id.revision);
     if (res.status == 401 || res.status == 403)
       throw Error(what, "is gated or private on " + m_s.endpoint + " (HTTP " + std::to_string(res.status) +
@@ -72,6 +81,7 @@ class Hub {
   HttpClient& m_http;
   const HubSettings& m_s;
   const HubModelId& m_id;
+  uint64_t m_fetched = 0;
 };
 
 void write_file(const fs::path& p, const std::string& bytes, uint64_t full_size) {

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_harness.hpp"
 
 namespace fs = std::filesystem;
@@ -82,8 +84,12 @@ TEST_CASE("diff and why-oom: bad inputs", "[cli][diff][oom]") {
   };
   const std::vector<Case> cases = {
       {{"diff", "tests/data/diff/nope.json", "tests/data/diff/nope.json"}, "OLD: cannot read"},
-      {{"diff", "tests/data/oom_messages/SOURCES.md", "tests/data/oom_messages/SOURCES.md"}, "OLD"},
-      {{"diff", "tests/golden/gpus.txt", "tests/golden/gpus.txt"}, "OLD"},
+      {{"diff", "tests/data/oom_messages/SOURCES.md", "tests/data/oom_messages/SOURCES.md"},
+       "SOURCES.md: the input is not valid JSON"},
+      {{"diff", "tests/data/diff/llama_lora_seq2048.json", "tests/golden/gpus.txt"},
+       "gpus.txt: the input is not valid JSON"},
+      {{"diff", "tests/data/diff/llama_lora_seq2048.json", "tests/data/hf_configs/gpt2.json"},
+       "gpt2.json: unknown key"},
       {{"diff", "tests/data/diff/llama_lora_seq2048.json", "tests/data/diff/llama_lora_seq2048.json",
         "--format", "csv"},
        "--format: csv is not offered"},
@@ -98,4 +104,27 @@ TEST_CASE("diff and why-oom: bad inputs", "[cli][diff][oom]") {
     CHECK(r.err.find(c.error) != std::string::npos);
     CHECK(memplan::test::line_count(r.err) == 1);
   }
+}
+
+TEST_CASE("diff: numbers known without memplan's estimate", "[cli][diff]") {
+  InSourceTree here;
+  // Batch 1 -> 4 and sequence 2048 -> 4096 with fused attention: activations are linear in
+  // batch x sequence, so they grow exactly 8x; nothing else of a LoRA run depends on either.
+  const auto r = run_cli({"diff", "tests/data/diff/llama_lora_seq2048.json",
+                          "tests/data/diff/llama_lora_seq4096_batch4.json", "--format", "json"});
+  REQUIRE(r.code == 1);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& t : j["terms"]) {
+    INFO(t.dump());
+    if (t["term"] == "activations")
+      CHECK(t["new_bytes"].get<uint64_t>() == 8 * t["old_bytes"].get<uint64_t>());
+    else
+      CHECK(t["change_bytes"] == 0);
+  }
+  CHECK(j["required"]["change_bytes"] == j["total"]["change_bytes"]);
+  // The same run given as a fit output and as a plan: nothing changes, exit 0.
+  const auto same =
+      run_cli({"diff", "tests/data/diff/fit_seq2048.json", "tests/data/diff/llama_lora_seq2048.json"});
+  CHECK(same.code == 0);
+  CHECK(same.out.find("No GPU's verdict changed.") != std::string::npos);
 }

@@ -22,9 +22,13 @@ class FixtureHttpServer {
  public:
   enum class Behaviour { normal, ignore_range, short_body, redirect_loop, trickle };
   struct Route {
+    Route() = default;
+    Route(int s, std::string b, Behaviour how = Behaviour::normal, std::string header = "")
+        : status(s), body(std::move(b)), behaviour(how), require_header(std::move(header)) {}
     int status = 200;
     std::string body;
     Behaviour behaviour = Behaviour::normal;
+    std::string require_header;  // non-empty: 401 unless the request carries this header line
   };
 
   FixtureHttpServer() {
@@ -76,6 +80,10 @@ class FixtureHttpServer {
       return;
     }
     const Route& r = it->second;
+    if (!r.require_header.empty() && request.find("\r\n" + r.require_header + "\r\n") == std::string::npos) {
+      send_all(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
     if (r.behaviour == Behaviour::redirect_loop) {
       send_all(c, "HTTP/1.1 302 Found\r\nLocation: " + path +
                       "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");

@@ -94,7 +94,8 @@ TEST_CASE("--model org/name and inspect org/name read the cache offline", "[hf_c
   const auto i = run_cli({"inspect", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "--format", "json"});
   INFO(i.err);
   CHECK(i.code == 0);
-  CHECK(nlohmann::json::parse(i.out)["model"]["parameters"] == 1100048384ull);
+  CHECK(nlohmann::json::parse(i.out)["parameters"] == 1100048384ull);
+  CHECK(nlohmann::json::parse(i.out)["inputs"]["path"] == "TinyLlama/TinyLlama-1.1B-Chat-v1.0");
 
   const auto missing = run_cli({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--precision", "bf16"});
   CHECK(missing.code == 2);

@@ -148,6 +148,25 @@ TEST_CASE("--model org/name from the fixture server, then offline from memplan's
   CHECK(server.requests() == served);  // the second run read the cache only
 }
 
+TEST_CASE("hub download: a gated model with HF_TOKEN", "[hub][net]") {
+  FixtureHttpServer server;
+  HubTree tree;
+  tree.serve(server);
+  const nlohmann::json info = {{"sha", k_commit}, {"siblings", {{{"rfilename", "config.json"}}}}};
+  server.route(
+      "/api/models" + k_repo + "/revision/main",
+      {200, info.dump(), FixtureHttpServer::Behaviour::normal, "Authorization: Bearer hf_test_token"});
+  server.start();
+  TempDir cache("hub-token");
+  auto http = net::make_curl_client(quick());
+  net::HubSettings s = settings(server, cache);
+  const HubModelId id = *parse_hub_model_id("tiny-org/tiny-model");
+  CHECK(error_of([&] { net::download_model_headers(*http, s, id); }).find("HTTP 401") != std::string::npos);
+  s.token = "hf_test_token";
+  const std::string snapshot = net::download_model_headers(*http, s, id);
+  CHECK(inspect_model_files(snapshot).model.parameters == 1100048384ull);  // TinyLlama's config.json
+}
+
 TEST_CASE("hub download: HF_HUB_OFFLINE never touches the network", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
