@@ -64,7 +64,11 @@ class Hub {
     if (res.status != 200 && res.status != 206)
       throw Error(r.url, "HTTP " + std::to_string(res.status) + " (expected 200 or 206)");
     if (range) {
-      const uint64_t want = range->second - range->first + 1;
+      // A range past the end is cut at the end (RFC 9110 14.1.2).
+      const uint64_t want =
+          res.total_size && range->second >= *res.total_size && *res.total_size > range->first
+              ? *res.total_size - range->first
+              : range->second - range->first + 1;
       if (res.status != 206 || res.body.size() != want || !res.total_size)
         throw Error(r.url, "sent " + std::to_string(res.body.size()) + " bytes (HTTP " +
                                std::to_string(res.status) + ") for a range of " + std::to_string(want) +

@@ -4,7 +4,9 @@
 // Also their bad inputs: one line on stderr, exit 2.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -127,4 +129,27 @@ TEST_CASE("diff: numbers known without memplan's estimate", "[cli][diff]") {
       run_cli({"diff", "tests/data/diff/fit_seq2048.json", "tests/data/diff/llama_lora_seq2048.json"});
   CHECK(same.code == 0);
   CHECK(same.out.find("No GPU's verdict changed.") != std::string::npos);
+}
+
+TEST_CASE("why-oom: standard input, bounded", "[cli][oom]") {
+  InSourceTree here;
+  const std::string binary = MEMPLAN_BINARY;
+  auto run = [](const std::string& command) {
+    std::string out;
+    FILE* p = ::popen(command.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int status = ::pclose(p);
+    return std::make_pair(WEXITSTATUS(status), out);
+  };
+  const auto [code, out] = run(binary + " why-oom < tests/data/oom_messages/vllm_max_seq_len.txt");
+  CHECK(code == 0);
+  CHECK(out.find("memplan why-oom: standard input") == 0);
+  CHECK(out.find("room for 3,664 tokens") != std::string::npos);
+  // 17 MB of input is over the 16 MiB limit: one line, exit 2.
+  const auto [big, said] = run("head -c 17000000 /dev/zero | " + binary + " why-oom - 2>&1");
+  CHECK(big == 2);
+  CHECK(said.find("standard input is larger than 16,777,216 bytes") != std::string::npos);
 }

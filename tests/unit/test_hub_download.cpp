@@ -167,6 +167,28 @@ TEST_CASE("hub download: a gated model with HF_TOKEN", "[hub][net]") {
   CHECK(inspect_model_files(snapshot).model.parameters == 1100048384ull);  // TinyLlama's config.json
 }
 
+TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net]") {
+  test::GgufBytes kv;
+  kv.kv_str("general.architecture", "llama").kv_u32("llama.block_count", 1);
+  // 256 x 100 F16 + 256 F32 = 25,856 parameters; 51,712 + 1,024 bytes of data (never fetched)
+  const std::string gguf =
+      test::gguf_file(kv, 2, {{"token_embd.weight", {256, 100}, 1}, {"output_norm.weight", {256}, 0}});
+  FixtureHttpServer server;
+  const nlohmann::json info = {
+      {"sha", k_commit}, {"siblings", {{{"rfilename", "tiny-F16.gguf"}}, {{"rfilename", "README.md"}}}}};
+  server.route("/api/models" + k_repo + "/revision/main", {200, info.dump()});
+  server.route(k_resolve + "tiny-F16.gguf", {200, gguf});
+  server.start();
+  TempDir cache("hub-gguf");
+  auto http = net::make_curl_client(quick());
+  const std::string snapshot =
+      net::download_model_headers(*http, settings(server, cache), *parse_hub_model_id("tiny-org/tiny-model"));
+  const ModelFileReport r = inspect_model_files(snapshot);
+  CHECK(r.kind == ModelFileKind::gguf);
+  CHECK(r.model.parameters == 256 * 100 + 256);
+  CHECK(fs::file_size(fs::path(snapshot) / "tiny-F16.gguf") == gguf.size());
+}
+
 TEST_CASE("hub download: HF_HUB_OFFLINE never touches the network", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
