@@ -78,7 +78,8 @@ TEST_CASE("hub cache: a ref, a commit, a missing model, a broken ref", "[hf_cach
   CHECK_THROWS_AS(find_cached_snapshot(dir, *parse_hub_model_id("bad/ref")), Error);
 }
 
-TEST_CASE("--model org/name and inspect org/name read the cache offline", "[hf_cache][cli]") {
+TEST_CASE("hub ids: estimate --model org/name and inspect org/name read the cache offline",
+          "[hf_cache][cli]") {
   FakeCache cache;
   EnvVar hub("HF_HUB_CACHE", cache.root.string());
   EnvVar offline("HF_HUB_OFFLINE", std::string("1"));

@@ -125,7 +125,9 @@ TEST_CASE("hub download: headers only, by range, into the cache layout", "[hub][
   CHECK(server.requests() == 7);
 }
 
-TEST_CASE("--model org/name from the fixture server, then offline from memplan's cache", "[hub][net][cli]") {
+TEST_CASE(
+    "hub download: estimate --model org/name from the fixture server, then offline from memplan's cache",
+    "[hub][net][cli]") {
   FixtureHttpServer server;
   HubTree tree;
   tree.serve(server);

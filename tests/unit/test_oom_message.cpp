@@ -45,7 +45,7 @@ TEST_CASE("printed sizes: PyTorch's format_size units", "[oom]") {
   CHECK_FALSE(parse_printed_size("99999999999999999999 GiB"));
 }
 
-TEST_CASE("PyTorch, older wording: (GPU 0; total; allocated; free; reserved)", "[oom]") {
+TEST_CASE("PyTorch, older wording: (GPU 0, total, allocated, free, reserved)", "[oom]") {
   const OomMessage m = only("pytorch_2021_free_but_failed.txt");
   CHECK(m.kind == OomKind::pytorch);
   CHECK(m.older_wording);
@@ -113,7 +113,7 @@ TEST_CASE("PyTorch, newer wording: 'capacty', 'Process N has', request over the 
   CHECK(read_pytorch_oom(only("pytorch_2023_allocated_over_total.txt")).allocated_exceeds_total);
 }
 
-TEST_CASE("vLLM: max seq len over the KV cache, V0 and V1; no cache blocks", "[oom]") {
+TEST_CASE("vLLM: max seq len over the KV cache, V0 and V1, and no cache blocks", "[oom]") {
   const OomMessage v0 = only("vllm_max_seq_len.txt");
   CHECK(v0.kind == OomKind::vllm_max_seq_len);
   CHECK(v0.max_seq_len == 4096u);

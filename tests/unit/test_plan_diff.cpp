@@ -34,7 +34,7 @@ TEST_CASE("diff: a grown term and a GPU that no longer fits", "[diff]") {
   CHECK(d.any_became_no_fit());
 }
 
-TEST_CASE("diff: the other way is no regression; GPUs only on one side are listed, not judged", "[diff]") {
+TEST_CASE("diff: the other way is no regression, GPUs only on one side are listed, not judged", "[diff]") {
   DiffSide a = side(2'000'000'000, -694'935'128, Verdict::no),
            b = side(1'000'000'000, 305'064'872, Verdict::fits);
   b.gpus.pop_back();
