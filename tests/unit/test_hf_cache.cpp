@@ -33,8 +33,11 @@ struct FakeCache {
     fs::create_directories(repo / "refs");
     fs::create_directories(repo / "snapshots" / k_commit);
     std::ofstream(repo / "refs" / "main") << k_commit;  // huggingface_hub writes no newline
+    // huggingface_hub keeps the bytes in blobs/<hash> and links them from the snapshot.
+    fs::create_directories(repo / "blobs");
     fs::copy_file(fs::path(MEMPLAN_TEST_DATA_DIR) / "hf_configs" / "TinyLlama-1.1B-Chat-v1.0.json",
-                  repo / "snapshots" / k_commit / "config.json");
+                  repo / "blobs" / "0a4b5e1d2c3f");
+    fs::create_symlink("../../blobs/0a4b5e1d2c3f", repo / "snapshots" / k_commit / "config.json");
     fs::create_directories(root / "models--bad--ref" / "refs");
     std::ofstream(root / "models--bad--ref" / "refs" / "main") << "not a hash\n";
   }
