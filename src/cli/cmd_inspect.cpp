@@ -19,6 +19,7 @@ namespace {
 struct InspectArgs {
   std::string path;
   RawOutputOptions raw;
+  bool offline = false;
 };
 
 nlohmann::json arch_json(const TransformerArch& a) {
@@ -159,13 +160,16 @@ void add_inspect(CLI::App& sub, Runner& run) {
                  "config.json, .safetensors, model.safetensors.index.json, .gguf, or a model folder")
       ->required();
   add_output_options(sub, args->raw);
+  sub.add_flag("--offline", args->offline,
+               "A Hugging Face model id from the local caches only, never the network");
   run = [args](Io& io) {
     OutputOptions o = resolve_output_options(args->raw, io);
     // "org/name[@revision]" that is not a local path: the Hugging Face cache's snapshot (model_source.cpp).
     const std::optional<HubModelId> hub = is_regular_file(args->path) || is_directory(args->path)
                                               ? std::nullopt
                                               : parse_hub_model_id(args->path);
-    ModelFileReport r = inspect_model_files(hub ? resolve_hub_snapshot(*hub, "path") : args->path);
+    ModelFileReport r =
+        inspect_model_files(hub ? resolve_hub_snapshot(*hub, "path", args->offline) : args->path);
     if (hub) r.path = args->path;
     io.out << (o.format == Format::json ? render_json(r) : render_text(r, o));
     return k_ok;

@@ -61,28 +61,30 @@ void apply_arch_flags(const PlanValues& v, ModelSpec& m) {
 
 }  // namespace
 
-std::string resolve_hub_snapshot(const HubModelId& id, const std::string& subject) {
+std::string resolve_hub_snapshot(const HubModelId& id, const std::string& subject, bool offline) {
   const std::string cache = hub_cache_dir(HubCacheEnv::from_environment());
   if (std::optional<std::string> snapshot = find_cached_snapshot(cache, id)) return *snapshot;
   const std::string name = "\"" + id.repo() + (id.revision == "main" ? "" : "@" + id.revision) + "\"";
 #ifdef MEMPLAN_HAVE_NET
   const net::HubSettings hub = net::HubSettings::from_environment();
   if (std::optional<std::string> snapshot = find_cached_snapshot(hub.cache_dir, id)) return *snapshot;
-  if (!net::hub_offline_from_environment()) {
+  if (!offline && !net::hub_offline_from_environment()) {
     const std::unique_ptr<net::HttpClient> http = net::make_curl_client();
     return net::download_model_headers(*http, hub, id);
   }
   throw Error(subject, name + " is not in the Hugging Face cache (" +
                            join_path(cache, "models--" + id.org + "--" + id.name) + ") nor memplan's (" +
-                           hub.cache_dir + "), and HF_HUB_OFFLINE forbids the network");
+                           hub.cache_dir + "), and " + (offline ? "--offline" : "HF_HUB_OFFLINE") +
+                           " forbids the network");
 #else
+  (void)offline;
   throw Error(subject, name + " is not in the Hugging Face cache (" +
                            join_path(cache, "models--" + id.org + "--" + id.name) +
                            "), and this memplan was built without the network (MEMPLAN_NET=OFF)");
 #endif
 }
 
-ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
+ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets, bool offline) {
   const std::pair<Field, bool> sources[] = {
       {Field::params, v.params.has_value()}, {Field::model, v.model.has_value()},
       {Field::config, v.config.has_value()}, {Field::safetensors, v.safetensors.has_value()},
@@ -107,7 +109,7 @@ ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
   } else if (v.model) {
     const std::optional<HubModelId> hub = parse_hub_model_id(*v.model);
     if (hub) {  // no preset id holds a '/': "org/name[@revision]" is a Hugging Face model id
-      const std::string snapshot = resolve_hub_snapshot(*hub, flag_for(Field::model));
+      const std::string snapshot = resolve_hub_snapshot(*hub, flag_for(Field::model), offline);
       m = inspect_model_files(snapshot).model;
       m.id = hub->repo();
       m.source = "Hugging Face cache, " + snapshot + ": " + m.source;

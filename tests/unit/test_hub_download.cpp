@@ -191,7 +191,7 @@ TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net
   CHECK(fs::file_size(fs::path(snapshot) / "tiny-F16.gguf") == gguf.size());
 }
 
-TEST_CASE("hub download: HF_HUB_OFFLINE never touches the network", "[hub][net][cli]") {
+TEST_CASE("hub download: HF_HUB_OFFLINE and --offline never touch the network", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
   TempDir xdg("hub-xdg-off"), empty("hub-empty-off");
@@ -202,6 +202,13 @@ TEST_CASE("hub download: HF_HUB_OFFLINE never touches the network", "[hub][net][
   const auto r = run_cli({"estimate", "--model", "tiny-org/tiny-model", "--precision", "bf16"});
   CHECK(r.code == 2);
   CHECK(r.err.find("HF_HUB_OFFLINE forbids the network") != std::string::npos);
+  EnvVar online("HF_HUB_OFFLINE", std::nullopt);
+  const auto flag = run_cli({"inspect", "tiny-org/tiny-model", "--offline"});
+  CHECK(flag.code == 2);
+  CHECK(flag.err.find("--offline forbids the network") != std::string::npos);
+  const auto plan_flag = run_cli({"fit", "--model", "tiny-org/tiny-model", "--offline", "--gpu", "t4"});
+  CHECK(plan_flag.code == 2);
+  CHECK(plan_flag.err.find("--offline forbids the network") != std::string::npos);
   CHECK(server.requests() == 0);
 }
 
