@@ -17,7 +17,8 @@ void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
 void add_ladder(CLI::App& sub, Runner& run);
 void add_sweep(CLI::App& sub, Runner& run);
 void add_inspect(CLI::App& sub, Runner& run);
-void add_advise(CLI::App& sub, Runner& run);  // cmd_advise.cpp: what to change when it does not fit
+void add_advise(CLI::App& sub, Runner& run);    // cmd_advise.cpp: what to change when it does not fit
+void add_gguf_fit(CLI::App& sub, Runner& run);  // cmd_gguf_fit.cpp: llama.cpp / Ollama layer offload
 // cmd_diff.cpp: two runs compared for a review
 void add_diff(CLI::App& sub, Runner& run);
 // cmd_why_oom.cpp: an out-of-memory message explained

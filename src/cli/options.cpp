@@ -4,6 +4,7 @@
 
 #include <memplan/quantity.hpp>
 #include "core/base/did_you_mean.hpp"
+#include "core/formats/llama_quant.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -86,7 +87,13 @@ void trainable_rule(const std::string& flag, const std::string& text, V& v) {
 }
 
 void quantize_rule(const std::string& flag, const std::string& text, V& v) {
-  v.quantize = find_storage_format(flag, text).id;
+  if (const LlamaFtype* f = find_llama_ftype(text)) {
+    v.llama_ftype = f->id;
+    v.quantize.reset();
+    return;
+  }
+  v.quantize = find_quantize_format(flag, text).id;
+  v.llama_ftype.reset();
 }
 
 void kv_format_rule(const std::string& flag, const std::string& text, V& v) {
@@ -171,7 +178,10 @@ const std::vector<OptionSpec>& table() {
       {"--mode", F::mode, "train (default) or infer", mode_rule},
       {"--trainable", F::trainable, "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)",
        trainable_rule},
-      {"--quantize", F::quantize, "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8", quantize_rule},
+      {"--quantize", F::quantize,
+       "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8, gptq-4bit, awq-4bit, or a llama.cpp type "
+       "(q4_k_m, q8_0, ...)",
+       quantize_rule},
       {"--lora", F::lora, "LoRA rank: train adapters only, base weights frozen (with --quantize nf4: QLoRA)",
        count_rule<&V::lora, (1ull << 20)>},
       {"--lora-targets", F::lora_targets,

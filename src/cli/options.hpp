@@ -37,6 +37,7 @@ struct PlanValues {
   std::optional<Mode> mode;
   std::optional<double> trainable;
   std::optional<StorageFormatId> quantize;
+  std::optional<uint32_t> llama_ftype;      // --quantize q4_k_m: a llama.cpp file type
   std::optional<uint64_t> lora;             // rank
   std::optional<LoraTargets> lora_targets;  // rank 0 until --lora sets it
   std::optional<uint64_t> batch, seq, activation_bytes_per_row;

@@ -16,7 +16,9 @@
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/formats/llama_quant.hpp"
 #include "core/models/custom_gpu.hpp"
+#include "core/models/gguf_mix.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/model_source.hpp"
@@ -276,7 +278,9 @@ Plan resolve_plan(const RawPlan& raw) {
   } else {
     const std::string stored = r.model.weight_format;
     const bool half_or_float = stored == "fp32" || stored == "fp16" || stored == "bf16";
-    const std::string precision = half_or_float ? stored : r.model.weight_bytes ? "fp16" : "fp32";
+    const std::string precision = half_or_float                           ? stored
+                                  : r.model.weight_bytes || v.llama_ftype ? "fp16"
+                                                                          : "fp32";
     if (!stored.empty() && half_or_float)
       r.model.notes.push_back("precision " + stored +
                               ": the format the weights are stored in (--precision to change)");
@@ -291,6 +295,7 @@ Plan resolve_plan(const RawPlan& raw) {
                     : parse_optimizer(flag_for(Field::optimizer), r.mode == Mode::infer ? "none" : "adamw");
   if (v.trainable) r.trainable = *v.trainable;
   r.quantize = v.quantize;
+  if (v.llama_ftype) use_llama_ftype(r, *v.llama_ftype);
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
@@ -352,6 +357,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["checkpointing"] = to_string(r.checkpointing);
   in["overhead"] = std::to_string(r.overhead_bytes);
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
+  if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;
   if (r.kv_format) in["kv_format"] = storage_format(*r.kv_format).name;
   if (v.params) in["params"] = r.model.parameters;
   if (v.tensors) in["tensors"] = r.model.tensors;
