@@ -7,9 +7,11 @@
 
 #include <memplan/model_files.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
 
 #include "cli/command.hpp"
 #include "cli/commands_list.hpp"
+#include "cli/model_source.hpp"
 #include "cli/options.hpp"
 #include "cli/text_table.hpp"
 
@@ -20,6 +22,7 @@ struct InspectArgs {
   std::string path;
   bool assume_llama = false;
   RawOutputOptions raw;
+  bool offline = false;
 };
 
 nlohmann::json layer_kinds_json(const std::vector<LayerKind>& kinds) {
@@ -200,11 +203,19 @@ void add_inspect(CLI::App& sub, Runner& run) {
   sub.add_flag("--assume-llama", args->assume_llama,
                "Count a config.json of an unknown model_type as a llama-style decoder (the output names it)");
   add_output_options(sub, args->raw);
+  sub.add_flag("--offline", args->offline,
+               "A Hugging Face model id from the local caches only, never the network");
   run = [args](Io& io) {
     OutputOptions o = resolve_output_options(args->raw, io);
+    // "org/name[@revision]" that is not a local path: the Hugging Face cache's snapshot (model_source.cpp).
+    const std::optional<HubModelId> hub = is_regular_file(args->path) || is_directory(args->path)
+                                              ? std::nullopt
+                                              : parse_hub_model_id(args->path);
     ModelReadOptions read;
     read.assume_llama = args->assume_llama;
-    ModelFileReport r = inspect_model_files(args->path, read);
+    ModelFileReport r =
+        inspect_model_files(hub ? resolve_hub_snapshot(*hub, "path", args->offline) : args->path, read);
+    if (hub) r.path = args->path;
     io.out << (o.format == Format::json ? render_json(r) : render_text(r, o));
     return k_ok;
   };

@@ -26,6 +26,13 @@ const std::vector<CommandSpec>& commands() {
        add_gguf_fit},
       {"serve", "A serving engine's memory budget (vLLM): KV-cache blocks, tokens, concurrency, flags",
        add_serve},
+      {"diff",
+       "Two runs compared (JSON outputs or plan files): terms and verdicts that changed; exit 1 when a fit "
+       "became a no-fit",
+       add_diff},
+      {"why-oom",
+       "Explain an out-of-memory message (PyTorch, vLLM, llama.cpp) and, with the run's flags, the fix",
+       add_why_oom},
   };
   return table;
 }

@@ -1,16 +1,23 @@
 #include "cli/model_source.hpp"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include <memplan/error.hpp>
+#include <memplan/model_files.hpp>
 #include <memplan/probe.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/file_reader.hpp"
 #include "core/models/arch_layout.hpp"
 #include "core/models/gguf.hpp"
+#include "core/models/hf_cache.hpp"
 #include "core/models/hf_config.hpp"
 #include "core/models/parameter_count.hpp"
 #include "core/models/safetensors.hpp"
+#ifdef MEMPLAN_HAVE_NET
+#include "net/hub_download.hpp"
+#endif
 
 namespace memplan::cli {
 namespace {
@@ -54,7 +61,30 @@ void apply_arch_flags(const PlanValues& v, ModelSpec& m) {
 
 }  // namespace
 
-ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
+std::string resolve_hub_snapshot(const HubModelId& id, const std::string& subject, bool offline) {
+  const std::string cache = hub_cache_dir(HubCacheEnv::from_environment());
+  if (std::optional<std::string> snapshot = find_cached_snapshot(cache, id)) return *snapshot;
+  const std::string name = "\"" + id.repo() + (id.revision == "main" ? "" : "@" + id.revision) + "\"";
+#ifdef MEMPLAN_HAVE_NET
+  const net::HubSettings hub = net::HubSettings::from_environment();
+  if (std::optional<std::string> snapshot = find_cached_snapshot(hub.cache_dir, id)) return *snapshot;
+  if (!offline && !net::hub_offline_from_environment()) {
+    const std::unique_ptr<net::HttpClient> http = net::make_curl_client();
+    return net::download_model_headers(*http, hub, id);
+  }
+  throw Error(subject, name + " is not in the Hugging Face cache (" +
+                           join_path(cache, "models--" + id.org + "--" + id.name) + ") nor memplan's (" +
+                           hub.cache_dir + "), and " + (offline ? "--offline" : "HF_HUB_OFFLINE") +
+                           " forbids the network");
+#else
+  (void)offline;
+  throw Error(subject, name + " is not in the Hugging Face cache (" +
+                           join_path(cache, "models--" + id.org + "--" + id.name) +
+                           "), and this memplan was built without the network (MEMPLAN_NET=OFF)");
+#endif
+}
+
+ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets, bool offline) {
   const std::pair<Field, bool> sources[] = {
       {Field::params, v.params.has_value()}, {Field::model, v.model.has_value()},
       {Field::config, v.config.has_value()}, {Field::safetensors, v.safetensors.has_value()},
@@ -77,8 +107,15 @@ ModelSpec resolve_model_source(const PlanValues& v, const Presets& presets) {
     m.name = "custom model";
     m.source = "--params";
   } else if (v.model) {
-    const ModelPreset& p = find_model(presets, flag_for(Field::model), *v.model);
-    m = p.model;
+    const std::optional<HubModelId> hub = parse_hub_model_id(*v.model);
+    if (hub) {  // no preset id holds a '/': "org/name[@revision]" is a Hugging Face model id
+      const std::string snapshot = resolve_hub_snapshot(*hub, flag_for(Field::model), offline);
+      m = inspect_model_files(snapshot).model;
+      m.id = hub->repo();
+      m.source = "Hugging Face cache, " + snapshot + ": " + m.source;
+    } else {
+      m = find_model(presets, flag_for(Field::model), *v.model).model;
+    }
   } else if (v.mlp) {
     m.mlp_widths = *v.mlp;
     const MlpParameters p = count_mlp_parameters(m.mlp_widths);

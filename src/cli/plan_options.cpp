@@ -179,6 +179,7 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
   sub.add_option("--plan", raw.plan_file,
                  "A plan file (JSON, the \"inputs\" of --format json); flags override it");
   sub.add_option("--presets", raw.presets_file, k_presets_help);
+  sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");
 }
 
 void add_preset_listing(CLI::App& sub, Runner& run, PresetLister list) {
@@ -267,7 +268,7 @@ Plan resolve_plan(const RawPlan& raw) {
   plan.presets = load_presets_for(raw.presets_file);
 
   EstimateRequest& r = plan.request;
-  r.model = resolve_model_source(v, plan.presets);
+  r.model = resolve_model_source(v, plan.presets, raw.offline);
   if (v.batchnorm) {
     if (r.model.mlp_widths.empty()) throw Error(Field::batchnorm, "applies to --mlp models");
     r.model.has_batchnorm = true;

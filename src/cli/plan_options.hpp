@@ -24,6 +24,7 @@ struct RawPlan {
   std::map<std::string, std::string> given;
   std::string plan_file;
   std::string presets_file;
+  bool offline = false;  // --offline: a Hugging Face model id from the caches only, never the network
 };
 
 // What the GPU list asks for.

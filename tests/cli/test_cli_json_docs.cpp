@@ -100,7 +100,7 @@ TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json]
       "memplan.probe/1",    "memplan.gpus/1",     "memplan.models/1",         "memplan.inspect/1",
       "memplan.dtype/1",    "memplan.cast/1",     "memplan.scale/1",          "memplan.ladder/1",
       "memplan.sweep/1",    "memplan.gguf-fit/1", "memplan.gguf-fit-check/1", "memplan.models-fits/1",
-      "memplan.serve/1"};
+      "memplan.serve/1",    "memplan.diff/1",     "memplan.why-oom/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -252,4 +252,23 @@ TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
                    printed("memplan.serve/1", {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb",
                                                  "--check-log", log, "--format", "json"},
                                                 0}}));
+}
+
+TEST_CASE("docs/json.md: memplan.diff/1 and memplan.why-oom/1 fields", "[cli][json][docs]") {
+  const std::string d = MEMPLAN_TEST_DATA_DIR "/diff/", o = MEMPLAN_TEST_DATA_DIR "/oom_messages/";
+  const Paths diff = printed(
+      "memplan.diff/1",
+      {{{"diff", d + "estimate_seq2048.json", d + "estimate_seq4096_batch4.json", "--format", "json"}, 1},
+       {{"diff", d + "fit_seq2048.json", d + "llama_lora_seq2048.json", "--format", "json"}, 0}});
+  check_documented("memplan.diff/1", diff);
+  const Paths oom =
+      printed("memplan.why-oom/1",
+              {{{"why-oom", o + "pytorch_2024_process_pid.txt", "--format", "json"}, 0},
+               {{"why-oom", o + "pytorch_2024_full.txt", "--model", "llama-2-7b", "--precision", "bf16",
+                 "--optimizer", "adamw", "--seq", "2048", "--batch", "4", "--format", "json"},
+                0},
+               {{"why-oom", o + "vllm_v1_kv_needed.txt", "--format", "json"}, 0},
+               {{"why-oom", o + "vllm_max_seq_len.txt", "--format", "json"}, 0},
+               {{"why-oom", o + "llamacpp_model_buffer.txt", "--format", "json"}, 0}});
+  check_documented("memplan.why-oom/1", oom);
 }

@@ -24,6 +24,8 @@ inline constexpr uint64_t k_config = 16u << 20;              // config.json (rea
 inline constexpr uint64_t k_safetensors_index = 64u << 20;   // model.safetensors.index.json (~100k tensors)
 inline constexpr uint64_t k_safetensors_header = 100000000;  // the safetensors format's own header limit
 inline constexpr uint64_t k_gguf_header = 512ull << 20;      // GGUF metadata and tensor infos
+inline constexpr uint64_t k_json_output = 16u << 20;  // diff: an estimate or fit --format json (5-50 kB)
+inline constexpr uint64_t k_oom_message = 16u << 20;  // why-oom: a log holding an out-of-memory message
 }  // namespace read_limit
 
 // Size of a regular file in bytes, or Error ("no such file", "is a directory", ...).

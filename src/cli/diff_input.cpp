@@ -1,0 +1,118 @@
+#include "cli/diff_input.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <memplan/error.hpp>
+#include <memplan/estimate.hpp>
+#include <memplan/fit.hpp>
+#include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
+
+#include "cli/plan_options.hpp"
+
+namespace memplan::cli {
+namespace {
+
+using nlohmann::json;
+
+uint64_t need_bytes(const json& obj, const std::string& key, const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_unsigned())
+    throw Error(where, "\"" + key + "\" is missing or not a byte count (expected a non-negative integer)");
+  return it->get<uint64_t>();
+}
+
+int64_t need_signed(const json& obj, const std::string& key, const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_integer())
+    throw Error(where, "\"" + key + "\" is missing or not an integer");
+  return it->get<int64_t>();
+}
+
+Verdict need_verdict(const json& obj, const std::string& where) {
+  const auto it = obj.find("verdict");
+  if (it != obj.end() && it->is_string())
+    for (Verdict v : {Verdict::fits, Verdict::tight, Verdict::no})
+      if (it->get<std::string>() == verdict_name(v)) return v;
+  throw Error(where, "\"verdict\" is missing or not one of fits, tight, no");
+}
+
+// The breakdown in the estimate's term order; keys memplan does not know (a newer version's) after.
+std::vector<DiffSide::Term> read_terms(const json& breakdown, const std::string& where) {
+  if (!breakdown.is_object()) throw Error(where, "\"breakdown\" is not an object");
+  std::vector<DiffSide::Term> terms;
+  std::vector<std::string> known;
+  for (size_t k = 0; k < k_term_kinds; ++k) {
+    const std::string key = term_key(static_cast<TermKind>(k));
+    known.push_back(key);
+    if (breakdown.contains(key)) terms.push_back({key, need_bytes(breakdown, key, where + ": breakdown")});
+  }
+  for (auto it = breakdown.begin(); it != breakdown.end(); ++it)
+    if (std::find(known.begin(), known.end(), it.key()) == known.end())
+      terms.push_back({it.key(), need_bytes(breakdown, it.key(), where + ": breakdown")});
+  return terms;
+}
+
+DiffSide read_output(const json& doc, const std::string& where) {
+  DiffSide s;
+  if (doc.contains("breakdown")) s.terms = read_terms(doc["breakdown"], where);
+  s.total_bytes = need_bytes(doc, "total_bytes", where);
+  s.required_bytes = need_bytes(doc, "required_bytes", where);
+  const auto fit = doc.find("fit");
+  if (fit == doc.end() || !fit->is_array()) throw Error(where, "\"fit\" is missing or not a list");
+  for (size_t i = 0; i < fit->size(); ++i) {
+    const json& row = (*fit)[i];
+    const std::string at = where + ": fit[" + std::to_string(i) + "]";
+    if (!row.is_object() || !row.contains("gpu") || !row["gpu"].is_string())
+      throw Error(at, "is not a GPU row (expected \"gpu\", \"memory_bytes\", \"required_bytes\", ...)");
+    s.gpus.push_back({row["gpu"].get<std::string>(), need_bytes(row, "memory_bytes", at),
+                      need_bytes(row, "required_bytes", at), need_signed(row, "spare_bytes", at),
+                      need_verdict(row, at)});
+  }
+  return s;
+}
+
+// A plan file: resolved as `estimate --plan FILE` would, against its GPUs (or the default ones).
+DiffSide compute_plan(const std::string& path) {
+  RawPlan raw;
+  raw.plan_file = path;
+  const Plan plan = resolve_plan(raw);
+  const Estimate e = estimate(plan.request);
+  DiffSide s;
+  for (const Term& t : e.terms)
+    if (e.has(t.kind)) s.terms.push_back({term_key(t.kind), t.bytes});
+  s.total_bytes = e.total_bytes();
+  s.required_bytes = e.required_bytes();
+  for (const GpuSpec& g : plan.targets.gpus) {
+    const FitRow r = fit_gpu(g, plan.request, e);
+    s.gpus.push_back({g.id, r.memory_bytes, r.required_bytes, r.spare_bytes, r.verdict});
+  }
+  return s;
+}
+
+}  // namespace
+
+DiffInput read_diff_input(const std::string& path, const std::string& subject) {
+  const json doc = memplan::detail::read_json_file(path, read_limit::k_json_output, "the input", subject);
+  if (doc.is_discarded() || !doc.is_object())
+    throw Error(subject,
+                "\"" + path +
+                    "\" is not a JSON object (expected an estimate or fit --format json output, or a plan)");
+  DiffInput in;
+  in.path = path;
+  const auto schema = doc.find("schema");
+  if (schema == doc.end()) {
+    in.kind = "plan";
+    in.side = compute_plan(path);
+    return in;
+  }
+  const std::string name = schema->is_string() ? schema->get<std::string>() : schema->dump();
+  if (name != "memplan.estimate/1" && name != "memplan.fit/1")
+    throw Error(subject, "\"" + path + "\" is a " + name +
+                             " output (expected memplan.estimate/1 or memplan.fit/1, or a plan file)");
+  in.kind = name;
+  in.side = read_output(doc, path);
+  return in;
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,116 @@
+#include <curl/curl.h>
+
+#include <memplan/error.hpp>
+
+#include "net/http_client.hpp"
+
+namespace memplan::net {
+namespace {
+
+struct Sink {
+  std::string body;
+  uint64_t max_bytes = 0;
+  bool over = false;
+  std::optional<uint64_t> total_size;
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  auto* s = static_cast<Sink*>(user);
+  const size_t n = size * count;
+  if (s->body.size() + n > s->max_bytes) {
+    s->over = true;
+    return 0;  // aborts the transfer: CURLE_WRITE_ERROR
+  }
+  s->body.append(data, n);
+  return n;
+}
+
+// "Content-Range: bytes 0-7/5000000" -> 5000000 (the last response of a redirect chain wins).
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* s = static_cast<Sink*>(user);
+  const size_t n = size * count;
+  std::string line(data, n);
+  for (char& c : line)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  if (line.rfind("http/", 0) == 0) s->total_size.reset();
+  if (line.rfind("content-range:", 0) == 0) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos) {
+      uint64_t v = 0;
+      size_t i = slash + 1, digits = 0;
+      while (i < line.size() && line[i] >= '0' && line[i] <= '9' && digits < 19) {
+        v = v * 10 + static_cast<uint64_t>(line[i++] - '0');
+        ++digits;
+      }
+      if (digits) s->total_size = v;
+    }
+  }
+  return n;
+}
+
+class CurlClient : public HttpClient {
+ public:
+  explicit CurlClient(const HttpLimits& limits) : m_limits(limits) {
+    static const CURLcode init = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (init != CURLE_OK) throw Error("network", "libcurl could not start");
+  }
+
+  HttpResponse get(const HttpRequest& r) override {
+    CURL* curl = curl_easy_init();
+    if (!curl) throw Error("network", "libcurl could not start");
+    Sink sink;
+    sink.max_bytes = r.max_bytes;
+    curl_slist* headers = nullptr;
+    for (const std::string& h : r.headers) headers = curl_slist_append(headers, h.c_str());
+    const std::string range =
+        r.range ? std::to_string(r.range->first) + "-" + std::to_string(r.range->second) : std::string();
+    curl_easy_setopt(curl, CURLOPT_URL, r.url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    if (r.range) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, m_limits.max_redirects);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, m_limits.connect_timeout_s);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, m_limits.total_timeout_s);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, m_limits.low_speed_bytes_per_s);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, m_limits.low_speed_time_s);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "memplan");
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
+    const CURLcode rc = curl_easy_perform(curl);
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    if (sink.over)
+      throw Error(r.url,
+                  "the response is larger than " + std::to_string(r.max_bytes) +
+                      " bytes (the most memplan reads for it" +
+                      (r.range ? std::string("; the server ignored the range request?)") : std::string(")")));
+    if (rc == CURLE_TOO_MANY_REDIRECTS)
+      throw Error(r.url,
+                  "more than " + std::to_string(m_limits.max_redirects) + " redirects (a redirect loop?)");
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+      throw Error(r.url, "timed out (connect " + std::to_string(m_limits.connect_timeout_s) + " s, total " +
+                             std::to_string(m_limits.total_timeout_s) + " s, or under " +
+                             std::to_string(m_limits.low_speed_bytes_per_s) + " B/s for " +
+                             std::to_string(m_limits.low_speed_time_s) + " s)");
+    if (rc != CURLE_OK) throw Error(r.url, std::string(curl_easy_strerror(rc)));
+    return {status, std::move(sink.body), sink.total_size};
+  }
+
+ private:
+  HttpLimits m_limits;
+};
+
+}  // namespace
+
+std::unique_ptr<HttpClient> make_curl_client(const HttpLimits& limits) {
+  return std::make_unique<CurlClient>(limits);
+}
+
+}  // namespace memplan::net
