@@ -150,6 +150,8 @@ const BadInput k_bad_inputs[] = {
      "--rows-per-step: \"x\" is not a number"},
     {{"sweep", "--batches", "1", "--repeat", "x", "--", "true"}, "--repeat: \"x\" is not a number"},
     {{""}, "\"\" is not a command"},
+    {{"fit", "--params", "1e6", "--activation-bytes-per-row", "1e15", "--batch", "9300", "--gpu", "t4"},
+     "required memory: 9,300,000,000,552,870,912 bytes is above 2^63 - 1 (8 EiB)"},
     {{"sweep", "--batches", "1", "--throughput-pattern", "(", "--", "true"}, "--throughput-pattern: \"(\""},
 };
 
