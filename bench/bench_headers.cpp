@@ -83,8 +83,10 @@ void BM_safetensors_header_tensors(benchmark::State& state) {
     ts.push_back({"model.layers." + std::to_string(i / 8) + ".mlp.proj_" + std::to_string(i % 8) + ".weight",
                   "BF16",
                   {4096, 128}});
-  const std::string file = st_file(ts);                       // 8-byte length, the header, no data bytes
-  const uint64_t claimed = file.size() + n * 4096 * 128 * 2;  // the size the header's offsets need
+  uint64_t data = 0;
+  const std::string header = st_header(ts, data);
+  const std::string file = le64(header.size()) + header;  // the data bytes are not needed to parse
+  const uint64_t claimed = file.size() + data;            // the file size the header's offsets need
   for (auto _ : state) {
     SafetensorsHeader h = parse_safetensors_header(file, claimed, "bench.safetensors");
     benchmark::DoNotOptimize(h.data_bytes);
