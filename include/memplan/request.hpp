@@ -42,6 +42,9 @@ struct EstimateRequest {
   // --lora R: adapters on these matrices are the trainable parameters (already counted in
   // model.parameters; trainable = their share); every base weight is frozen.
   std::optional<LoraTargets> lora;
+  // A llama.cpp file type (LLAMA_FTYPE id: q4_k_m = 15): the weights are the tensors
+  // llama-quantize writes for the model (model.weight_bytes, stored_weights).
+  std::optional<uint32_t> llama_ftype;
 };
 
 }  // namespace memplan

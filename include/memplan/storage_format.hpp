@@ -19,7 +19,23 @@ struct ElementCost {
 };
 
 // The formats memplan knows, as values a request can hold (quantize, kv_format).
-enum class StorageFormatId { fp64, fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int4, nf4, nf4_dq };
+enum class StorageFormatId {
+  fp64,
+  fp32,
+  tf32,
+  fp16,
+  bf16,
+  fp8_e4m3,
+  fp8_e5m2,
+  int8,
+  int4,
+  nf4,
+  nf4_dq,
+  q8_0,
+  q4_0,
+  gptq_4bit,
+  awq_4bit
+};
 
 struct StorageFormat {
   std::string name;         // "fp32", "bf16", "nf4", ...
@@ -29,7 +45,8 @@ struct StorageFormat {
 };
 
 // The formats memplan knows: fp64 fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2 int8 int4 nf4
-// (plus the nf4 variants nf4-dq). tf32 is stored as fp32 (4 bytes).
+// (plus the nf4 variants nf4-dq), ggml's q8_0 and q4_0 blocks (a KV cache in llama.cpp),
+// gptq-4bit and awq-4bit (group size 128). tf32 is stored as fp32 (4 bytes).
 const std::vector<StorageFormat>& storage_formats();
 
 // By name (case-insensitive, "float16"/"half"/"bfloat16"/"float32" accepted), or Error naming

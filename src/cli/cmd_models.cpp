@@ -2,7 +2,12 @@
 #include <memplan/presets.hpp>
 #include <memplan/quantity.hpp>
 
+#include <memory>
+
+#include <memplan/error.hpp>
+
 #include "cli/command.hpp"
+#include "cli/models_fits.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/text_table.hpp"
 
@@ -76,6 +81,19 @@ int list_models(const Presets& p, const OutputOptions& out, Io& io) {
 
 }  // namespace
 
-void add_models(CLI::App& sub, Runner& run) { add_preset_listing(sub, run, list_models); }
+void add_models(CLI::App& sub, Runner& run) {
+  auto fits = std::make_shared<FitsOptions>();
+  sub.add_option("--fits", fits->gpu,
+                 "List which presets fit this GPU, and the context left (with --mode, --quantize, --seq)");
+  sub.add_option("--mode", fits->mode, "With --fits: infer (default) or train");
+  sub.add_option("--quantize", fits->quantize, "With --fits: the weight format (q4_k_m, q8_0, nf4, ...)");
+  sub.add_option("--seq", fits->seq, "With --fits: the context length (default 4096)");
+  add_preset_listing(sub, run, [fits](const Presets& p, const OutputOptions& out, Io& io) {
+    if (!fits->gpu.empty()) return list_fits(p, *fits, out, io);
+    if (!fits->mode.empty() || !fits->quantize.empty() || !fits->seq.empty())
+      throw Error("--fits", "required with --mode, --quantize or --seq (e.g. --fits rtx-4090)");
+    return list_models(p, out, io);
+  });
+}
 
 }  // namespace memplan::cli

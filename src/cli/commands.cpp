@@ -22,6 +22,8 @@ const std::vector<CommandSpec>& commands() {
       {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
       {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture",
        add_inspect},
+      {"gguf-fit", "llama.cpp / Ollama: the largest -ngl that fits, KV cache, compute buffers, the flags",
+       add_gguf_fit},
   };
   return table;
 }

@@ -17,6 +17,7 @@ void add_probe(CLI::App& sub, Runner& run);  // cmd_probe.cpp
 void add_ladder(CLI::App& sub, Runner& run);
 void add_sweep(CLI::App& sub, Runner& run);
 void add_inspect(CLI::App& sub, Runner& run);
-void add_advise(CLI::App& sub, Runner& run);  // cmd_advise.cpp: what to change when it does not fit
+void add_advise(CLI::App& sub, Runner& run);    // cmd_advise.cpp: what to change when it does not fit
+void add_gguf_fit(CLI::App& sub, Runner& run);  // cmd_gguf_fit.cpp: llama.cpp / Ollama layer offload
 
 }  // namespace memplan::cli

@@ -4,6 +4,7 @@
 
 #include <memplan/quantity.hpp>
 #include "core/base/did_you_mean.hpp"
+#include "core/formats/llama_quant.hpp"
 #include "core/models/arch_limits.hpp"
 
 namespace memplan::cli {
@@ -94,7 +95,13 @@ void trainable_rule(const std::string& flag, const std::string& text, V& v) {
 }
 
 void quantize_rule(const std::string& flag, const std::string& text, V& v) {
-  v.quantize = find_storage_format(flag, text).id;
+  if (const LlamaFtype* f = find_llama_ftype(text)) {
+    v.llama_ftype = f->id;
+    v.quantize.reset();
+    return;
+  }
+  v.quantize = find_quantize_format(flag, text).id;
+  v.llama_ftype.reset();
 }
 
 void kv_format_rule(const std::string& flag, const std::string& text, V& v) {
@@ -180,7 +187,10 @@ const std::vector<OptionSpec>& table() {
       {"--mode", F::mode, "train (default) or infer", mode_rule},
       {"--trainable", F::trainable, "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)",
        trainable_rule},
-      {"--quantize", F::quantize, "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8", quantize_rule},
+      {"--quantize", F::quantize,
+       "Frozen-weight format: int8, int4, nf4, nf4-dq, fp8, gptq-4bit, awq-4bit, or a llama.cpp type "
+       "(q4_k_m, q8_0, ...)",
+       quantize_rule},
       {"--lora", F::lora, "LoRA rank: train adapters only, base weights frozen (with --quantize nf4: QLoRA)",
        count_rule<&V::lora, (1ull << 20)>},
       {"--lora-targets", F::lora_targets,
@@ -197,7 +207,9 @@ const std::vector<OptionSpec>& table() {
        kv_format_rule},
       {"--overhead", F::overhead, "Per-process overhead: CUDA context + workspaces (default 512MiB)",
        overhead_rule},
-      {"--gpu", F::gpu, "GPUs: ids or aliases, comma-separated; all; local, cuda or cuda:N",
+      {"--gpu", F::gpu,
+       "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "
+       "cuda:N",
        text_rule<&V::gpu>},
       {"--gpus", F::gpus, "Number of GPUs the run spans (world size), or auto: the smallest that fits",
        gpus_rule},
@@ -226,6 +238,9 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
+      {"--wired-limit-mb", F::wired_limit_mb,
+       "Apple silicon: the GPU wired-memory limit in MiB, as set with sysctl iogpu.wired_limit_mb",
+       count_rule<&V::wired_limit_mb, (1ull << 24)>},
   };
   return t;
 }

@@ -37,6 +37,7 @@ struct PlanValues {
   std::optional<Mode> mode;
   std::optional<double> trainable;
   std::optional<StorageFormatId> quantize;
+  std::optional<uint32_t> llama_ftype;      // --quantize q4_k_m: a llama.cpp file type
   std::optional<uint64_t> lora;             // rank
   std::optional<LoraTargets> lora_targets;  // rank 0 until --lora sets it
   std::optional<uint64_t> batch, seq, activation_bytes_per_row;
@@ -55,6 +56,7 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
+  std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -16,6 +16,9 @@
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/formats/llama_quant.hpp"
+#include "core/models/custom_gpu.hpp"
+#include "core/models/gguf_mix.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/model_source.hpp"
@@ -217,6 +220,37 @@ Presets load_presets_for(const std::string& presets_file) {
   return path.empty() ? builtin_presets() : load_presets_override(path);
 }
 
+namespace {
+
+// Apple silicon lets the GPU wire up to `iogpu.wired_limit_mb` of unified memory instead of the
+// default working set (recommendedMaxWorkingSetSize); the limit replaces each Apple GPU's budget.
+void apply_wired_limit(uint64_t mib, GpuTargets& targets) {
+  const uint64_t bytes = mib << 20;
+  bool any = false;
+  for (GpuSpec& g : targets.gpus) {
+    if (g.vendor != "apple") continue;
+    any = true;
+    if (bytes > g.memory_total_bytes)
+      throw Error(Field::wired_limit_mb, std::to_string(mib) + " MiB is more than the " +
+                                             format_bytes(g.memory_total_bytes, Units::gib) + " of " + g.id);
+    g.budget_bytes = bytes;
+    g.budget_note = "GPU wired limit " + std::to_string(mib) +
+                    " MiB (sudo sysctl iogpu.wired_limit_mb=" + std::to_string(mib) +
+                    "); macOS and other programs get the rest of the unified memory";
+  }
+  if (!any) throw Error(Field::wired_limit_mb, "applies to Apple GPUs, and none is among the GPUs (--gpu)");
+}
+
+const GpuSpec* preset_gpu(const Presets& presets, const std::string& name) {
+  try {
+    return &find_gpu(presets, "", name);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
   if (list.empty())
@@ -230,6 +264,10 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
     } else if (is_local_gpu_spec(name)) {  // the probe's rule: local, cuda, cuda:N
       t.asked_local = true;
       resolve_local_gpu(name, t);
+    } else if (const GpuSpec* preset = preset_gpu(presets, name)) {  // ids and aliases first ("24gb")
+      t.gpus.push_back(*preset);
+    } else if (auto custom = parse_custom_gpu(name)) {  // a size: 12GiB, 24GB:bf16
+      t.gpus.push_back(std::move(*custom));
     } else {
       t.gpus.push_back(find_gpu(presets, flag_for(Field::gpu), name));
     }
@@ -258,7 +296,9 @@ Plan resolve_plan(const RawPlan& raw) {
   } else {
     const std::string stored = r.model.weight_format;
     const bool half_or_float = stored == "fp32" || stored == "fp16" || stored == "bf16";
-    const std::string precision = half_or_float ? stored : r.model.weight_bytes ? "fp16" : "fp32";
+    const std::string precision = half_or_float                           ? stored
+                                  : r.model.weight_bytes || v.llama_ftype ? "fp16"
+                                                                          : "fp32";
     if (!stored.empty() && half_or_float)
       r.model.notes.push_back("precision " + stored +
                               ": the format the weights are stored in (--precision to change)");
@@ -273,6 +313,7 @@ Plan resolve_plan(const RawPlan& raw) {
                     : parse_optimizer(flag_for(Field::optimizer), r.mode == Mode::infer ? "none" : "adamw");
   if (v.trainable) r.trainable = *v.trainable;
   r.quantize = v.quantize;
+  if (v.llama_ftype) use_llama_ftype(r, *v.llama_ftype);
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
@@ -294,6 +335,8 @@ Plan resolve_plan(const RawPlan& raw) {
     for (const std::string& id : plan.presets.default_gpus)
       plan.targets.gpus.push_back(find_gpu(plan.presets, flag_for(Field::gpu), id));
   }
+
+  if (v.wired_limit_mb) apply_wired_limit(*v.wired_limit_mb, plan.targets);
 
   if (v.gpus_auto) {
     if (plan.targets.gpus.size() != 1)
@@ -332,6 +375,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["checkpointing"] = to_string(r.checkpointing);
   in["overhead"] = std::to_string(r.overhead_bytes);
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
+  if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;
   if (r.kv_format) in["kv_format"] = storage_format(*r.kv_format).name;
   if (v.params) in["params"] = r.model.parameters;
   if (v.tensors) in["tensors"] = r.model.tensors;

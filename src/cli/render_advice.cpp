@@ -69,6 +69,13 @@ std::string change_text(const AdviceChange& c) {
     case AdviceKnob::gpu:
       if (c.found) return "a bigger GPU: " + c.gpu + " (" + format_bytes(c.gpu_bytes, Units::gib) + ")";
       return "no single preset GPU fits as is (largest: " + c.gpu + ")";
+    case AdviceKnob::quantize:
+      return "weights as llama.cpp " + c.format + " (" + format_bytes(c.host_bytes, Units::gib) + ")";
+    case AdviceKnob::kv_quantize:
+      return "KV cache in " + c.format + " (llama.cpp --cache-type-k/-v " + c.format + " -fa; vLLM fp8)";
+    case AdviceKnob::layer_offload:
+      return "llama.cpp -ngl " + std::to_string(c.gpus) + " of " + std::to_string(c.was) +
+             " layers on the GPU, the rest in host memory";
   }
   return "";
 }
@@ -107,6 +114,15 @@ std::string cost_text(const AdviceChange& c) {
              format_bytes(c.host_bytes, Units::gib) + " of host memory";
     case AdviceKnob::gpu:
       return "new hardware: costs money (or a cloud instance)";
+    case AdviceKnob::quantize:
+      return "quality loss grows as the bits shrink (q8_0 near lossless, q4_k_m small, q2_k large); a GGUF "
+             "runner (llama.cpp, Ollama)";
+    case AdviceKnob::kv_quantize:
+      return c.format == "q8_0" ? "near lossless; needs flash attention in llama.cpp"
+                                : "some quality loss on long contexts; needs flash attention in llama.cpp";
+    case AdviceKnob::layer_offload:
+      return "the CPU runs the other layers: tokens per second fall several-fold; " +
+             format_bytes(c.host_bytes, Units::gib) + " of weights in host memory";
   }
   return "";
 }

@@ -96,9 +96,10 @@ void check_documented(const std::string& schema, const Paths& seen) {
 
 TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json][docs]") {
   const std::set<std::string> expected = {
-      "memplan.estimate/1", "memplan.fit/1",    "memplan.max-batch/1", "memplan.advise/1", "memplan.probe/1",
-      "memplan.gpus/1",     "memplan.models/1", "memplan.inspect/1",   "memplan.dtype/1",  "memplan.cast/1",
-      "memplan.scale/1",    "memplan.ladder/1", "memplan.sweep/1"};
+      "memplan.estimate/1", "memplan.fit/1",      "memplan.max-batch/1",      "memplan.advise/1",
+      "memplan.probe/1",    "memplan.gpus/1",     "memplan.models/1",         "memplan.inspect/1",
+      "memplan.dtype/1",    "memplan.cast/1",     "memplan.scale/1",          "memplan.ladder/1",
+      "memplan.sweep/1",    "memplan.gguf-fit/1", "memplan.gguf-fit-check/1", "memplan.models-fits/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -223,4 +224,23 @@ TEST_CASE("docs/json.md: memplan.ladder/1 and memplan.sweep/1 fields", "[cli][js
       "memplan.sweep/1",
       json_paths(run_with_trainer("sweep", {"--batches", "8,16", "--format", "json"}, {"--crash-at", "16"}),
                  4, "memplan.sweep/1"));
+}
+
+TEST_CASE("docs/json.md: memplan.gguf-fit/1, gguf-fit-check/1 and models-fits/1 fields",
+          "[cli][json][docs]") {
+  const std::string logs = std::string(MEMPLAN_TEST_DATA_DIR) + "/llamacpp_logs/";
+  check_documented("memplan.gguf-fit/1",
+                   printed("memplan.gguf-fit/1", {{{"gguf-fit", "--model", "llama-3-8b", "--quantize",
+                                                    "q4_k_m", "--gpu", "rtx-4090", "--format", "json"},
+                                                   0}}));
+  check_documented(
+      "memplan.gguf-fit-check/1",
+      printed("memplan.gguf-fit-check/1",
+              {{{"gguf-fit", "--config", logs + "phi-4.config.json", "--quantize", "q4_k_m", "--gpu",
+                 "rtx-4090", "--check-log", logs + "ollama_13552_phi4_q4_k_m.log", "--format", "json"},
+                0}}));
+  check_documented(
+      "memplan.models-fits/1",
+      printed("memplan.models-fits/1",
+              {{{"models", "--fits", "rtx-4090", "--quantize", "q4_k_m", "--format", "json"}, 0}}));
 }

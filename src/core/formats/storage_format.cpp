@@ -40,6 +40,27 @@ const std::vector<StorageFormat>& storage_formats() {
        {67616, 131072},
        "NormalFloat4, double-quantised: 4 + 8/64 + 32/16384 bits = 4.127 bits",
        StorageFormatId::nf4_dq},
+      // ggml blocks (ggml-common.h): block_q8_0 = fp16 scale + 32 int8 = 34 bytes per 32;
+      // block_q4_0 = fp16 scale + 16 bytes of nibbles = 18 bytes per 32.
+      {"q8_0",
+       {34, 32},
+       "ggml Q8_0: 32 int8 + an fp16 scale = 34 bytes per 32 (8.5 bits)",
+       StorageFormatId::q8_0},
+      {"q4_0",
+       {18, 32},
+       "ggml Q4_0: 32 nibbles + an fp16 scale = 18 bytes per 32 (4.5 bits)",
+       StorageFormatId::q4_0},
+      // GPTQ / AWQ (AutoGPTQ, AutoAWQ packing): int4 weights packed in int32, per group of 128
+      // inputs an fp16 scale and a 4-bit zero point (qzeros packed in int32) per output column:
+      // 4 + 16/128 + 4/128 bits = 133/32 bits (g_idx, one int32 per input row, not counted).
+      {"gptq-4bit",
+       {133, 256},
+       "GPTQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits",
+       StorageFormatId::gptq_4bit},
+      {"awq-4bit",
+       {133, 256},
+       "AWQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits",
+       StorageFormatId::awq_4bit},
   };
   return table;
 }

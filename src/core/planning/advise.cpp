@@ -138,6 +138,12 @@ const char* advice_knob_name(AdviceKnob k) {
       return "offload";
     case AdviceKnob::gpu:
       return "gpu";
+    case AdviceKnob::quantize:
+      return "quantize";
+    case AdviceKnob::kv_quantize:
+      return "kv-quantize";
+    case AdviceKnob::layer_offload:
+      return "layer-offload";
   }
   return "gpu";
 }

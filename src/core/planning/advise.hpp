@@ -34,10 +34,13 @@ enum class AdviceKnob {
   sharding,
   offload,
   gpu,
+  quantize,       // inference: a llama.cpp file type for the weights
+  kv_quantize,    // inference: a q8_0 / q4_0 KV cache
+  layer_offload,  // inference: llama.cpp -ngl, the other layers in host memory
 };
 
 // "micro-batch", "autocast", "sequence", "checkpointing", "optimizer-8bit", "adafactor", "lora",
-// "qlora", "sharding", "offload", "gpu".
+// "qlora", "sharding", "offload", "gpu", "quantize", "kv-quantize", "layer-offload".
 const char* advice_knob_name(AdviceKnob k);
 
 // What goes with a change (BatchNorm, GradScaler, ...); the fields a code uses are named beside it.
@@ -93,6 +96,7 @@ struct AdviceChange {
   uint64_t host_bytes = 0;                              // offload: host memory per node
   std::string gpu;         // sharding: the GPU; gpu: the bigger GPU (or the largest)
   uint64_t gpu_bytes = 0;  // gpu: its usable memory
+  std::string format;  // quantize, kv_quantize: the format ("q4_k_m", "q8_0"); layer_offload: the weights'
   std::vector<AdviceNote> notes;
 };
 

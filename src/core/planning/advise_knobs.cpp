@@ -12,6 +12,7 @@
 #include <memplan/sharding.hpp>
 #include "core/base/checked.hpp"
 #include "core/parallel/sharded_estimate.hpp"
+#include "core/planning/advise_knobs_infer.hpp"
 #include "core/planning/planning.hpp"
 
 namespace memplan::advice {
@@ -308,6 +309,9 @@ const std::vector<Knob>& knob_table() {
       {AdviceKnob::qlora, KnobGroup::adapters, 2, Stage::transform, qlora},
       {AdviceKnob::sharding, KnobGroup::placement, 2, Stage::place, sharding},
       {AdviceKnob::offload, KnobGroup::placement, 2, Stage::place, offload},
+      {AdviceKnob::quantize, KnobGroup::precision, 2, Stage::transform, quantize_weights},
+      {AdviceKnob::kv_quantize, KnobGroup::kv_cache, 1, Stage::transform, quantize_kv},
+      {AdviceKnob::layer_offload, KnobGroup::placement, 2, Stage::place, layer_offload},
   };
   return table;
 }

@@ -31,7 +31,7 @@ struct KnobContext {
 enum class Stage { transform = 0, solve = 1, place = 2 };
 
 // A combination holds at most one knob of a group.
-enum class KnobGroup { batch, precision, sequence, checkpointing, optimizer, adapters, placement };
+enum class KnobGroup { batch, precision, sequence, checkpointing, optimizer, adapters, placement, kv_cache };
 
 struct Knob {
   AdviceKnob knob;

@@ -1,0 +1,376 @@
+// memplan gguf-fit: llama.cpp / Ollama on these GPUs - the largest -ngl that fits, where the
+// model, the KV cache and the compute buffers go, the flags; --check-log compares with a log.
+#include <memory>
+#include <sstream>
+
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+
+#include "cli/command.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/text_table.hpp"
+#include "core/base/file_reader.hpp"
+#include "core/formats/llama_quant.hpp"
+#include "core/models/gguf.hpp"
+#include "core/models/gguf_mix.hpp"
+#include "core/serving/llamacpp.hpp"
+#include "core/serving/llamacpp_log.hpp"
+
+namespace memplan::cli {
+namespace {
+
+constexpr double k_mib = 1024.0 * 1024.0;
+
+struct State {
+  RawPlan plan;
+  RawOutputOptions output;
+  std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
+  std::string mmproj, check_log;
+  bool flash_attn = false;
+};
+
+// --cache-type-k/-v: the types llama.cpp accepts for the cache (common/arg.cpp kv_cache_types).
+std::string cache_type(const std::string& flag, const std::string& text) {
+  static const char* types[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  for (const char* t : types)
+    if (text == t) {
+      std::string up = t;
+      for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      return up;
+    }
+  throw Error(
+      flag,
+      "\"" + text +
+          "\" is not a llama.cpp cache type (expected f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1)");
+}
+
+std::vector<double> parse_split(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const double x = parse_real(flag, part);
+    if (x < 0) throw Error(flag, "\"" + part + "\" must be 0 or more");
+    out.push_back(x);
+  }
+  double sum = 0;
+  for (double x : out) sum += x;
+  if (out.empty() || sum <= 0) throw Error(flag, "\"" + text + "\" needs a share above 0 (e.g. 3,1)");
+  return out;
+}
+
+double in_mib(uint64_t bytes) { return static_cast<double>(bytes) / k_mib; }
+
+std::string mib(uint64_t bytes) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(2);
+  o << static_cast<double>(bytes) / k_mib << " MiB";
+  return o.str();
+}
+
+std::string cache_lower(std::string t) {
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return t;
+}
+
+std::string flags_of(const LlamaCppRequest& q, const LlamaCppPlan& p, const std::string& model_arg) {
+  std::string s = "llama-server -m " + model_arg + " -c " + std::to_string(q.n_ctx) + " -ub " +
+                  std::to_string(q.n_ubatch) + " -ngl " + std::to_string(p.n_gpu_layers);
+  if (q.flash_attn) s += " -fa on";
+  if (q.cache_k != "F16") s += " --cache-type-k " + cache_lower(q.cache_k);
+  if (q.cache_v != "F16") s += " --cache-type-v " + cache_lower(q.cache_v);
+  if (q.gpu_bytes.size() > 1) {
+    std::string ts;
+    for (const LlamaCppDevice& d : p.gpus)
+      ts += (ts.empty() ? "" : ",") + std::to_string(d.layers + d.output);
+    s += " -ts " + ts;
+  }
+  if (q.n_cpu_moe) s += " --n-cpu-moe " + std::to_string(q.n_cpu_moe);
+  return s;
+}
+
+// The Ollama equivalents: options of the API / Modelfile and the server's environment.
+std::string ollama_of(const LlamaCppRequest& q, const LlamaCppPlan& p) {
+  std::string s = "ollama: num_ctx " + std::to_string(q.n_ctx) + ", num_gpu " +
+                  std::to_string(p.n_gpu_layers) + ", num_batch " + std::to_string(q.n_ubatch);
+  if (q.flash_attn) s += "; OLLAMA_FLASH_ATTENTION=1";
+  if (q.cache_k != "F16") s += " OLLAMA_KV_CACHE_TYPE=" + cache_lower(q.cache_k);
+  return s;
+}
+
+struct Built {
+  LlamaCppRequest request;
+  std::string model_arg;
+  std::vector<GpuSpec> gpus;
+};
+
+Built build(const State& s) {
+  RawPlan raw = s.plan;
+  if (!raw.given.count("mode")) raw.given["mode"] = "infer";
+  const Plan plan = resolve_plan(raw);
+  const EstimateRequest& r = plan.request;
+  if (r.mode != Mode::infer) throw Error("--mode", "gguf-fit plans inference (expected infer)");
+  if (!r.model.arch)
+    throw Error("--model", "gguf-fit needs the model's architecture (--model, --config or --gguf)");
+  if (r.quantize)
+    throw Error("--quantize", "gguf-fit takes a llama.cpp file type (q4_k_m, q8_0, ...), not \"" +
+                                  storage_format(*r.quantize).name + "\"");
+  if (!plan.gpu_given) throw Error("--gpu", "required: the GPUs llama.cpp runs on (e.g. --gpu rtx-4090)");
+  Built b;
+  LlamaCppRequest& q = b.request;
+  q.arch = *r.model.arch;
+  if (auto g = raw.given.find("gguf"); g != raw.given.end()) {
+    if (r.llama_ftype)
+      throw Error("--quantize", "applies to --model or --config; a GGUF file is already quantised");
+    q.weights = read_gguf_file(g->second);
+    b.model_arg = g->second;
+  } else {
+    const LlamaFtype& f = *llama_ftype(r.llama_ftype.value_or(1));
+    q.weights = gguf_of_arch(q.arch, f);
+    b.model_arg = r.model.id + "-" + f.name + ".gguf";
+  }
+  q.n_ctx = parse_count("--ctx-size", s.ctx, 1ull << 24);
+  if (!q.n_ctx) throw Error("--ctx-size", "\"" + s.ctx + "\" must be at least 1");
+  q.n_ubatch = parse_count("--ubatch-size", s.ubatch, 1ull << 20);
+  if (!q.n_ubatch) throw Error("--ubatch-size", "\"" + s.ubatch + "\" must be at least 1");
+  q.cache_k = cache_type("--cache-type-k", s.cache_k);
+  q.cache_v = cache_type("--cache-type-v", s.cache_v);
+  q.flash_attn = s.flash_attn;
+  if (!s.ngl.empty())
+    q.n_gpu_layers = std::min(parse_count("--n-gpu-layers", s.ngl, 1ull << 20), q.arch.layers + 1);
+  q.n_cpu_moe = parse_count("--n-cpu-moe", s.cpu_moe, 1ull << 20);
+  if (q.n_cpu_moe && q.arch.experts < 2)
+    throw Error("--n-cpu-moe", "applies to mixture-of-experts models (this one has no experts)");
+  if (!s.mmproj.empty()) {
+    for (const GgufTensor& t : read_gguf_file(s.mmproj).tensors) q.mmproj_bytes += t.bytes;
+  }
+  for (const GpuSpec& g : plan.targets.gpus) {
+    b.gpus.push_back(g);
+    q.gpu_bytes.push_back(g.usable_bytes());
+  }
+  if (!s.split.empty()) {
+    q.tensor_split = parse_split("--tensor-split", s.split);
+    if (q.tensor_split.size() != q.gpu_bytes.size())
+      throw Error("--tensor-split", "\"" + s.split + "\" has " + std::to_string(q.tensor_split.size()) +
+                                        " parts for " + std::to_string(q.gpu_bytes.size()) + " GPUs");
+  }
+  q.reserve_bytes = r.overhead_bytes;
+  return b;
+}
+
+void validate(const LlamaCppRequest& q) {
+  const bool quantised_v = q.cache_v != "F16" && q.cache_v != "F32" && q.cache_v != "BF16";
+  if (quantised_v && !q.flash_attn)
+    throw Error("--cache-type-v", "a quantised V cache needs --flash-attn (llama.cpp refuses it without)");
+}
+
+std::string device_name(size_t i) { return "CUDA" + std::to_string(i); }
+
+int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& io) {
+  const LlamaCppRequest& q = b.request;
+  if (out.format == Format::json) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (size_t i = 0; i < p.gpus.size(); ++i) {
+      const LlamaCppDevice& d = p.gpus[i];
+      gpus.push_back({{"gpu", b.gpus[i].id},
+                      {"memory_bytes", q.gpu_bytes[i]},
+                      {"layers", d.layers},
+                      {"output_layer", d.output},
+                      {"model_bytes", d.model},
+                      {"kv_bytes", d.kv},
+                      {"compute_bytes", d.compute},
+                      {"projector_bytes", d.projector},
+                      {"reserve_bytes", d.reserve},
+                      {"total_bytes", d.total()},
+                      {"fits", static_cast<bool>(p.gpu_fits[i])}});
+    }
+    nlohmann::json doc = {
+        {"schema", "memplan.gguf-fit/1"},
+        {"n_gpu_layers", p.n_gpu_layers},
+        {"layers", p.n_layers},
+        {"n_ctx", q.n_ctx},
+        {"kv_cells", p.n_ctx_cells},
+        {"n_ubatch", q.n_ubatch},
+        {"cache_type_k", cache_lower(q.cache_k)},
+        {"cache_type_v", cache_lower(q.cache_v)},
+        {"flash_attn", q.flash_attn},
+        {"layer_bytes", p.layer_bytes},
+        {"token_embd_bytes", p.token_embd_bytes},
+        {"output_bytes", p.output_bytes},
+        {"kv_layer_bytes", p.kv_layer_bytes},
+        {"compute_attention_bytes", p.compute_attention},
+        {"compute_output_bytes", p.compute_output},
+        {"gpus", gpus},
+        {"host", {{"model_bytes", p.host.model}, {"kv_bytes", p.host.kv}, {"layers", p.host.layers}}},
+        {"fits", p.fits},
+        {"llama_cpp", flags_of(q, p, b.model_arg)}};
+    io.out << doc.dump(2) << "\n";
+    return p.fits ? k_ok : k_no_fit;
+  }
+  using A = TextTable::Align;
+  TextTable t({{"device", A::left},
+               {"layers", A::right},
+               {"model", A::right},
+               {"KV cache", A::right},
+               {"compute", A::right},
+               {"other", A::right},
+               {"total", A::right},
+               {"of", A::right},
+               {"fits", A::left}});
+  for (size_t i = 0; i < p.gpus.size(); ++i) {
+    const LlamaCppDevice& d = p.gpus[i];
+    t.add_row({device_name(i) + " (" + b.gpus[i].id + ")",
+               std::to_string(d.layers) + (d.output ? "+out" : ""), mib(d.model), mib(d.kv), mib(d.compute),
+               mib(d.projector + d.reserve), mib(d.total()), mib(q.gpu_bytes[i]),
+               p.gpu_fits[i] ? "yes" : "no"});
+  }
+  t.add_row({"CPU (host RAM)", std::to_string(p.host.layers) + (p.host.output ? "+out" : ""),
+             mib(p.host.model), mib(p.host.kv), "-", "-", mib(p.host.model + p.host.kv), "-", "-"});
+  io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
+  if (out.quiet) return p.fits ? k_ok : k_no_fit;
+  io.out << "\n  -ngl " << p.n_gpu_layers << " of " << p.n_layers + 1 << " (" << p.n_layers
+         << " repeating layers + the output layer)" << (q.n_gpu_layers ? "" : ": the largest that fits")
+         << "\n";
+  io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, p) << "\n";
+  if (out.explain) {
+    const uint64_t kv_dim = q.arch.resolved_kv_heads() * q.arch.resolved_head_dim();
+    io.out << "\n  KV cache per layer: " << p.n_ctx_cells << " cells (n_ctx " << q.n_ctx
+           << " padded to 256) x " << kv_dim << " (kv_heads x head_dim) in " << cache_lower(q.cache_k)
+           << " + " << cache_lower(q.cache_v) << " = " << mib(p.kv_layer_bytes) << "\n";
+    const uint64_t T = std::min(q.n_ctx, q.n_ubatch);
+    if (q.flash_attn)
+      io.out << "  compute, attention: f16 mask " << p.n_ctx_cells << " x pad64(" << T << ") x 2 + 3 x "
+             << q.arch.hidden << " x " << T << " x 4 = " << mib(p.compute_attention) << "\n";
+    else
+      io.out << "  compute, attention: scores " << p.n_ctx_cells << " x " << T << " x " << q.arch.heads
+             << " heads x 4 + f32 mask " << p.n_ctx_cells << " x pad64(" << T << ") x 4 + 2 x "
+             << q.arch.hidden << " x " << T << " x 4 = " << mib(p.compute_attention) << "\n";
+    io.out << "  compute, output: logits " << q.arch.vocab << " x " << T << " x 4 + " << q.arch.hidden
+           << " x " << T << " x 4 = " << mib(p.compute_output) << " (on the GPU with the output layer)\n";
+    io.out << "  model: token_embd " << mib(p.token_embd_bytes) << " stays on the CPU; output layer "
+           << mib(p.output_bytes) << "; repeating layer 0 "
+           << mib(p.layer_bytes.empty() ? 0 : p.layer_bytes[0]) << "\n";
+    io.out << "  other: CUDA context and workspaces (--overhead) and the projector (--mmproj)\n";
+  }
+  return p.fits ? k_ok : k_no_fit;
+}
+
+// --check-log: the log's own settings, then the prediction against its printed buffers.
+int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io) {
+  const LlamaCppLog log = parse_llamacpp_log(read_small_file(path, read_limit::k_config, "--check-log"));
+  if (log.empty())
+    throw Error("--check-log", "\"" + path +
+                                   "\" has no llama.cpp buffer lines (\"CUDA0 model buffer size\", \"KV self "
+                                   "size\", \"compute buffer size\")");
+  LlamaCppRequest& q = b.request;
+  if (log.n_ctx) q.n_ctx = *log.n_ctx;
+  if (log.n_ubatch) q.n_ubatch = *log.n_ubatch;
+  if (log.flash_attn) q.flash_attn = *log.flash_attn;
+  if (!log.cache_k.empty()) q.cache_k = cache_type("--check-log", log.cache_k);
+  if (!log.cache_v.empty()) q.cache_v = cache_type("--check-log", log.cache_v);
+  if (log.offloaded) q.n_gpu_layers = *log.offloaded;
+  q.reserve_bytes = 0;
+  const LlamaCppPlan p = plan_llamacpp(q);
+  struct Row {
+    std::string what;
+    double predicted, logged;
+  };
+  std::vector<Row> rows;
+  for (const auto& [dev, v] : log.model_mib) {
+    if (dev.rfind("CUDA", 0) == 0 && dev.find("Host") == std::string::npos) {
+      const size_t i = std::strtoul(dev.c_str() + 4, nullptr, 10);
+      if (i < p.gpus.size()) rows.push_back({dev + " model", in_mib(p.gpus[i].model), v});
+    } else if (dev == "CPU" || dev == "CPU_Mapped") {
+      rows.push_back({dev + " model", in_mib(p.host.model), v});
+    }
+  }
+  uint64_t kv_total = p.host.kv;
+  for (const LlamaCppDevice& d : p.gpus) kv_total += d.kv;
+  if (log.kv_total_mib) rows.push_back({"KV cache", in_mib(kv_total), *log.kv_total_mib});
+  for (const auto& [dev, v] : log.compute_mib) {
+    if (dev.rfind("CUDA", 0) != 0 || dev.find("Host") != std::string::npos) continue;
+    const size_t i = std::strtoul(dev.c_str() + 4, nullptr, 10);
+    if (i < p.gpus.size()) rows.push_back({dev + " compute", in_mib(p.gpus[i].compute), v});
+  }
+  bool all = true;
+  nlohmann::json list = nlohmann::json::array();
+  using A = TextTable::Align;
+  TextTable t({{"buffer", A::left},
+               {"predicted", A::right},
+               {"logged", A::right},
+               {"error", A::right},
+               {"within 5%", A::left}});
+  for (const Row& r : rows) {
+    const double err = r.logged > 0 ? (r.predicted - r.logged) / r.logged : (r.predicted > 0 ? 1.0 : 0.0);
+    const bool ok = err <= 0.05 && err >= -0.05;
+    all = all && ok;
+    std::ostringstream e, pr, lg;
+    e.setf(std::ios::fixed);
+    pr.setf(std::ios::fixed);
+    lg.setf(std::ios::fixed);
+    e.precision(2);
+    pr.precision(2);
+    lg.precision(2);
+    e << err * 100 << "%";
+    pr << r.predicted << " MiB";
+    lg << r.logged << " MiB";
+    t.add_row({r.what, pr.str(), lg.str(), e.str(), ok ? "yes" : "no"});
+    list.push_back({{"buffer", r.what},
+                    {"predicted_mib", r.predicted},
+                    {"logged_mib", r.logged},
+                    {"error", err},
+                    {"within_5_percent", ok}});
+  }
+  if (out.format == Format::json) {
+    io.out << nlohmann::json{{"schema", "memplan.gguf-fit-check/1"},
+                             {"n_ctx", q.n_ctx},
+                             {"n_ubatch", q.n_ubatch},
+                             {"flash_attn", q.flash_attn},
+                             {"n_gpu_layers", p.n_gpu_layers},
+                             {"buffers", list},
+                             {"all_within_5_percent", all}}
+                  .dump(2)
+           << "\n";
+  } else {
+    io.out << "  the log's settings: n_ctx " << q.n_ctx << ", n_ubatch " << q.n_ubatch << ", flash_attn "
+           << (q.flash_attn ? "on" : "off") << ", cache " << cache_lower(q.cache_k) << "/"
+           << cache_lower(q.cache_v) << ", -ngl " << p.n_gpu_layers << "\n\n";
+    io.out << (out.format == Format::markdown ? t.render_markdown() : t.render());
+  }
+  return all ? k_ok : k_no_fit;
+}
+
+}  // namespace
+
+void add_gguf_fit(CLI::App& sub, Runner& run) {
+  auto s = std::make_shared<State>();
+  add_plan_options(sub, s->plan);
+  add_output_options(sub, s->output);
+  sub.add_option("--ctx-size", s->ctx, "llama.cpp -c: context length in tokens (default 4096)");
+  sub.add_option("--ubatch-size", s->ubatch, "llama.cpp -ub: tokens per evaluation (default 512)");
+  sub.add_option("--cache-type-k", s->cache_k, "K cache type: f16 (default), q8_0, q4_0, ...");
+  sub.add_option("--cache-type-v", s->cache_v,
+                 "V cache type: f16 (default), q8_0, q4_0 (needs --flash-attn)");
+  sub.add_flag("--flash-attn", s->flash_attn,
+               "llama.cpp -fa: flash attention (no n_ctx x n_ubatch score matrix)");
+  sub.add_option("--n-gpu-layers", s->ngl,
+                 "llama.cpp -ngl: layers on the GPUs (default: the largest that fits)");
+  sub.add_option("--tensor-split", s->split,
+                 "llama.cpp -ts: shares of the layers per GPU, e.g. 3,1 (default: by memory)");
+  sub.add_option("--n-cpu-moe", s->cpu_moe,
+                 "llama.cpp --n-cpu-moe: expert tensors of the first N layers on the CPU");
+  sub.add_option("--mmproj", s->mmproj, "A multimodal projector .gguf (loaded on the first GPU)");
+  sub.add_option("--check-log", s->check_log,
+                 "A llama.cpp log: compare its printed buffer sizes with the prediction");
+  run = [s](Io& io) {
+    const OutputOptions out = resolve_output_options(s->output, io);
+    Built b = build(*s);
+    validate(b.request);
+    if (!s->check_log.empty()) return check_log(b, s->check_log, out, io);
+    const LlamaCppPlan p = plan_llamacpp(b.request);
+    return render(b, p, out, io);
+  };
+}
+
+}  // namespace memplan::cli

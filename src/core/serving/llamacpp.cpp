@@ -1,0 +1,170 @@
+// llama.cpp's placement of layers, KV cache and compute buffers on GPUs (see llamacpp.hpp).
+#include "core/serving/llamacpp.hpp"
+
+#include <algorithm>
+
+#include <memplan/error.hpp>
+#include "core/base/checked.hpp"
+#include "core/models/gguf_mix.hpp"
+
+namespace memplan {
+namespace {
+
+constexpr uint64_t k_kv_cell_pad = 256;  // llama.cpp pads the cache to 256 cells
+constexpr uint64_t k_mask_pad = 64;      // GGML_KQ_MASK_PAD: the mask's rows are padded to 64
+constexpr uint64_t k_f32 = 4;
+
+uint64_t pad(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+
+const GgufType& type_named(const std::string& name) {
+  for (const GgufType& t : gguf_types())
+    if (name == t.name) return t;
+  throw Error("cache type", "unknown ggml type " + name);
+}
+
+struct Split {
+  std::vector<uint64_t> layer_bytes;
+  std::vector<uint64_t> host_expert_bytes;  // per layer: expert tensors kept on the CPU (llama.cpp n_cpu_moe)
+  uint64_t token_embd = 0, output = 0;
+};
+
+Split split_tensors(const LlamaCppRequest& req) {
+  Split s;
+  s.layer_bytes.assign(req.arch.layers, 0);
+  s.host_expert_bytes.assign(req.arch.layers, 0);
+  bool has_output = false;
+  for (const GgufTensor& t : req.weights.tensors) {
+    const int64_t layer = gguf_tensor_layer(t.name);
+    if (layer >= 0 && static_cast<uint64_t>(layer) < req.arch.layers) {
+      const auto l = static_cast<size_t>(layer);
+      if (static_cast<uint64_t>(layer) < req.n_cpu_moe && t.name.find("_exps.") != std::string::npos)
+        s.host_expert_bytes[l] = checked_add(s.host_expert_bytes[l], t.bytes);
+      else
+        s.layer_bytes[l] = checked_add(s.layer_bytes[l], t.bytes);
+    } else if (t.name.rfind("token_embd.", 0) == 0) {
+      s.token_embd = checked_add(s.token_embd, t.bytes);
+    } else {
+      s.output = checked_add(s.output, t.bytes);  // output.weight, output_norm, rope factors
+      if (t.name == "output.weight") has_output = true;
+    }
+  }
+  // Tied embeddings: llama.cpp loads token_embd a second time as the output matrix
+  // (TENSOR_DUPLICATED), in the output layer's buffer.
+  if (!has_output) s.output = checked_add(s.output, s.token_embd);
+  return s;
+}
+
+}  // namespace
+
+uint64_t ggml_row_bytes(const std::string& type, uint64_t n) {
+  const GgufType& t = type_named(type);
+  if (n % t.block) throw Error("cache type", std::string(t.name) + " rows must be a multiple of its block");
+  return n / t.block * t.type_size;
+}
+
+namespace {
+
+LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
+  const TransformerArch& a = req.arch;
+  LlamaCppPlan p;
+  p.n_layers = a.layers;
+  const Split s = split_tensors(req);
+  p.layer_bytes = s.layer_bytes;
+  p.token_embd_bytes = s.token_embd;
+  p.output_bytes = s.output;
+
+  p.n_ctx_cells = pad(req.n_ctx, k_kv_cell_pad);
+  const uint64_t kv_dim = a.resolved_kv_heads() * a.resolved_head_dim();
+  p.kv_k_layer_bytes = checked_mul(ggml_row_bytes(req.cache_k, kv_dim), p.n_ctx_cells);
+  p.kv_layer_bytes =
+      checked_add(p.kv_k_layer_bytes, checked_mul(ggml_row_bytes(req.cache_v, kv_dim), p.n_ctx_cells));
+
+  // The compute buffer: the graph for one micro-batch of T tokens over all n_kv cells, every
+  // token an output (the reservation's worst case); its peak is the larger of two stages. The
+  // scores KQ are n_kv x T x heads fp32 and softmax reuses their buffer (ikawrakow/ik_llama.cpp
+  // PR 237 describes the same); the stage sums are checked against printed compute buffers in
+  // tests/data/llamacpp_logs (105.00 MiB exactly for TriLM, -1.4% for phi-4).
+  const uint64_t T = std::min(req.n_ctx, req.n_ubatch), n_kv = p.n_ctx_cells;
+  const uint64_t act = checked_mul(checked_mul(a.hidden, T), k_f32);  // one f32 activation [hidden, T]
+  if (req.flash_attn) {
+    // FA: the f16 mask, the residual stream, the queries and the attention output.
+    p.compute_attention = checked_add(checked_mul(checked_mul(n_kv, pad(T, k_mask_pad)), 2), 3 * act);
+  } else {
+    // Without FA: the f32 scores KQ [n_kv, T, heads] (softmax in place), the f32 mask, the
+    // residual stream and the queries.
+    p.compute_attention =
+        checked_add(checked_mul(checked_mul(checked_mul(n_kv, T), a.heads), k_f32),
+                    checked_add(checked_mul(checked_mul(n_kv, pad(T, k_mask_pad)), k_f32), 2 * act));
+  }
+  // The output stage: f32 logits [vocab, T] and the normed hidden state feeding them.
+  p.compute_output = checked_add(checked_mul(checked_mul(a.vocab, T), k_f32), act);
+
+  const size_t n_gpu = req.gpu_bytes.size();
+  p.gpus.assign(n_gpu, LlamaCppDevice{});
+  const uint64_t n = a.layers;
+  const uint64_t gpu_start = ngl >= n ? 0 : n - ngl;
+  const uint64_t act_layers = n_gpu ? std::min(ngl, n + 1) : 0;
+  p.n_gpu_layers = act_layers;
+  std::vector<double> splits(n_gpu, 0.0);
+  double sum = 0;
+  for (size_t i = 0; i < n_gpu; ++i) {
+    sum += req.tensor_split.empty() ? static_cast<double>(req.gpu_bytes[i]) : req.tensor_split[i];
+    splits[i] = sum;
+  }
+  for (double& x : splits) x = sum > 0 ? x / sum : 1.0;
+  for (uint64_t il = 0; il <= n; ++il) {
+    LlamaCppDevice* d = &p.host;
+    if (il >= gpu_start && il - gpu_start < act_layers) {
+      const double at = static_cast<double>(il - gpu_start) / static_cast<double>(act_layers);
+      size_t g = static_cast<size_t>(std::upper_bound(splits.begin(), splits.end(), at) - splits.begin());
+      d = &p.gpus[std::min(g, n_gpu - 1)];
+    }
+    if (il < n) {
+      d->model = checked_add(d->model, s.layer_bytes[il]);
+      d->kv = checked_add(d->kv, p.kv_layer_bytes);
+      d->layers += 1;
+      p.host.model = checked_add(p.host.model, s.host_expert_bytes[il]);
+    } else {
+      d->model = checked_add(d->model, s.output);
+      d->output = true;
+    }
+  }
+  p.host.model = checked_add(p.host.model, s.token_embd);
+  for (LlamaCppDevice& d : p.gpus) {
+    if (d.layers) d.compute = p.compute_attention;
+    if (d.output) d.compute = std::max(d.compute, p.compute_output);
+  }
+  if (!p.gpus.empty()) {
+    p.gpus[0].projector = req.mmproj_bytes;
+    for (LlamaCppDevice& d : p.gpus) d.reserve = req.reserve_bytes;
+  }
+  p.gpu_fits.assign(n_gpu, true);
+  for (size_t i = 0; i < n_gpu; ++i) {
+    p.gpu_fits[i] = p.gpus[i].total() <= req.gpu_bytes[i];
+    p.fits = p.fits && p.gpu_fits[i];
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<uint64_t> largest_ngl(const LlamaCppRequest& req) {
+  // Every count from the top (layers + 1 is everything, the output layer included) down: with
+  // several GPUs one more layer can move others between them, so no bisection.
+  for (uint64_t ngl = req.arch.layers + 1;; --ngl) {
+    if (plan_at(req, ngl).fits) return ngl;
+    if (ngl == 0) return std::nullopt;
+  }
+}
+
+LlamaCppPlan plan_llamacpp(const LlamaCppRequest& req) {
+  if (!req.arch.layers || !req.arch.heads || !req.arch.hidden)
+    throw Error(Field::model, "llama.cpp planning needs the model's layers, heads and hidden size");
+  if (!req.tensor_split.empty() && req.tensor_split.size() != req.gpu_bytes.size())
+    throw Error("tensor split", "has " + std::to_string(req.tensor_split.size()) + " parts for " +
+                                    std::to_string(req.gpu_bytes.size()) + " GPUs");
+  if (req.n_gpu_layers) return plan_at(req, *req.n_gpu_layers);
+  return plan_at(req, largest_ngl(req).value_or(0));
+}
+
+}  // namespace memplan

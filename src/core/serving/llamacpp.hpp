@@ -1,0 +1,66 @@
+#pragma once
+// llama.cpp (and Ollama, which runs it) on GPUs: where each tensor goes for -ngl N layers
+// offloaded, the KV cache of each layer for the cache types, the compute buffer, the largest -ngl
+// that fits, the split over several GPUs (llama.cpp tensor_split) and n_cpu_moe for MoE models.
+// Rules from llama.cpp's llama-model.cpp (layer placement), llama-kv-cache.cpp (one K and one V
+// row of n_embd_k_gqa per cell and layer) and the graph reservation in llama-context.cpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <memplan/model.hpp>
+#include "core/models/gguf.hpp"
+
+namespace memplan {
+
+struct LlamaCppRequest {
+  GgufFile weights;                      // the tensors (a real GGUF's, or gguf_of_arch's)
+  TransformerArch arch;                  // layers, heads, kv heads, head size, vocabulary
+  uint64_t n_ctx = 4096;                 // -c
+  uint64_t n_ubatch = 512;               // -ub: tokens per graph evaluation
+  std::string cache_k = "F16";           // llama.cpp type_k, a ggml type name
+  std::string cache_v = "F16";           // type_v
+  bool flash_attn = false;               // -fa
+  std::optional<uint64_t> n_gpu_layers;  // -ngl; none: the largest that fits
+  std::vector<uint64_t> gpu_bytes;       // memory of each GPU
+  std::vector<double> tensor_split;      // -ts; empty: in proportion to gpu_bytes
+  uint64_t n_cpu_moe = 0;                // n_cpu_moe: expert tensors of the first N layers stay on the CPU
+  uint64_t mmproj_bytes = 0;             // the multimodal projector's tensors (on GPU 0)
+  uint64_t reserve_bytes = 0;            // per GPU: CUDA context and what else is not llama.cpp's buffers
+};
+
+struct LlamaCppDevice {
+  uint64_t model = 0, kv = 0, compute = 0, projector = 0, reserve = 0;
+  uint64_t layers = 0;  // repeating layers held
+  bool output = false;  // holds the output layer
+  uint64_t total() const { return model + kv + compute + projector + reserve; }
+};
+
+struct LlamaCppPlan {
+  uint64_t n_layers = 0;
+  uint64_t n_gpu_layers = 0;  // as -ngl counts: the repeating layers plus 1 for the output layer
+  uint64_t n_ctx_cells = 0;   // n_ctx padded to the cache's 256 cells
+  std::vector<LlamaCppDevice> gpus;
+  LlamaCppDevice host;                              // CPU / CUDA_Host: token embeddings, CPU layers, their KV
+  std::vector<uint64_t> layer_bytes;                // each repeating layer's tensors
+  uint64_t token_embd_bytes = 0, output_bytes = 0;  // output.weight + output_norm
+  uint64_t kv_layer_bytes = 0;                      // K + V of one layer for n_ctx cells
+  uint64_t kv_k_layer_bytes = 0;
+  uint64_t compute_attention = 0, compute_output = 0;  // the two stages of the compute buffer
+  bool fits = true;
+  std::vector<bool> gpu_fits;
+};
+
+// The plan for req.n_gpu_layers (or, when unset, for the largest that fits: when even 0 does not
+// fit, the plan at 0 with fits = false).
+LlamaCppPlan plan_llamacpp(const LlamaCppRequest& req);
+
+// The largest -ngl (0 ... layers + 1) whose plan fits; nullopt when none does.
+std::optional<uint64_t> largest_ngl(const LlamaCppRequest& req);
+
+// Bytes per cache row of `n` elements of the ggml type named `type` (F16, Q8_0, Q4_0, ...).
+uint64_t ggml_row_bytes(const std::string& type, uint64_t n);
+
+}  // namespace memplan

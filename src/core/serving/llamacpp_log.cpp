@@ -1,0 +1,97 @@
+// Reads llama.cpp's start-up lines about buffers (see llamacpp_log.hpp).
+#include "core/serving/llamacpp_log.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace memplan {
+namespace {
+
+// The number after the first '=' that follows `key` in `line`, if any.
+std::optional<double> number_after(std::string_view line, std::string_view key) {
+  size_t at = line.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  at = line.find('=', at + key.size());
+  if (at == std::string_view::npos) return std::nullopt;
+  ++at;
+  while (at < line.size() && line[at] == ' ') ++at;
+  size_t end = at;
+  while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) || line[end] == '.'))
+    ++end;
+  if (end == at) return std::nullopt;
+  return std::strtod(std::string(line.substr(at, end - at)).c_str(), nullptr);
+}
+
+// The device word before `key` ("CUDA0" in "CUDA0 compute buffer size").
+std::string device_before(std::string_view line, size_t key_at) {
+  size_t end = key_at;
+  while (end > 0 && line[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && line[begin - 1] != ' ' && line[begin - 1] != ':' && line[begin - 1] != '\t') --begin;
+  return std::string(line.substr(begin, end - begin));
+}
+
+// "f16" in "K (f16): 72.00 MiB" for key "K (".
+std::string word_in_parens_after(std::string_view line, std::string_view key) {
+  const size_t at = line.find(key);
+  if (at == std::string_view::npos) return "";
+  const size_t close = line.find(')', at);
+  if (close == std::string_view::npos) return "";
+  return std::string(line.substr(at + key.size(), close - at - key.size()));
+}
+
+}  // namespace
+
+LlamaCppLog parse_llamacpp_log(std::string_view text) {
+  LlamaCppLog log;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    size_t at;
+    if ((at = line.find(" compute buffer size")) != std::string_view::npos) {
+      if (auto v = number_after(line, "compute buffer size")) log.compute_mib[device_before(line, at)] = *v;
+    } else if ((at = line.find(" KV buffer size")) != std::string_view::npos) {
+      if (auto v = number_after(line, "KV buffer size")) log.kv_mib[device_before(line, at)] += *v;
+    } else if (line.find("output buffer size") != std::string_view::npos) {
+      // the logits' host buffer: not a GPU buffer
+    } else if ((at = line.find(" model buffer size")) != std::string_view::npos ||
+               ((at = line.find(" buffer size")) != std::string_view::npos &&
+                line.find("load_tensors") != std::string_view::npos)) {
+      if (auto v = number_after(line, "buffer size")) log.model_mib[device_before(line, at)] += *v;
+    } else if (line.find("KV self size") != std::string_view::npos) {
+      log.kv_total_mib = number_after(line, "KV self size");
+      log.cache_k = word_in_parens_after(line, "K (");
+      log.cache_v = word_in_parens_after(line, "V (");
+    } else if (line.find("llama_kv_cache") != std::string_view::npos &&
+               line.find(" size = ") != std::string_view::npos &&
+               line.find("cells") != std::string_view::npos) {
+      const auto v = number_after(line, " size");
+      log.kv_total_mib = log.kv_total_mib.value_or(0) + v.value_or(0);
+      log.cache_k = word_in_parens_after(line, "K (");
+      log.cache_v = word_in_parens_after(line, "V (");
+    } else if (line.find("n_ctx ") != std::string_view::npos &&
+               line.find("n_ctx_") == std::string_view::npos && !log.n_ctx) {
+      if (auto v = number_after(line, "n_ctx")) log.n_ctx = static_cast<uint64_t>(*v);
+    } else if (line.find("n_ubatch") != std::string_view::npos && !log.n_ubatch) {
+      if (auto v = number_after(line, "n_ubatch")) log.n_ubatch = static_cast<uint64_t>(*v);
+    } else if ((at = line.find("flash_attn")) != std::string_view::npos && !log.flash_attn) {
+      const std::string_view rest = line.substr(at);
+      log.flash_attn =
+          rest.find("= 1") != std::string_view::npos || rest.find("enabled") != std::string_view::npos;
+    } else if ((at = line.find("offloaded ")) != std::string_view::npos &&
+               line.find(" layers to GPU") != std::string_view::npos) {
+      const std::string_view rest = line.substr(at + 10);
+      const size_t slash = rest.find('/');
+      if (slash != std::string_view::npos) {
+        log.offloaded = std::strtoull(std::string(rest.substr(0, slash)).c_str(), nullptr, 10);
+        log.layers_total = std::strtoull(std::string(rest.substr(slash + 1)).c_str(), nullptr, 10);
+      }
+    }
+  }
+  return log;
+}
+
+}  // namespace memplan

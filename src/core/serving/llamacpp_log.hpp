@@ -1,0 +1,29 @@
+#pragma once
+// What llama.cpp prints at start-up about its buffers (llama-cli, llama-server, Ollama's runner):
+// the model buffers per device, the KV cache and the compute buffers, with the settings that
+// decide them (n_ctx, n_ubatch, flash_attn, the cache types, the layers offloaded).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace memplan {
+
+struct LlamaCppLog {
+  std::map<std::string, double> model_mib;    // "CPU", "CUDA0", ... -> MiB (load_tensors)
+  std::map<std::string, double> kv_mib;       // per device KV buffer
+  std::map<std::string, double> compute_mib;  // per device compute buffer
+  std::optional<double> kv_total_mib;         // "KV self size" / "llama_kv_cache: size"
+  std::optional<uint64_t> n_ctx, n_ubatch, offloaded, layers_total;
+  std::optional<bool> flash_attn;
+  std::string cache_k, cache_v;  // "f16", "q8_0" as printed, or ""
+  bool empty() const { return model_mib.empty() && kv_mib.empty() && compute_mib.empty() && !kv_total_mib; }
+};
+
+// Reads the lines it knows; others are ignored. Ollama's "time=... msg=..." prefixes and
+// journald prefixes are fine: a line is matched by what it contains.
+LlamaCppLog parse_llamacpp_log(std::string_view text);
+
+}  // namespace memplan

@@ -1,0 +1,263 @@
+// memplan gguf-fit (llama.cpp / Ollama offload) and --quantize with llama.cpp file types.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "../unit/model_file_builders.hpp"
+#include "cli_harness.hpp"
+
+using memplan::test::line_count;
+using memplan::test::run_cli;
+
+namespace {
+
+const std::string k_logs = std::string(MEMPLAN_TEST_DATA_DIR) + "/llamacpp_logs/";
+
+}  // namespace
+
+TEST_CASE("gguf-fit --check-log reproduces public llama.cpp logs within 5%", "[cli][gguf-fit]") {
+  SECTION("phi-4 Q4_K_M under Ollama (ollama/ollama#13552): model, KV, compute") {
+    auto r =
+        run_cli({"gguf-fit", "--config", k_logs + "phi-4.config.json", "--quantize", "q4_k_m", "--gpu",
+                 "rtx-4090", "--check-log", k_logs + "ollama_13552_phi4_q4_k_m.log", "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["buffers"].size() == 4);  // CPU_Mapped and CUDA0 model, KV, CUDA0 compute
+    CHECK(j["all_within_5_percent"] == true);
+  }
+  SECTION("TriLM 3.9B fp16 in llamafile (mozilla-ai/llamafile#552): model, KV, compute") {
+    auto r = run_cli({"gguf-fit",
+                      "--layers",
+                      "30",
+                      "--hidden",
+                      "3072",
+                      "--heads",
+                      "24",
+                      "--kv-heads",
+                      "24",
+                      "--intermediate",
+                      "9216",
+                      "--vocab",
+                      "50688",
+                      "--family",
+                      "llama",
+                      "--quantize",
+                      "f16",
+                      "--gpu",
+                      "rtx-4090",
+                      "--check-log",
+                      k_logs + "llamafile_552_trilm_3.9b_f16.log",
+                      "--format",
+                      "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["buffers"].size() == 4);
+    CHECK(j["all_within_5_percent"] == true);
+  }
+  SECTION("DeepSeek-R1-Distill-Qwen-7B Q4_K_M (canonical/inference-snaps#107): model buffers") {
+    auto r = run_cli({"gguf-fit", "--model", "qwen2-7b", "--quantize", "q4_k_m", "--gpu", "rtx-4090",
+                      "--check-log", k_logs + "inference_snaps_107_r1_distill_qwen_7b_q4_k_m.log", "--format",
+                      "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["buffers"].size() == 2);
+    CHECK(j["all_within_5_percent"] == true);
+  }
+}
+
+TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", "[cli][gguf-fit]") {
+  auto r = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
+                    "--ctx-size", "131072", "--flash-attn", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const uint64_t ngl = j["n_gpu_layers"];
+  CHECK(ngl > 0);
+  CHECK(ngl < 33);
+  CHECK(j["fits"] == true);
+  CHECK(j["llama_cpp"].get<std::string>().find("-ngl " + std::to_string(ngl)) != std::string::npos);
+  auto more =
+      run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060", "--ctx-size",
+               "131072", "--flash-attn", "--n-gpu-layers", std::to_string(ngl + 1), "--format", "json"});
+  CHECK(more.code == 1);
+  CHECK(nlohmann::json::parse(more.out)["fits"] == false);
+  auto table = run_cli(
+      {"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--explain"});
+  REQUIRE(table.code == 0);
+  CHECK(table.out.find("-ngl 33 of 33") != std::string::npos);
+  CHECK(table.out.find("ollama: num_ctx 4096, num_gpu 33") != std::string::npos);
+  CHECK(table.out.find("KV cache per layer: 4096 cells") != std::string::npos);
+}
+
+TEST_CASE("estimate --quantize q4_k_m counts the tensors llama-quantize writes", "[cli][gguf-fit]") {
+  auto r = run_cli({"estimate", "--model", "tinyllama-1.1b", "--mode", "infer", "--quantize", "q4_k_m",
+                    "--seq", "2048", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["inputs"]["quantize"] == "q4_k_m");
+  // 636.18 MiB: llama-bench's size for TinyLlama 1.1B Q4_K_M (geerlingguy/ai-benchmarks#54).
+  CHECK(std::abs(j["breakdown"]["parameters"].get<double>() / 1048576.0 - 636.18) < 0.005);
+  auto kv = run_cli({"estimate", "--model", "tinyllama-1.1b", "--mode", "infer", "--quantize", "q4_k_m",
+                     "--seq", "2048", "--kv-format", "q8_0", "--format", "json"});
+  CHECK(kv.code == 0);
+}
+
+TEST_CASE("gguf-fit and llama.cpp types: bad input is one line, exit 2", "[cli][gguf-fit][errors]") {
+  const std::vector<std::pair<std::vector<std::string>, const char*>> bad = {
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ctx-size", "x"}, "--ctx-size: \"x\""},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ctx-size", "0"},
+       "--ctx-size: \"0\" must be at least 1"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ubatch-size", "-1"}, "--ubatch-size"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--cache-type-k", "q9_0"},
+       "--cache-type-k: \"q9_0\" is not a llama.cpp cache type"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--cache-type-v", "q8_0"},
+       "--cache-type-v: a quantised V cache needs --flash-attn"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090,rtx-3060", "--tensor-split", "1,x"},
+       "--tensor-split: \"x\""},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090,rtx-3060", "--tensor-split", "1,1,1"},
+       "--tensor-split: \"1,1,1\" has 3 parts for 2 GPUs"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--tensor-split", "0"},
+       "--tensor-split: \"0\" needs a share above 0"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--n-cpu-moe", "2"},
+       "--n-cpu-moe: applies to mixture-of-experts models"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--n-gpu-layers", "many"},
+       "--n-gpu-layers: \"many\""},
+      {{"gguf-fit", "--model", "llama-3-8b"}, "--gpu: required"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--quantize", "nf4"},
+       "--quantize: gguf-fit takes a llama.cpp file type"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--check-log", "/nonexistent/log.txt"},
+       "--check-log"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--check-log",
+        k_logs + "phi-4.config.json"},
+       "has no llama.cpp buffer lines"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--mmproj", "/nonexistent/mmproj.gguf"},
+       "mmproj"},
+      {{"estimate", "--model", "llama-3-8b", "--quantize", "q4_k_m"},
+       "--quantize: \"q4_k_m\" is a llama.cpp file type, for inference (--mode infer)"},
+      {{"estimate", "--model", "llama-3-8b", "--mode", "infer", "--quantize", "q4_k_x"},
+       "--quantize: \"q4_k_x\" is not a number format or llama.cpp file type"},
+      {{"estimate", "--params", "7B", "--mode", "infer", "--quantize", "q4_k_m"},
+       "--quantize: \"q4_k_m\" needs the model's architecture"},
+      {{"estimate", "--model", "llama-3-8b", "--mode", "infer", "--kv-format", "q9_0"},
+       "--kv-format: \"q9_0\""},
+  };
+  for (const auto& [args, fragment] : bad) {
+    auto r = run_cli(args);
+    INFO(args[0] << " " << args.back() << " -> " << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(line_count(r.err) == 1);
+    CHECK(r.err.find(fragment) != std::string::npos);
+  }
+}
+
+TEST_CASE("advise --mode infer: Llama-3-70B on an RTX 4090 is offered quantisation and offload",
+          "[cli][advise]") {
+  auto r = run_cli({"advise", "--model", "llama-3-70b", "--mode", "infer", "--precision", "bf16", "--seq",
+                    "4096", "--gpu", "rtx-4090", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  std::set<std::string> knobs;
+  for (const char* list : {"suggestions", "combinations"})
+    for (const auto& s : doc[list])
+      for (const auto& k : s["knobs"]) knobs.insert(k.get<std::string>());
+  CHECK(knobs.count("quantize"));
+  CHECK(knobs.count("layer-offload"));
+  CHECK(knobs.count("kv-quantize"));
+  CHECK(knobs.count("gpu"));
+  // Something that fits on the 4090 itself (not a bigger GPU) involves offload.
+  bool fits_with_offload = false;
+  for (const char* list : {"suggestions", "combinations"})
+    for (const auto& s : doc[list]) {
+      bool offload = false;
+      for (const auto& k : s["knobs"]) offload = offload || k == "layer-offload";
+      fits_with_offload = fits_with_offload || (offload && s["verdict"] != "no" && s["gpu"] == "rtx-4090");
+    }
+  CHECK(fits_with_offload);
+}
+
+TEST_CASE("models --fits lists the presets that fit and the context left", "[cli][models]") {
+  auto r =
+      run_cli({"models", "--fits", "rtx-4090", "--quantize", "q4_k_m", "--seq", "8192", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["schema"] == "memplan.models-fits/1");
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& m : doc["models"]) by_id[m["id"]] = m;
+  // 8B in q4_k_m (4.58 GiB of weights) fits a 24 GB card with room for a long context; 70B
+  // (~40 GiB in q4_k_m) does not.
+  CHECK(by_id.at("llama-3-8b")["fits"] == true);
+  CHECK(by_id.at("llama-3-8b")["max_context"].get<uint64_t>() > 8192);
+  CHECK(by_id.at("llama-3-70b")["fits"] == false);
+  CHECK(by_id.at("llama-3-70b")["max_context"] == 0);
+  auto bad = run_cli({"models", "--fits", "rtx-4090", "--seq", "0"});
+  CHECK(bad.code == 2);
+  CHECK(line_count(bad.err) == 1);
+  auto bad_q = run_cli({"models", "--fits", "rtx-4090", "--quantize", "q4_k_x"});
+  CHECK(bad_q.code == 2);
+  CHECK(bad_q.err.find("--quantize") != std::string::npos);
+  auto no_gpu = run_cli({"models", "--seq", "4096"});
+  CHECK(no_gpu.code == 2);
+  CHECK(no_gpu.err.find("--fits: required") != std::string::npos);
+  auto bad_gpu = run_cli({"models", "--fits", "rtx-9999"});
+  CHECK(bad_gpu.code == 2);
+  CHECK(line_count(bad_gpu.err) == 1);
+}
+
+TEST_CASE("gguf-fit reads a GGUF's own tensors and adds the projector of --mmproj", "[cli][gguf-fit]") {
+  using namespace memplan::test;
+  TempDir dir("gguf_fit");
+  GgufBytes kv;
+  kv.kv_str("general.architecture", "llama")
+      .kv_u32("llama.block_count", 2)
+      .kv_u32("llama.embedding_length", 64)
+      .kv_u32("llama.attention.head_count", 4)
+      .kv_u32("llama.attention.head_count_kv", 2)
+      .kv_u32("llama.feed_forward_length", 128)
+      .kv_u32("llama.context_length", 256)
+      .kv_u32("llama.vocab_size", 256);
+  std::vector<GgTensor> t = {
+      {"token_embd.weight", {64, 256}, 8}, {"output_norm.weight", {64}, 0}, {"output.weight", {64, 256}, 8}};
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    for (const GgTensor& x : std::vector<GgTensor>{{p + "attn_norm.weight", {64}, 0},
+                                                   {p + "attn_q.weight", {64, 64}, 8},
+                                                   {p + "attn_k.weight", {64, 32}, 8},
+                                                   {p + "attn_v.weight", {64, 32}, 8},
+                                                   {p + "attn_output.weight", {64, 64}, 8},
+                                                   {p + "ffn_norm.weight", {64}, 0},
+                                                   {p + "ffn_gate.weight", {64, 128}, 8},
+                                                   {p + "ffn_up.weight", {64, 128}, 8},
+                                                   {p + "ffn_down.weight", {128, 64}, 8}})
+      t.push_back(x);
+  }
+  uint64_t all = 0;
+  for (const GgTensor& x : t) all += gguf_tensor_bytes(x);
+  const uint64_t embd = gguf_tensor_bytes(t[0]);
+  const std::string model = dir.write("tiny.gguf", gguf_file(kv, 8, t));
+  GgufBytes pkv;
+  pkv.kv_str("general.architecture", "clip");
+  const GgTensor proj{"mm.0.weight", {1024, 64}, 1};
+  const std::string mmproj = dir.write("mmproj.gguf", gguf_file(pkv, 1, {proj}));
+  auto r = run_cli({"gguf-fit", "--gguf", model, "--mmproj", mmproj, "--gpu", "rtx-4090", "--ctx-size", "256",
+                    "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["n_gpu_layers"] == 3);
+  CHECK(j["gpus"][0]["model_bytes"] == all - embd);  // everything but token_embd
+  CHECK(j["host"]["model_bytes"] == embd);
+  CHECK(j["gpus"][0]["projector_bytes"] == gguf_tensor_bytes(proj));
+  // K and V rows of 2 heads x 16 in f16 for 256 cells, per layer.
+  CHECK(j["kv_layer_bytes"] == 256ull * 32 * 2 * 2);
+  CHECK(j["llama_cpp"].get<std::string>().find("-m " + model) != std::string::npos);
+}
