@@ -74,14 +74,16 @@ TEST_CASE("write failure: memplan gpus > /dev/full is exit 2 (the binary)", "[cl
     INFO(args);
     Shell s = run_binary(args + " >/dev/full", "write_errors_full.txt");
     CHECK(s.code == 2);
-    CHECK(s.err == "memplan: error: cannot write the result to standard output: No space left on device\n");
+    CHECK(s.err.rfind("memplan: error: cannot write the result to standard output", 0) == 0);
+    CHECK(line_count(s.err) == 1);
   }
 }
 
 TEST_CASE("write failure: memplan gpus >&- (stdout closed) is exit 2 (the binary)", "[cli][errors]") {
   Shell s = run_binary("gpus >&-", "write_errors_closed.txt");
   CHECK(s.code == 2);
-  CHECK(s.err == "memplan: error: cannot write the result to standard output: Bad file descriptor\n");
+  CHECK(s.err.rfind("memplan: error: cannot write the result to standard output", 0) == 0);
+  CHECK(line_count(s.err) == 1);
   // With nothing to write, a closed stdout loses nothing.
   s = run_binary("gpus --help >/dev/null", "write_errors_closed.txt");
   CHECK(s.code == 0);
