@@ -87,6 +87,9 @@ enum class Field {
   saturate,
   // Apple silicon
   wired_limit_mb,
+  // vision-language models
+  images,
+  image_size,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -158,15 +161,17 @@ inline const char* field_key(Field f) {
       "from_bits",
       "saturate",
       "wired_limit_mb",
+      "images",
+      "image_size",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::wired_limit_mb) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::image_size) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::wired_limit_mb); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::image_size); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

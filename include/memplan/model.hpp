@@ -60,6 +60,7 @@ struct ModelSpec {
   std::string weight_format;         // format the weights are stored in (from a file), "" = unknown
   uint64_t weight_bytes = 0;         // exact bytes of the stored weights when read from a file (0 = unknown)
   std::vector<std::string> notes;    // what was assumed while reading the model
+  uint64_t image_tokens = 0;         // vision-language model: language-model tokens per image (0 = text only)
 };
 
 }  // namespace memplan

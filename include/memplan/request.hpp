@@ -45,6 +45,10 @@ struct EstimateRequest {
   // A llama.cpp file type (LLAMA_FTYPE id: q4_k_m = 15): the weights are the tensors
   // llama-quantize writes for the model (model.weight_bytes, stored_weights).
   std::optional<uint32_t> llama_ftype;
+  // Vision-language models: images per sequence, each model.image_tokens language-model tokens
+  // (added to seq for activations and the KV cache); image_size as given (0 = the model's own).
+  uint64_t images = 0;
+  uint64_t image_size = 0;
 };
 
 }  // namespace memplan

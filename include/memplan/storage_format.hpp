@@ -34,7 +34,8 @@ enum class StorageFormatId {
   q8_0,
   q4_0,
   gptq_4bit,
-  awq_4bit
+  awq_4bit,
+  mxfp4
 };
 
 struct StorageFormat {
@@ -46,7 +47,7 @@ struct StorageFormat {
 
 // The formats memplan knows: fp64 fp32 tf32 fp16 bf16 fp8-e4m3 fp8-e5m2 int8 int4 nf4
 // (plus the nf4 variants nf4-dq), ggml's q8_0 and q4_0 blocks (a KV cache in llama.cpp),
-// gptq-4bit and awq-4bit (group size 128). tf32 is stored as fp32 (4 bytes).
+// gptq-4bit and awq-4bit (group size 128), mxfp4 (OCP microscaling FP4). tf32 is stored as fp32 (4 bytes).
 const std::vector<StorageFormat>& storage_formats();
 
 // By name (case-insensitive, "float16"/"half"/"bfloat16"/"float32" accepted), or Error naming

@@ -241,6 +241,10 @@ const std::vector<OptionSpec>& table() {
       {"--wired-limit-mb", F::wired_limit_mb,
        "Apple silicon: the GPU wired-memory limit in MiB, as set with sysctl iogpu.wired_limit_mb",
        count_rule<&V::wired_limit_mb, (1ull << 24)>},
+      {"--images", F::images, "Vision-language models: images per sequence (their tokens join --seq)",
+       count_rule<&V::images, (1ull << 20)>},
+      {"--image-size", F::image_size, "Vision-language models: image side in pixels",
+       count_rule<&V::image_size, (1ull << 20)>},
   };
   return t;
 }

@@ -57,6 +57,8 @@ struct PlanValues {
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
   std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
+  // vision-language models
+  std::optional<uint64_t> images, image_size;
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -23,6 +23,7 @@
 
 #include "cli/model_source.hpp"
 #include "cli/options.hpp"
+#include "cli/vision_inputs.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -317,6 +318,7 @@ Plan resolve_plan(const RawPlan& raw) {
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
+  add_image_tokens(v, r);  // vision_inputs.cpp
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
@@ -370,6 +372,7 @@ Plan resolve_plan(const RawPlan& raw) {
   }
   in["batch"] = r.batch;
   if (r.seq) in["seq"] = r.seq;
+  echo_image_inputs(v, r, in);  // vision_inputs.cpp: --seq as given, without the image tokens
   if (r.activation_bytes_per_row) in["activation_bytes_per_row"] = r.activation_bytes_per_row;
   in["attention"] = to_string(r.attention);
   in["checkpointing"] = to_string(r.checkpointing);

@@ -199,7 +199,8 @@ TEST_CASE("unknown model_type: generic fields or a clear error", "[hf_config]") 
   CHECK(
       error_of(R"({"model_type": "newmodel", "hidden_size": 64})") ==
       "config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral, mixtral, qwen2, gemma, "
-      "phi3, gpt2, bert, roberta, t5, opt, gpt_neox, falcon, RefinedWebModel, RefinedWeb), and the generic "
+      "phi3, gpt2, bert, roberta, t5, opt, gpt_neox, falcon, RefinedWebModel, RefinedWeb, qwen3, gemma2, "
+      "gemma3_text, phi, phi-msft, starcoder2, cohere, olmo2, glm4, llava, gemma3), and the generic "
       "fields are missing: num_hidden_layers, num_attention_heads, intermediate_size, vocab_size (needed, "
       "with num_key_value_heads and head_dim if they apply)");
 }

@@ -61,6 +61,11 @@ const std::vector<StorageFormat>& storage_formats() {
        {133, 256},
        "AWQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits",
        StorageFormatId::awq_4bit},
+      // OCP Microscaling MXFP4 (gpt-oss experts): 32 E2M1 codes (16 bytes) share one E8M0 scale byte.
+      {"mxfp4",
+       {17, 32},
+       "OCP MXFP4: 4-bit E2M1 + one 8-bit scale per 32 elements = 4.25 bits",
+       StorageFormatId::mxfp4},
   };
   return table;
 }

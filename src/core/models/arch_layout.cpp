@@ -35,6 +35,12 @@ constexpr Layout k_layouts[] = {
     {"roberta", false, false, false, false, true, "learned"},
     {"distilbert", false, false, false, false, true, "learned"},
     {"t5", true, false, false, true, false, "none"},  // relative position bias, not a table
+    {"gemma3_text", true, false, false, true, false, "rotary"},
+    {"olmo2", true, false, false, true, false, "rotary"},  // norms after attention and MLP
+    {"cohere", true, true, false, true, false, "rotary"},
+    {"glm4", true, false, false, true, false, "rotary"},  // q/k/v biases only
+    {"starcoder2", true, false, false, true, true, "rotary"},
+    {"phi-msft", true, true, true, true, true, "rotary"},
 };
 
 }  // namespace

@@ -8,7 +8,10 @@
 #include "core/base/file_reader.hpp"
 
 #include "core/base/json_text.hpp"
+#include "core/models/hf_config_dense_families.hpp"
 #include "core/models/hf_config_reader.hpp"
+#include "core/models/hf_config_vision.hpp"
+#include "core/models/quantization_config.hpp"
 
 namespace memplan {
 namespace detail {
@@ -180,6 +183,17 @@ const std::vector<Family>& families() {
       {"falcon", "falcon", detail::count_falcon},
       {"RefinedWebModel", "falcon", detail::count_falcon},
       {"RefinedWeb", "falcon", detail::count_falcon},
+      {"qwen3", "qwen3 (q/k norms)", detail::count_qwen3},
+      {"gemma2", "gemma2 (4 norms per layer)", detail::count_gemma2},
+      {"gemma3_text", "gemma3 text (4 norms, q/k norms)", detail::count_gemma3_text},
+      {"phi", "phi (parallel block)", detail::count_phi},
+      {"phi-msft", "phi (parallel block)", detail::count_phi},
+      {"starcoder2", "starcoder2", detail::count_starcoder2},
+      {"cohere", "cohere (parallel block)", detail::count_cohere},
+      {"olmo2", "olmo2 (post-norms, q/k norms)", detail::count_olmo2},
+      {"glm4", "glm4 (4 norms per layer)", detail::count_glm4},
+      {"llava", "llava (vision tower + projector + language model)", detail::count_llava},
+      {"gemma3", "gemma3 (vision tower + projector + language model)", detail::count_gemma3},
   };
   return table;
 }
@@ -207,9 +221,11 @@ std::string infer_model_type(ConfigReader& c, std::vector<std::string>& notes) {
   return "";
 }
 
-void read_weight_format(ConfigReader& c, ModelSpec& m) {
+void read_weight_format(ConfigReader& c, ModelSpec& m, const detail::FamilyCount& fc) {
+  std::string torch_format;
   if (auto dt = c.text({"torch_dtype", "dtype"})) {
     m.weight_format = storage_format_of_torch_dtype(*dt);
+    torch_format = m.weight_format;
     if (m.weight_format.empty())
       m.notes.push_back("torch_dtype \"" + *dt + "\" is not a format memplan knows");
     else
@@ -218,38 +234,15 @@ void read_weight_format(ConfigReader& c, ModelSpec& m) {
     m.notes.push_back(
         "no torch_dtype: the stored format is unknown (older configs that omit it were saved in fp32)");
   }
-  const nlohmann::json& j = c.json();
-  auto q = j.find("quantization_config");
-  if (q == j.end() || !q->is_object()) return;
-  auto str = [&](const char* key, const char* fallback) {
-    auto it = q->find(key);
-    return it != q->end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
-  };
-  auto yes = [&](const char* key) {
-    auto it = q->find(key);
-    return it != q->end() && it->is_boolean() && it->get<bool>();
-  };
-  std::string method = str("quant_method", "unknown");
-  uint64_t bits = 0;
-  auto b = q->find("bits");
-  if (b != q->end() && b->is_number_unsigned()) bits = b->get<uint64_t>();
-  bool bnb4 = yes("load_in_4bit");
-  bool bnb8 = yes("load_in_8bit");
-  std::string fmt;
-  if (bnb4)
-    fmt = str("bnb_4bit_quant_type", "nf4") == "nf4" ? "nf4" : "int4";
-  else if (bnb8 || bits == 8)
-    fmt = "int8";
-  else if (bits == 4)
-    fmt = "int4";
-  std::string what = "quantization_config: " + method + (bits ? ", " + std::to_string(bits) + " bits" : "");
-  if (!fmt.empty()) {
-    m.weight_format = fmt;
-    m.notes.push_back(what + ": linear weights stored as " + fmt +
-                      " (torch_dtype is the format of the other tensors)");
-  } else {
-    m.notes.push_back(what + ": not a format memplan knows; weight format left as torch_dtype");
-  }
+  // quantization_config: the checkpoint's exact bytes (quantization_config.cpp).
+  if (c.has("quantization_config") && fc.arch.encoder_decoder)
+    throw Error(c.file() + ": quantization_config", "memplan counts quantised decoder checkpoints only");
+  auto q = detail::read_quantization_config(c.json(), c.file(), detail::linear_groups(fc.arch, fc.layout),
+                                            fc.total.v, torch_format);
+  if (!q) return;
+  m.weight_format = q->format;
+  m.weight_bytes = q->bytes;
+  for (std::string& n : q->notes) m.notes.push_back("quantization_config: " + n);
 }
 
 }  // namespace
@@ -334,9 +327,10 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   m.parameters = fc.total.v;
   m.active_parameters = fc.active.v;
   m.tensors = fc.tensors.v;
+  m.image_tokens = fc.image_tokens;
   fc.arch.model_type = model_type.empty() ? "unknown" : model_type;
   m.arch = fc.arch;
-  read_weight_format(c, m);
+  read_weight_format(c, m, fc);
   m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
   m.notes.insert(m.notes.end(), fc.notes.begin(), fc.notes.end());
   out.fields = c.used();

@@ -40,6 +40,7 @@ void count(FamilyCount& r, const ParameterLayout& layout) {
   r.total = c.total;
   r.active = r.arch.experts ? c.active : 0;
   r.tensors = c.tensors;
+  r.layout = layout;
 }
 
 }  // namespace

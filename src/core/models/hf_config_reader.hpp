@@ -12,6 +12,7 @@
 
 #include "core/base/checked.hpp"
 #include "core/models/hf_config.hpp"
+#include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
@@ -61,6 +62,8 @@ struct FamilyCount {
   Count tensors;  // parameter tensors
   TransformerArch arch;
   std::vector<std::string> notes;
+  ParameterLayout layout;     // how the family builds its blocks (quantization_config.cpp reads it)
+  uint64_t image_tokens = 0;  // vision-language models: language-model tokens per image
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);

@@ -5,6 +5,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
+#include "core/models/hf_config_dense_families.hpp"
 
 namespace memplan {
 namespace {
@@ -29,6 +30,8 @@ void apply_family(std::string_view model_type, const TransformerArch& a, Paramet
     if (l.position_rows) l.position_rows = add(a.max_positions, 2);  // OPT's offset of 2 rows
   } else if (model_type == "t5") {
     l.relative_buckets = 32;
+  } else {
+    detail::apply_dense_family(model_type, a, l);  // hf_config_dense_families.cpp
   }
 }
 
@@ -94,10 +97,14 @@ LayerParameters count_layer_parameters(const TransformerArch& a, const Parameter
     p.tensors = add(p.tensors, 1);
   }
 
-  // Norms: one per sub-block (cross-attention adds one).
+  // Norms: one per sub-block (cross-attention adds one), and q/k norms where the family has them.
   const uint64_t norms = add(l.norms_per_layer, cross_attention ? 1 : 0);
   p.norms = mul(mul(norms, l.norm_tensors), h);
   p.tensors = add(p.tensors, mul(norms, l.norm_tensors));
+  if (l.qk_norm_width) {
+    p.norms = add(p.norms, l.qk_norm_width);
+    p.tensors = add(p.tensors, 2);
+  }
   return p;
 }
 
@@ -146,6 +153,7 @@ ParameterCount count_parameters(const TransformerArch& a, const ParameterLayout&
   }
   if (l.pooler) part(c.final, add(mul(h, h), h), 2);
   if (a.vocab > 0 && l.head) part(c.final, mul(a.vocab, h), 1);
+  if (a.vocab > 0 && l.head && l.head_bias) part(c.final, a.vocab, 1);
 
   c.total = add(add(c.embedding, layers), c.final);
   c.active = add(add(c.embedding, active_layers), c.final);

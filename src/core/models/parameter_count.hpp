@@ -30,6 +30,8 @@ struct ParameterLayout {
   bool pooler = false;            // BERT's pooler: hidden x hidden + bias
   bool head = false;              // an untied output layer, vocab x hidden
   uint64_t relative_buckets = 0;  // T5: a relative position bias (buckets x heads) per stack
+  uint64_t qk_norm_width = 0;     // q_norm + k_norm weights per layer (Qwen3, Gemma 3, OLMo 2); 0 = none
+  bool head_bias = false;         // the untied output layer has a bias (Phi)
 };
 
 // One layer (for an encoder-decoder: one encoder layer, or with cross-attention a decoder layer).

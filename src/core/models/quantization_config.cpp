@@ -1,0 +1,455 @@
+// quantization_config -> the tensors a quantised checkpoint stores per linear layer, and their
+// bytes. Shapes per method, from the code that saves them:
+//   gptq (AutoGPTQ / GPTQModel QuantLinear buffers): qweight int32 [in/32*bits, out], qzeros int32
+//     [ceil(in/g), out/32*bits], scales fp16 [ceil(in/g), out], g_idx int32 [in] (registered for
+//     every layer, desc_act or not); group_size -1 = one group of `in`.
+//   awq GEMM (AutoAWQ WQLinear_GEMM): qweight int32 [in, out*bits/32], qzeros int32 [in/g, out*bits/32],
+//     scales fp16 [in/g, out].
+//   bitsandbytes 4-bit (Params4bit + QuantState.as_dict(packed=True)): uint8 codes [ceil(in*out/2)],
+//     absmax per 64 elements (fp32; with double quantisation uint8 plus nested_absmax fp32 per 256
+//     blocks and a 256-entry fp32 nested_quant_map), quant_map fp32 [16], and a packed JSON tensor.
+//   bitsandbytes 8-bit (Int8Params): int8 [out, in], SCB fp32 [out], weight_format uint8 [1].
+//   fp8 (transformers FineGrainedFP8 / DeepSeek-V3): fp8 [out, in], weight_scale_inv fp32
+//     [ceil(out/bo), ceil(in/bi)] for weight_block_size [bo, bi]; one fp32 scale without blocks.
+//   mxfp4 (gpt-oss): _blocks uint8 [out, in/32, 16] + _scales uint8 [out, in/32] = 17 B per 32.
+//   compressed-tensors pack-quantized: weight_packed int32 [out, in*bits/32], weight_scale
+//     [out, groups] and weight_zero_point int32 [ceil(out*bits/32), groups] (asymmetric only) in the
+//     model dtype, weight_shape int64 [2]; float-quantized: fp8 weight [out, in] + weight_scale.
+#include "core/models/quantization_config.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/text.hpp"
+
+namespace memplan::detail {
+
+namespace {
+
+constexpr const char* k_what = "quantised weight bytes";
+
+uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
+uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
+uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
+std::string to_s(uint64_t n) { return std::to_string(n); }
+
+// Reads quantization_config's fields, naming "<file>: quantization_config.<key>" in errors.
+class QuantReader {
+ public:
+  QuantReader(const nlohmann::json& q, std::string file) : m_q(q), m_file(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    throw Error(m_file + ": quantization_config." + key, message);
+  }
+  const nlohmann::json* find(const char* key) const {
+    auto it = m_q.find(key);
+    return it == m_q.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::optional<std::string> text(const char* key) const {
+    const nlohmann::json* v = find(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) fail(key, json_brief(*v) + " is not a string");
+    return v->get<std::string>();
+  }
+  bool flag(const char* key, bool fallback) const {
+    const nlohmann::json* v = find(key);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail(key, json_brief(*v) + " is not true or false");
+    return v->get<bool>();
+  }
+  // A whole number; -1 (GPTQ's "no groups") is returned as nullopt through `minus_one`.
+  std::optional<uint64_t> count(const char* key, bool* minus_one = nullptr) const {
+    const nlohmann::json* v = find(key);
+    if (!v) return std::nullopt;
+    if (v->is_number_integer() && v->get<int64_t>() == -1 && minus_one) {
+      *minus_one = true;
+      return std::nullopt;
+    }
+    if (!v->is_number_unsigned() || v->get<uint64_t>() == 0 || v->get<uint64_t>() > (1ull << 32))
+      fail(key, json_brief(*v) + " is not a whole number from 1 to 2^32");
+    return v->get<uint64_t>();
+  }
+  std::vector<std::string> names(const char* key) const {
+    std::vector<std::string> out;
+    const nlohmann::json* v = find(key);
+    if (!v) return out;
+    if (!v->is_array()) fail(key, json_brief(*v) + " is not a list of module names");
+    for (const nlohmann::json& e : *v) {
+      if (!e.is_string()) fail(key, json_brief(e) + " is not a module name");
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  const nlohmann::json& json() const { return m_q; }
+  const std::string& file() const { return m_file; }
+
+ private:
+  const nlohmann::json& m_q;
+  std::string m_file;
+};
+
+// Matches a module-name pattern of modules_to_not_convert / ignore / llm_int8_skip_modules against
+// a group: the pattern without its "model.layers.*." / "model." prefix is a substring of the
+// group's name (transformers tests `key in module_name`); "re:" patterns are not interpreted.
+bool matches(const std::string& pattern, const LinearGroup& g) {
+  std::string p = pattern;
+  for (const char* prefix :
+       {"model.language_model.layers.*.", "model.layers.*.", "model.language_model.", "model."})
+    if (p.rfind(prefix, 0) == 0) {
+      p = p.substr(std::string(prefix).size());
+      break;
+    }
+  if (p == "Linear") return true;  // compressed-tensors targets by class
+  return !p.empty() && g.name.find(p) != std::string::npos;
+}
+
+bool any_match(const std::vector<std::string>& patterns, const LinearGroup& g) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return matches(p, g); });
+}
+
+// How one quantised matrix is stored: bytes of its tensors, from in, out.
+struct Scheme {
+  std::string format;                                        // storage format of the codes
+  std::function<uint64_t(uint64_t in, uint64_t out)> bytes;  // all tensors of one matrix
+  std::function<bool(const LinearGroup&)> quantized;         // which groups are packed
+};
+
+uint64_t bits_of(const QuantReader& q, const char* key, std::initializer_list<uint64_t> allowed) {
+  const uint64_t b = q.count(key).value_or(4);
+  if (std::find(allowed.begin(), allowed.end(), b) == allowed.end()) {
+    std::string list;
+    for (uint64_t a : allowed) list += (list.empty() ? "" : ", ") + to_s(a);
+    q.fail(key, to_s(b) + " bits is not one memplan counts (expected " + list + ")");
+  }
+  return b;
+}
+
+std::string int_format(uint64_t bits) { return bits == 8 ? "int8" : bits == 4 ? "int4" : "int" + to_s(bits); }
+
+void need_multiple(const QuantReader& q, const char* key, uint64_t n, uint64_t m, const std::string& what) {
+  if (n % m != 0) q.fail(key, what + " " + to_s(n) + " is not a multiple of " + to_s(m));
+}
+
+Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::vector<std::string>& notes) {
+  const uint64_t bits = bits_of(q, "bits", {2, 3, 4, 8});
+  bool no_groups = false;
+  const std::optional<uint64_t> gs = q.count("group_size", &no_groups);
+  if (const auto fmt = q.text("checkpoint_format"); fmt && *fmt != "gptq" && *fmt != "gptq_v2")
+    q.fail("checkpoint_format", "\"" + *fmt + "\" is not a layout memplan counts (expected gptq or gptq_v2)");
+  const bool lm_head = q.flag("lm_head", false);
+  // modules_in_block_to_quantize: [[names...], ...] when only some block modules are quantised.
+  std::vector<std::string> only;
+  if (const nlohmann::json* m = q.find("modules_in_block_to_quantize")) {
+    if (!m->is_array()) q.fail("modules_in_block_to_quantize", "is not a list of lists of module names");
+    for (const nlohmann::json& inner : *m) {
+      if (!inner.is_array()) q.fail("modules_in_block_to_quantize", json_brief(inner) + " is not a list");
+      for (const nlohmann::json& n : inner) {
+        if (!n.is_string()) q.fail("modules_in_block_to_quantize", json_brief(n) + " is not a module name");
+        only.push_back(n.get<std::string>());
+      }
+    }
+  }
+  for (const LinearGroup& g : groups) {
+    if (g.name == "lm_head" && !lm_head) continue;
+    need_multiple(q, "bits", g.in, 32, g.name + " in_features");
+    need_multiple(q, "bits", mul(g.out, bits), 32, g.name + " out_features x bits");
+  }
+  notes.push_back(
+      "gptq " + to_s(bits) + "-bit, " +
+      (gs ? "group size " + to_s(*gs) : std::string("one group per column (group_size -1)")) +
+      (q.flag("desc_act", false) ? ", desc_act" : "") +
+      ": per linear layer qweight int32 [in/32*bits, out], qzeros int32 [groups, out/32*bits], "
+      "scales fp16 [groups, out], g_idx int32 [in] (AutoGPTQ saves g_idx with or without desc_act)");
+  Scheme s;
+  s.format = int_format(bits);
+  s.bytes = [bits, gs](uint64_t in, uint64_t out) {
+    const uint64_t G = gs ? ceil_div(in, *gs) : 1;
+    const uint64_t qweight = mul(mul(in / 32 * bits, out), 4);
+    const uint64_t qzeros = mul(mul(G, out / 32 * bits), 4);
+    const uint64_t scales = mul(mul(G, out), 2);
+    return add(add(qweight, qzeros), add(scales, mul(in, 4)));
+  };
+  s.quantized = [lm_head, only](const LinearGroup& g) {
+    if (g.name == "lm_head") return lm_head;
+    return only.empty() || any_match(only, g);
+  };
+  return s;
+}
+
+Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::vector<std::string>& notes) {
+  const uint64_t bits = bits_of(q, q.find("w_bit") ? "w_bit" : "bits", {4});
+  const char* gkey = q.find("q_group_size") ? "q_group_size" : "group_size";
+  const uint64_t gs = q.count(gkey).value_or(128);
+  const std::string version = to_lower(q.text("version").value_or("gemm"));
+  if (version != "gemm")
+    q.fail("version", "\"" + version + "\" is not a layout memplan counts (expected gemm)");
+  const bool zero_point = q.flag("zero_point", true);
+  const std::vector<std::string> skip = q.names("modules_to_not_convert");
+  for (const LinearGroup& g : groups)
+    if (g.name != "lm_head" && !any_match(skip, g)) {
+      need_multiple(q, gkey, g.in, gs, g.name + " in_features");
+      need_multiple(q, "bits", mul(g.out, bits), 32, g.name + " out_features x bits");
+    }
+  notes.push_back("awq " + to_s(bits) + "-bit GEMM, group size " + to_s(gs) +
+                  ": per linear layer qweight int32 [in, out*bits/32], qzeros int32 [in/g, out*bits/32], "
+                  "scales fp16 [in/g, out]; lm_head" +
+                  (skip.empty() ? std::string() : " and modules_to_not_convert") + " stay unquantised");
+  Scheme s;
+  s.format = int_format(bits);
+  s.bytes = [bits, gs](uint64_t in, uint64_t out) {
+    const uint64_t packed_cols = out * bits / 32;
+    const uint64_t G = in / gs;
+    return add(add(mul(mul(in, packed_cols), 4), mul(mul(G, packed_cols), 4)), mul(mul(G, out), 2));
+  };
+  (void)zero_point;  // AutoAWQ saves qzeros either way
+  s.quantized = [skip](const LinearGroup& g) { return g.name != "lm_head" && !any_match(skip, g); };
+  return s;
+}
+
+Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
+  const bool four = q.flag("load_in_4bit", false);
+  const bool eight = q.flag("load_in_8bit", false);
+  if (four == eight)
+    q.fail(four ? "load_in_8bit" : "load_in_4bit",
+           "exactly one of load_in_4bit and load_in_8bit must be true for a bitsandbytes checkpoint");
+  // transformers: llm_int8_skip_modules replaces the default (the output embeddings, lm_head).
+  std::vector<std::string> skip = q.names("llm_int8_skip_modules");
+  const bool default_skip = !q.find("llm_int8_skip_modules");
+  if (default_skip) skip = {"lm_head"};
+  Scheme s;
+  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  const std::string kept = default_skip ? "lm_head (the default)" : "llm_int8_skip_modules";
+  if (eight) {
+    s.format = "int8";
+    s.bytes = [](uint64_t in, uint64_t out) { return add(add(mul(in, out), mul(out, 4)), 1); };
+    notes.push_back(
+        "bitsandbytes 8-bit: per linear layer int8 weight [out, in], SCB fp32 [out], "
+        "weight_format uint8 [1]; " +
+        kept + " and embeddings stay 16-bit");
+    return s;
+  }
+  const std::string type = q.text("bnb_4bit_quant_type").value_or("fp4");
+  if (type != "nf4" && type != "fp4") q.fail("bnb_4bit_quant_type", "\"" + type + "\" is not nf4 or fp4");
+  const bool dq = q.flag("bnb_4bit_use_double_quant", false);
+  s.format = type == "nf4" ? (dq ? "nf4-dq" : "nf4") : "int4";
+  s.bytes = [dq](uint64_t in, uint64_t out) {
+    const uint64_t n = mul(in, out);
+    const uint64_t blocks = ceil_div(n, 64);
+    uint64_t b = add(ceil_div(n, 2), 16 * 4);  // codes + quant_map
+    if (dq)
+      b = add(add(b, blocks), add(mul(ceil_div(blocks, 256), 4), 256 * 4));  // absmax u8, nested absmax, map
+    else
+      b = add(b, mul(blocks, 4));
+    return b;
+  };
+  notes.push_back(
+      "bitsandbytes 4-bit " + type + (dq ? " with double quantisation" : "") +
+      ": per linear layer packed uint8 codes [in*out/2], absmax per 64 elements, quant_map; " + kept +
+      " and embeddings stay 16-bit. Not counted: the packed JSON quant_state tensor of each quantised "
+      "matrix (its length varies with the numbers it holds: about 150 bytes)");
+  return s;
+}
+
+Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::vector<std::string>& notes) {
+  if (const auto fmt = q.text("fmt"); fmt && *fmt != "e4m3")
+    q.fail("fmt", "\"" + *fmt + "\" is not e4m3 (the format fp8 checkpoints store)");
+  uint64_t bo = 0, bi = 0;
+  if (const nlohmann::json* b = q.find("weight_block_size")) {
+    if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_unsigned() || !(*b)[1].is_number_unsigned() ||
+        (*b)[0].get<uint64_t>() == 0 || (*b)[1].get<uint64_t>() == 0)
+      q.fail("weight_block_size", json_brief(*b) + " is not [rows, columns] of whole numbers");
+    bo = (*b)[0].get<uint64_t>();
+    bi = (*b)[1].get<uint64_t>();
+  }
+  std::vector<std::string> skip = q.names("modules_to_not_convert");
+  skip.push_back("lm_head");  // transformers' FineGrainedFP8 quantizer never converts the output layer
+  (void)groups;
+  notes.push_back(
+      bo ? "fp8 e4m3 with " + to_s(bo) + "x" + to_s(bi) +
+               " block scales: per linear layer weight [out, in] in 1 byte, weight_scale_inv fp32 "
+               "[ceil(out/" +
+               to_s(bo) + "), ceil(in/" + to_s(bi) +
+               ")] (DeepSeek-V3's layout; some later checkpoints store these scales in bf16)"
+         : "fp8 e4m3 per tensor: per linear layer weight [out, in] in 1 byte and one fp32 scale");
+  notes.push_back("fp8: lm_head" + std::string(skip.size() > 1 ? ", modules_to_not_convert" : "") +
+                  ", embeddings and norms stay in torch_dtype");
+  Scheme s;
+  s.format = "fp8-e4m3";
+  s.bytes = [bo, bi](uint64_t in, uint64_t out) {
+    const uint64_t scales = bo ? mul(ceil_div(out, bo), ceil_div(in, bi)) : 1;
+    return add(mul(in, out), mul(scales, 4));
+  };
+  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  return s;
+}
+
+Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::vector<std::string>& notes) {
+  std::vector<std::string> skip = q.names("modules_to_not_convert");
+  if (std::none_of(skip.begin(), skip.end(), [](const std::string& p) { return p == "lm_head"; }))
+    skip.push_back("lm_head");
+  Scheme s;
+  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  for (const LinearGroup& g : groups)
+    if (s.quantized(g)) need_multiple(q, "quant_method", g.in, 32, g.name + " in_features");
+  notes.push_back(
+      "mxfp4: per quantised matrix _blocks uint8 [out, in/32, 16] + _scales uint8 [out, in/32] = "
+      "17 bytes per 32 weights; modules_to_not_convert stay in torch_dtype");
+  s.format = "mxfp4";
+  s.bytes = [](uint64_t in, uint64_t out) { return mul(mul(out, in / 32), 17); };
+  return s;
+}
+
+Scheme compressed_tensors(const QuantReader& q, const std::string& other_format, uint64_t other_bytes_per,
+                          std::vector<std::string>& notes) {
+  const std::string fmt = q.text("format").value_or("");
+  const nlohmann::json* groups = q.find("config_groups");
+  if (!groups || !groups->is_object() || groups->size() != 1)
+    q.fail("config_groups", "memplan counts compressed-tensors checkpoints with exactly one config group");
+  const nlohmann::json& g = groups->begin().value();
+  auto wit = g.find("weights");
+  if (wit == g.end() || !wit->is_object()) q.fail("config_groups", "the group has no \"weights\" scheme");
+  const nlohmann::json& w = *wit;
+  QuantReader wr(w, q.file());
+  const uint64_t bits = wr.count("num_bits").value_or(8);
+  const std::string type = wr.text("type").value_or("int");
+  const std::string strategy = wr.text("strategy").value_or("tensor");
+  const bool symmetric = wr.flag("symmetric", true);
+  bool no_groups = false;
+  const uint64_t gs = wr.count("group_size", &no_groups).value_or(0);
+  std::vector<std::string> targets;
+  if (auto t = g.find("targets"); t != g.end() && t->is_array())
+    for (const nlohmann::json& e : *t)
+      if (e.is_string()) targets.push_back(e.get<std::string>());
+  const std::vector<std::string> ignore = q.names("ignore");
+  Scheme s;
+  s.quantized = [targets, ignore](const LinearGroup& lg) {
+    return !any_match(ignore, lg) && (targets.empty() || any_match(targets, lg));
+  };
+  auto scale_count = [strategy, gs, &q](uint64_t in, uint64_t out) -> uint64_t {
+    if (strategy == "tensor") return 1;
+    if (strategy == "channel") return out;
+    if (strategy == "group") return mul(out, ceil_div(in, gs));
+    q.fail("config_groups", "weights strategy \"" + strategy + "\" is not tensor, channel or group");
+  };
+  if (fmt == "pack-quantized" && type == "int") {
+    if (32 % bits != 0) q.fail("config_groups", to_s(bits) + "-bit weights do not pack into int32");
+    if (strategy == "group" && !gs) q.fail("config_groups", "group strategy without a group_size");
+    s.format = int_format(bits);
+    s.bytes = [=](uint64_t in, uint64_t out) {
+      const uint64_t scales = scale_count(in, out);
+      uint64_t b = add(mul(mul(out, ceil_div(mul(in, bits), 32)), 4), mul(scales, other_bytes_per));
+      b = add(b, 16);  // weight_shape int64 [2]
+      if (!symmetric) b = add(b, mul(mul(ceil_div(mul(out, bits), 32), scales / out ? scales / out : 1), 4));
+      return b;
+    };
+    notes.push_back("compressed-tensors pack-quantized " + to_s(bits) + "-bit " + strategy +
+                    ": weight_packed int32 [out, in*bits/32], weight_scale in " + other_format +
+                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32"));
+  } else if (fmt == "float-quantized" && type == "float" && bits == 8) {
+    s.format = "fp8-e4m3";
+    s.bytes = [=](uint64_t in, uint64_t out) {
+      return add(mul(in, out), mul(scale_count(in, out), other_bytes_per));
+    };
+    notes.push_back("compressed-tensors float-quantized fp8 " + strategy +
+                    ": weight [out, in] in 1 byte, weight_scale in " + other_format);
+  } else {
+    q.fail("format",
+           "\"" + fmt + "\" with " + type + " " + to_s(bits) +
+               "-bit weights is not a compressed-tensors layout memplan counts (expected pack-quantized "
+               "int or float-quantized fp8)");
+  }
+  (void)no_groups;
+  return s;
+}
+
+}  // namespace
+
+std::vector<LinearGroup> linear_groups(const TransformerArch& a, const ParameterLayout& l) {
+  std::vector<LinearGroup> g;
+  const uint64_t L = a.layers, h = a.hidden, hd = a.resolved_head_dim();
+  const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd),
+                 I = a.intermediate ? a.intermediate : mul(4, h);
+  if (l.fused_qkv) {
+    g.push_back({"self_attn.qkv_proj", h, add(q, mul(2, kv)), L});
+  } else {
+    g.push_back({"self_attn.q_proj", h, q, L});
+    g.push_back({"self_attn.k_proj", h, kv, L});
+    g.push_back({"self_attn.v_proj", h, kv, L});
+  }
+  g.push_back({"self_attn.o_proj", q, h, L});
+  const std::string mlp = a.experts ? "mlp.experts." : "mlp.";
+  const uint64_t n = mul(L, std::max<uint64_t>(a.experts, 1));
+  if (a.gated_mlp && l.fused_gate_up) {
+    g.push_back({mlp + "gate_up_proj", h, mul(2, I), n});
+  } else if (a.gated_mlp) {
+    g.push_back({mlp + "gate_proj", h, I, n});
+    g.push_back({mlp + "up_proj", h, I, n});
+  } else {
+    g.push_back({mlp + "up_proj", h, I, n});
+  }
+  g.push_back({mlp + "down_proj", I, h, n});
+  if (l.head && a.vocab) g.push_back({"lm_head", h, a.vocab, 1});
+  return g;
+}
+
+std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& config,
+                                                         const std::string& file,
+                                                         const std::vector<LinearGroup>& groups,
+                                                         uint64_t total_parameters,
+                                                         const std::string& torch_format) {
+  auto it = config.find("quantization_config");
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) throw Error(file + ": quantization_config", json_brief(*it) + " is not an object");
+  QuantReader q(*it, file);
+  QuantizedWeights w;
+  w.method = q.text("quant_method").value_or("");
+  if (w.method.empty() && (q.find("load_in_4bit") || q.find("load_in_8bit"))) w.method = "bitsandbytes";
+  w.other_format = torch_format.empty() ? "fp16" : torch_format;
+  if (torch_format.empty()) w.notes.push_back("no torch_dtype: the unquantised tensors counted in fp16");
+  const ElementCost other = find_storage_format("torch_dtype", w.other_format).cost;
+  if (other.den != 1)
+    throw Error(file + ": torch_dtype", "\"" + w.other_format + "\" is not a whole-byte format");
+
+  Scheme s;
+  if (w.method == "gptq")
+    s = gptq(q, groups, w.notes);
+  else if (w.method == "awq")
+    s = awq(q, groups, w.notes);
+  else if (w.method == "bitsandbytes")
+    s = bitsandbytes(q, w.notes);
+  else if (w.method == "fp8")
+    s = fp8(q, groups, w.notes);
+  else if (w.method == "mxfp4")
+    s = mxfp4(q, groups, w.notes);
+  else if (w.method == "compressed-tensors")
+    s = compressed_tensors(q, w.other_format, other.num, w.notes);
+  else
+    q.fail("quant_method",
+           "\"" + printable(w.method, 60) +
+               "\" is not a method memplan counts (expected gptq, awq, bitsandbytes, fp8, mxfp4 or "
+               "compressed-tensors)");
+  w.format = s.format;
+
+  uint64_t matrices = 0;
+  for (const LinearGroup& g : groups) {
+    if (!s.quantized(g)) continue;
+    w.quantized_parameters = add(w.quantized_parameters, mul(mul(g.in, g.out), g.count));
+    w.packed_bytes = add(w.packed_bytes, mul(s.bytes(g.in, g.out), g.count));
+    matrices = add(matrices, g.count);
+  }
+  if (w.quantized_parameters > total_parameters)
+    throw Error(file + ": quantization_config", "quantised matrices exceed the model's parameters");
+  w.other_bytes = mul(total_parameters - w.quantized_parameters, other.num);
+  w.bytes = add(w.packed_bytes, w.other_bytes);
+  w.notes.push_back(to_s(matrices) + " matrices (" + group_thousands(w.quantized_parameters) +
+                    " weights) stored as " + w.format + " in " + group_thousands(w.packed_bytes) +
+                    " B; the other " + group_thousands(total_parameters - w.quantized_parameters) +
+                    " parameters in " + w.other_format + " (" + group_thousands(w.other_bytes) + " B)");
+  return w;
+}
+
+}  // namespace memplan::detail

@@ -1,0 +1,52 @@
+// Vision-language config.json files: each part's parameters and the tokens of one image, against
+// published counts.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <memplan/error.hpp>
+#include "core/models/hf_config.hpp"
+
+using namespace memplan;
+
+namespace {
+const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+}
+
+TEST_CASE("LLaVA-1.5-7B: language model + CLIP ViT-L/14-336 + projector", "[hf_config][vision]") {
+  // sum(p.numel()) of LlavaForConditionalGeneration(llava-hf/llava-1.5-7b-hf) = 7,063,427,072
+  // (printed in two public GitHub files). Its parts, from the modules: Llama-2-7B with a
+  // 32,064-row vocabulary (6,738,415,616 + 2 x 64 x 4096), CLIP ViT-L/14 at 336 px and the
+  // 1024 -> 4096 -> 4096 projector.
+  HfConfig c = read_hf_config_detail(k_dir + "llava-1.5-7b-hf.json");
+  CHECK(c.model.parameters == 7063427072ull);
+  CHECK(c.model.arch->hidden == 4096);  // the language model's architecture drives activations and KV
+  CHECK(c.model.arch->layers == 32);
+  // (336 / 14)^2 = 576 image tokens (vision_feature_select_strategy "default" drops the class token).
+  CHECK(c.model.image_tokens == 576);
+  CHECK(c.family.find("llava") != std::string::npos);
+}
+
+TEST_CASE("a llava config with an unknown vision tower is refused by name", "[hf_config][vision]") {
+  try {
+    parse_hf_config_detail(
+        R"({"model_type": "llava", "vision_config": {"model_type": "siglip_vision_model"}})", "config.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(
+        std::string(e.what()) ==
+        "config.json: vision_config: model_type \"siglip_vision_model\" is not a vision tower memplan counts "
+        "(clip_vision_model)");
+  }
+}
+
+TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[hf_config][vision]") {
+  // 4,300,079,472 = keras-hub medgemma_4b "params" (Gemma 3 4B's architecture with its 262,208-row
+  // vocabulary; keras-hub's gemma3_4b, 4,299,915,632, is 64 x 2560 smaller: a 262,144-row table).
+  // The text_config names few keys: Gemma3TextConfig's defaults (8 heads, 4 kv heads, head_dim 256,
+  // vocabulary 262,208) fill the rest, as transformers does.
+  HfConfig c = read_hf_config_detail(k_dir + "gemma-3-4b-it.json");
+  CHECK(c.model.parameters == 4300079472ull);
+  CHECK(c.model.image_tokens == 256);  // mm_tokens_per_image
+  CHECK(c.model.arch->hidden == 2560);
+}
