@@ -7,6 +7,9 @@
 #include <string_view>
 
 #include <memplan/error.hpp>
+#include <memplan/presets.hpp>
+#include "core/formats/loss_scale.hpp"
+#include "core/formats/number_format.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/hf_config.hpp"
 #include "core/models/safetensors.hpp"
@@ -42,6 +45,34 @@ inline bool run_gguf(std::string_view in) {
     GgufFile g = parse_gguf(in, in.size(), "fuzz.gguf");
     ModelSpec m = model_spec_of(g);
     return m.tensors == g.tensors.size();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// A presets file (--presets, MEMPLAN_DATA_DIR): the same text as GPUs and as models, as
+// load_presets_override reads a file that holds both.
+inline bool run_presets(std::string_view in) {
+  bool ok = false;  // parsed as GPUs or as models
+  try {
+    parse_presets(in, "", "fuzz/gpus.json");
+    ok = true;
+  } catch (const Error&) {
+  }
+  try {
+    parse_presets("", in, "fuzz/model_presets.json");
+    ok = true;
+  } catch (const Error&) {
+  }
+  return ok;
+}
+
+// `scale --values FILE`: the values, then the loss scale for fp16 and bf16.
+inline bool run_gradient_values(std::string_view in) {
+  try {
+    const std::vector<double> values = parse_gradient_values("fuzz/values.txt", in);
+    for (const char* f : {"fp16", "bf16"}) plan_loss_scale(find_number_format("--to", f), values);
+    return true;
   } catch (const Error&) {
     return false;
   }

@@ -1,7 +1,9 @@
 #include "cli/cli.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -11,18 +13,45 @@
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
 #include "core/base/did_you_mean.hpp"
+#include "core/base/terminal_text.hpp"
 
 namespace memplan::cli {
 namespace {
 
 constexpr const char* k_version = "memplan 0.1.0";
 
-// CLI11 messages become one line: "memplan: error: <message>".
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+// Messages become one line safe for a terminal: "memplan: error: <message>" (a raw 0xFF or an
+// escape sequence the user typed is echoed as \xFF, \x1B).
+std::string one_line(const std::string& message) {
+  std::string s = terminal_text(message);
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+// The long names ("--format") of the options `sub` takes; with the plan options when it takes
+// them (only the flags named on the command line are registered: see PlanArgs).
+std::vector<std::string> option_names(const CLI::App& sub) {
+  std::vector<std::string> names = {"--help"};
+  for (const CLI::Option* o : sub.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  if (sub.get_option_no_throw("--plan"))
+    for (const OptionSpec& o : plan_options()) names.emplace_back(o.flag);
+  return names;
+}
+
+// "; did you mean \"--params\"?" for the first argument that looks like an option `sub` does not
+// have (`--parms`, `--parms=7e9`) and is close to one it has; else "".
+std::string suggest_option(const CLI::App& sub, const std::vector<std::string>& args) {
+  const std::vector<std::string> names = option_names(sub);
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string hint = did_you_mean(name, names);
+    if (!hint.empty()) return hint;
+  }
+  return "";
 }
 
 std::vector<std::string> command_names() {
@@ -61,7 +90,10 @@ OutputOptions resolve_output_options(const RawOutputOptions& raw, const Io& io) 
   return o;
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+namespace {
+
+// Parses and runs one command; writes its result to `out` and errors to `err`.
+int run_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
   CLI::App app{"memplan: will this fit? Memory and precision planning for training and inference."};
   app.name("memplan");
   app.require_subcommand(0, 1);
@@ -78,6 +110,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       user_command.emplace(dashes + 1, args.end());
       own_args.assign(args.begin(), dashes);
     }
+  } else if (!args.empty()) {
+    // Elsewhere "--" only marks the end of options, and no other command has a value that starts
+    // with "--": dropped, so `cast -- -1 -2` reads as `cast -1 -2` (CLI11 2.1 refuses values after
+    // "--" in a subcommand).
+    const auto dashes = std::find(own_args.begin() + 1, own_args.end(), std::string("--"));
+    if (dashes != own_args.end()) own_args.erase(dashes);
   }
 
   // Only the commands named on the command line are built (with their options): building every
@@ -101,14 +139,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   // CLI11 wants argv order reversed in a vector.
   std::vector<std::string> reversed(own_args.rbegin(), own_args.rend());
   try {
-    if (!args.empty() && args[0].size() && args[0][0] != '-') {
+    if (!args.empty() && (args[0].empty() || args[0][0] != '-')) {
       const auto names = command_names();
       bool known = false;
       for (const auto& n : names) known = known || n == args[0];
       if (!known) {
-        err << "memplan: error: \"" << args[0] << "\" is not a command (expected one of: ";
-        for (size_t i = 0; i < names.size(); ++i) err << (i ? ", " : "") << names[i];
-        err << did_you_mean(args[0], names) << ")\n";
+        std::string line = "\"" + args[0] + "\" is not a command (expected one of: ";
+        for (size_t i = 0; i < names.size(); ++i) line += (i ? ", " : "") + names[i];
+        err << "memplan: error: " << one_line(line + did_you_mean(args[0], names) + ")") << "\n";
         return k_bad_input;
       }
     }
@@ -122,6 +160,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const CLI::CallForVersion&) {
     out << k_version << "\n";
     return k_ok;
+  } catch (const CLI::ExtrasError& e) {
+    std::string hint;
+    for (CLI::App* s : subs)
+      if (s && s->parsed()) hint = suggest_option(*s, own_args);
+    if (hint.empty()) hint = suggest_option(app, own_args);
+    err << "memplan: error: " << one_line(e.what() + (hint.empty() ? "" : " (" + hint.substr(2) + ")"))
+        << "\n";
+    return k_bad_input;
   } catch (const CLI::ParseError& e) {
     err << "memplan: error: " << one_line(e.what()) << "\n";
     return k_bad_input;
@@ -145,6 +191,25 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
   out << app.help();
   return k_ok;
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool out_is_tty) {
+  const int code = run_command(args, out, err, out_is_tty);
+  return check_written(code, out, err);
+}
+
+int check_written(int code, std::ostream& out, std::ostream& err) {
+  errno = 0;
+  if (!out.flush()) {
+    const int why = errno;
+    err << "memplan: error: cannot write the result to standard output"
+        << (why != 0 ? std::string(": ") + std::strerror(why) : std::string()) << "\n";
+    code = k_bad_input;
+  }
+  if (!err.flush()) code = k_bad_input;  // the notes or the error line were lost: not a success
+  return code;
 }
 
 }  // namespace memplan::cli

@@ -116,6 +116,10 @@ void add_advise(CLI::App& sub, Runner& run) {
     }
     const Plan plan = resolve_plan(s->plan);
     if (!plan.gpu_given) throw Error("--gpu", "required: the one GPU to advise for (e.g. --gpu rtx-4090)");
+    if (plan.targets.asked_local && !plan.targets.device_notes.empty()) {  // as fit: no GPU readable
+      for (const std::string& n : plan.targets.device_notes) io.err << "memplan: " << n << "\n";
+      return k_no_device;
+    }
     if (plan.targets.gpus.size() != 1) {
       std::string names;
       for (const GpuSpec& g : plan.targets.gpus) names += (names.empty() ? "" : ",") + g.id;

@@ -192,8 +192,8 @@ int run_ladder_command(CLI::App& sub, const LadderOptions& opt, Io& io) {
       report_failure(io.err, r.tries.back(), trial);
       return k_command_failed;
     case LadderEnd::interrupted:
-      io.err << "memplan: interrupted\n";
-      return k_interrupted;
+      io.err << "memplan: interrupted by " << interrupt_name() << "\n";
+      return interrupted_exit_code();
   }
   return k_ok;
 }
@@ -211,7 +211,7 @@ void add_ladder(CLI::App& sub, Runner& run) {
   sub.footer(
       "Runs COMMAND (after --, no shell) with {batch} replaced; also sets MEMPLAN_BATCH.\n"
       "Estimate flags (--model, --seq, --gpu, ...) before -- feed --start auto.\n"
-      "Exit: 0 a batch ran, 1 none did, 2 bad input, 4 a failure that is not OOM, 130 Ctrl-C.\n"
+      "Exit: 0 a batch ran, 1 none did, 2 bad input, 4 a failure that is not OOM, 130 Ctrl-C, 143 SIGTERM.\n"
       "Example: " +
       std::string(k_example));
   CLI::App* self = &sub;

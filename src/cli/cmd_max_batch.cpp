@@ -205,6 +205,10 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       io.out << to_csv(res);
     else
       io.out << to_table(plan, res, out);
+    if (plan.targets.asked_local && !plan.targets.device_notes.empty()) {  // as fit: no GPU readable
+      for (const std::string& n : plan.targets.device_notes) io.err << "memplan: " << n << "\n";
+      return k_no_device;
+    }
     return res.none_fit() ? k_no_fit : k_ok;
   };
 }

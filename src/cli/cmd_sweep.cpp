@@ -255,8 +255,8 @@ int run_sweep_command(CLI::App& sub, const SweepOptions& opt, Io& io) {
     return k_command_failed;
   }
   if (r.end == SweepEnd::interrupted) {
-    io.err << "memplan: interrupted\n";
-    return k_interrupted;
+    io.err << "memplan: interrupted by " << interrupt_name() << "\n";
+    return interrupted_exit_code();
   }
   return r.best ? k_ok : k_no_fit;
 }
@@ -281,7 +281,8 @@ void add_sweep(CLI::App& sub, Runner& run) {
   sub.footer(
       "Runs COMMAND (after --, no shell) once per batch with {batch} replaced; also sets MEMPLAN_BATCH.\n"
       "Stops at the first out-of-memory. Estimate flags before -- add predicted memory.\n"
-      "Exit: 0 measured, 1 nothing measured, 2 bad input, 4 a failure that is not OOM, 130 Ctrl-C.\n"
+      "Exit: 0 measured, 1 nothing measured, 2 bad input, 4 a failure that is not OOM, 130 Ctrl-C, 143 "
+      "SIGTERM.\n"
       "Example: " +
       std::string(k_example));
   CLI::App* self = &sub;

@@ -5,6 +5,7 @@
 #include <memplan/quantity.hpp>
 #include "core/base/did_you_mean.hpp"
 #include "core/formats/llama_quant.hpp"
+#include "core/models/arch_limits.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -29,6 +30,13 @@ void count_rule(const std::string& flag, const std::string& text, V& v) {
 
 template <std::optional<std::string> V::*Member>
 void text_rule(const std::string&, const std::string& text, V& v) {
+  v.*Member = text;
+}
+
+// A file or folder path: any text but the empty one.
+template <std::optional<std::string> V::*Member>
+void path_rule(const std::string& flag, const std::string& text, V& v) {
+  if (text.empty()) throw Error(flag, "empty value (expected the path of a file or folder)");
   v.*Member = text;
 }
 
@@ -170,18 +178,19 @@ const std::vector<OptionSpec>& table() {
   static const std::vector<OptionSpec> t = {
       {"--params", F::params, "Parameter count: 7e9, 7B, 6.74b, 125M", params_rule},
       {"--model", F::model, "Model preset (see `memplan models`)", text_rule<&V::model>},
-      {"--config", F::config, "Hugging Face config.json of the model", text_rule<&V::config>},
+      {"--config", F::config, "Hugging Face config.json of the model", path_rule<&V::config>},
       {"--safetensors", F::safetensors, "A .safetensors file or a model directory (headers only)",
-       text_rule<&V::safetensors>},
-      {"--gguf", F::gguf, "A .gguf file (header only)", text_rule<&V::gguf>},
+       path_rule<&V::safetensors>},
+      {"--gguf", F::gguf, "A .gguf file (header only)", path_rule<&V::gguf>},
       {"--mlp", F::mlp, "Multilayer perceptron widths, e.g. 784,512,256,10", mlp_rule},
-      {"--layers", F::layers, "Transformer layers", count_rule<&V::layers, (1ull << 32)>},
-      {"--hidden", F::hidden, "Transformer hidden size", count_rule<&V::hidden, (1ull << 32)>},
-      {"--heads", F::heads, "Attention heads", count_rule<&V::heads, (1ull << 32)>},
+      {"--layers", F::layers, "Transformer layers", count_rule<&V::layers, arch_limit::k_layers>},
+      {"--hidden", F::hidden, "Transformer hidden size", count_rule<&V::hidden, arch_limit::k_hidden>},
+      {"--heads", F::heads, "Attention heads", count_rule<&V::heads, arch_limit::k_heads>},
       {"--kv-heads", F::kv_heads, "Key/value heads (grouped-query attention)",
-       count_rule<&V::kv_heads, (1ull << 32)>},
-      {"--intermediate", F::intermediate, "MLP inner width", count_rule<&V::intermediate, (1ull << 32)>},
-      {"--vocab", F::vocab, "Vocabulary size", count_rule<&V::vocab, (1ull << 32)>},
+       count_rule<&V::kv_heads, arch_limit::k_heads>},
+      {"--intermediate", F::intermediate, "MLP inner width",
+       count_rule<&V::intermediate, arch_limit::k_intermediate>},
+      {"--vocab", F::vocab, "Vocabulary size", count_rule<&V::vocab, arch_limit::k_vocab>},
       {"--family", F::family, "Block layout of an architecture given by flags: gpt2, llama or bert",
        family_rule},
       {"--tensors", F::tensors, "Number of parameter tensors (Adam keeps a 4-byte step per tensor)",

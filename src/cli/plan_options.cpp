@@ -48,9 +48,8 @@ std::string json_to_text(const json& v, const std::string& where) {
   throw Error(where, "must be a string, a number or a list");
 }
 
-// The plan file's values as text by key, for the same rules as the flags.
-std::map<std::string, std::string> read_plan_file(const std::string& path) {
-  json doc = memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan");
+// A plan document's values as text by key, for the same rules as the flags.
+std::map<std::string, std::string> plan_document_values(json doc, const std::string& path) {
   if (doc.is_discarded() || !doc.is_object())
     throw Error(path, "is not a JSON object (expected a plan: the \"inputs\" of `--format json`)");
   if (doc.contains("inputs") && doc["inputs"].is_object()) doc = doc["inputs"];  // a whole JSON output
@@ -71,6 +70,12 @@ std::map<std::string, std::string> read_plan_file(const std::string& path) {
     values[it.key()] = json_to_text(it.value(), path + ": " + it.key());
   }
   return values;
+}
+
+// The plan file's values as text by key (the one bounded reader, then the document's values).
+std::map<std::string, std::string> read_plan_file(const std::string& path) {
+  return plan_document_values(memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan"),
+                              path);
 }
 
 // --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
@@ -165,6 +170,19 @@ PlanArgs::PlanArgs(const std::vector<std::string>& args) : previous_(t_plan_args
 
 PlanArgs::~PlanArgs() { t_plan_args = previous_; }
 
+namespace {
+
+// An empty path ("--plan ''") is refused, not taken as "no file" (CLI11 prints "--plan: <this>").
+CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](const std::string& path) {
+        return path.empty() ? std::string("empty value (expected the path of a file)") : std::string();
+      },
+      "");
+}
+
+}  // namespace
+
 void add_plan_options(CLI::App& sub, RawPlan& raw) {
   for (const OptionSpec& o : plan_options()) {
     if (!must_register(o)) continue;
@@ -177,8 +195,9 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
           o.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, o.help);
   }
   sub.add_option("--plan", raw.plan_file,
-                 "A plan file (JSON, the \"inputs\" of --format json); flags override it");
-  sub.add_option("--presets", raw.presets_file, k_presets_help);
+                 "A plan file (JSON, the \"inputs\" of --format json); flags override it")
+      ->check(non_empty_path());
+  sub.add_option("--presets", raw.presets_file, k_presets_help)->check(non_empty_path());
   sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");
 }
 
@@ -189,7 +208,7 @@ void add_preset_listing(CLI::App& sub, Runner& run, PresetLister list) {
   };
   auto s = std::make_shared<State>();
   add_output_options(sub, s->output);
-  sub.add_option("--presets", s->presets, k_presets_help);
+  sub.add_option("--presets", s->presets, k_presets_help)->check(non_empty_path());
   run = [s, list = std::move(list)](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     return list(load_presets_for(s->presets), out, io);
@@ -383,6 +402,10 @@ Plan resolve_plan(const RawPlan& raw) {
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *v.gpu : gpus;
   return plan;
+}
+
+std::map<std::string, std::string> plan_file_values(std::string_view text, const std::string& path) {
+  return plan_document_values(memplan::detail::parse_json_text(text, path, "the plan"), path);
 }
 
 }  // namespace memplan::cli

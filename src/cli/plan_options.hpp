@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -61,6 +62,10 @@ class PlanArgs {
  private:
   const std::vector<std::string>* previous_;
 };
+
+// A plan file's text (as --plan reads it) as values by key, ready for RawPlan::given: the same
+// JSON rules and key checks as --plan, without the file. For the plan fuzz target.
+std::map<std::string, std::string> plan_file_values(std::string_view text, const std::string& path);
 
 // Merges the plan file, checks every value and builds the request. Throws Error on bad input.
 Plan resolve_plan(const RawPlan& raw);

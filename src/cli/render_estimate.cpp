@@ -13,6 +13,13 @@
 namespace memplan::cli {
 namespace {
 
+// True when the estimate counted no activations for want of an architecture (--params alone).
+bool uncounted_activations(const Estimate& e) {
+  for (uint8_t i = 0; i < e.note_count; ++i)
+    if (e.notes[i].code == NoteCode::activations_unknown) return true;
+  return false;
+}
+
 using nlohmann::json;
 using Align = TextTable::Align;
 
@@ -262,6 +269,11 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
     out += (md ? "\n" : "  ") + memory_note + "; overhead " +
            format_bytes(e.bytes(TermKind::overhead), o.units) +
            " for the CUDA context and workspaces (--overhead)\n";
+  if (!o.explain && (r.batch > 1 || r.seq) && uncounted_activations(e))  // --explain lists it anyway
+    out += (md ? "\n" : "  ") +
+           std::string("note: --batch and --seq change nothing here: no activations are ") +
+           "counted without an architecture (give --activation-bytes-per-row, --mlp, --model or --layers, " +
+           "--hidden, --heads)\n";
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);
     out += explain_text(e, r, ledger, o);

@@ -6,6 +6,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "exec/interrupt_state.hpp"
 
 namespace memplan::cli {
 
@@ -88,8 +89,12 @@ std::string shell_join(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string interrupt_name() { return interrupt_signal() == SIGTERM ? "SIGTERM" : "Ctrl-C"; }
+
+int interrupted_exit_code() { return interrupt_signal() == SIGTERM ? 128 + SIGTERM : k_interrupted; }
+
 std::string describe_end(const Trial& t) {
-  if (t.outcome == TrialOutcome::interrupted) return "stopped by Ctrl-C";
+  if (t.outcome == TrialOutcome::interrupted) return "stopped by " + interrupt_name();
   if (t.timed_out) return "stopped at the timeout";
   if (t.signal) {
     const char* name = sigabbrev_np(t.signal);

@@ -21,6 +21,13 @@ namespace memplan::cli {
 // Exit code when the user stopped the run with Ctrl-C (128 + SIGINT, the shell's habit).
 constexpr int k_interrupted = 130;
 
+// How memplan was stopped while it ran the user's command: "Ctrl-C" (SIGINT, and a fake runner's
+// interrupt) or "SIGTERM".
+std::string interrupt_name();
+
+// The exit code after an interrupt: 128 + the signal, as a shell reports it (130 Ctrl-C, 143 SIGTERM).
+int interrupted_exit_code();
+
 struct RawRunOptions {
   std::vector<std::string> oom_patterns;
   std::string timeout;  // seconds; empty: none

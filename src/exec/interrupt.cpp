@@ -18,13 +18,15 @@ namespace {
 
 // Interrupt state shared with the signal handler: a count and a self-pipe that wakes poll().
 volatile sig_atomic_t g_interrupts = 0;
+volatile sig_atomic_t g_signal = 0;  // the first signal of the last scope: SIGINT or SIGTERM
 int g_wake[2] = {-1, -1};
 bool g_scope_active = false;
 struct sigaction g_old_int, g_old_term;
 
-extern "C" void on_interrupt(int) {
+extern "C" void on_interrupt(int signal) {
   const int saved = errno;
   if (g_interrupts < 1000) g_interrupts = g_interrupts + 1;
+  if (g_signal == 0) g_signal = signal;
   if (g_wake[1] >= 0) {
     const char c = 1;
     const ssize_t r = write(g_wake[1], &c, 1);
@@ -39,10 +41,13 @@ int interrupt_count() { return static_cast<int>(g_interrupts); }
 
 int interrupt_wake_fd() { return g_wake[0]; }
 
+int interrupt_signal() { return static_cast<int>(g_signal); }
+
 InterruptScope::InterruptScope() {
   if (g_scope_active) throw Error("memplan", "interrupt scopes do not nest");
   g_scope_active = true;
   g_interrupts = 0;
+  g_signal = 0;
   if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);

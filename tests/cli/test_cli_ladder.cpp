@@ -90,7 +90,7 @@ TEST_CASE("Ctrl-C stops the child and the ladder, keeping what was found", "[cli
   const auto r = ladder({"--start", "8", "--grace", "0.2"}, {"--interrupt-parent", "--sleep", "5"});
   CHECK(r.code == 130);
   CHECK(r.out.find("interrupted") != std::string::npos);
-  CHECK(r.err.find("memplan: interrupted\n") != std::string::npos);
+  CHECK(r.err.find("memplan: interrupted by Ctrl-C\n") != std::string::npos);
 }
 
 TEST_CASE("ladder --start auto begins at the predicted max batch", "[cli][ladder]") {

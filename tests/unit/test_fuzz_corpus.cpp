@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "../../fuzz/fuzz_entry.hpp"
+#include "../../fuzz/fuzz_entry_cli.hpp"
 #include "model_file_builders.hpp"
 
 using namespace memplan::test;
@@ -61,6 +62,35 @@ TEST_CASE("fuzz corpus: every seed parses or is refused cleanly", "[fuzz]") {
   CHECK(gg_files >= 10);
   CHECK(gg_ok >= 2);
   CHECK(gg_files > gg_ok);
+}
+
+// The corpora of the readers and the command line (written by hand, committed): plan files,
+// presets files, `scale --values` files, argument vectors split at NUL bytes.
+TEST_CASE("fuzz corpus: plan, presets, gradient values and command-line seeds", "[fuzz]") {
+  auto [plan_files, plan_ok] = replay("plan", memplan::fuzz::run_plan);
+  auto [pre_files, pre_ok] = replay("presets", memplan::fuzz::run_presets);
+  auto [val_files, val_ok] = replay("gradient_values", memplan::fuzz::run_gradient_values);
+  auto [cli_files, cli_ok] = replay("command_line", memplan::fuzz::run_command_line);
+  CHECK(plan_files >= 10);
+  CHECK(plan_ok >= 5);
+  CHECK(plan_files > plan_ok);
+  CHECK(pre_files >= 8);
+  CHECK(pre_ok >= 4);
+  CHECK(pre_files > pre_ok);
+  CHECK(val_files >= 6);
+  CHECK(val_ok >= 3);
+  CHECK(val_files > val_ok);
+  CHECK(cli_files >= 20);
+  CHECK(cli_ok >= 15);
+  CHECK(cli_files > cli_ok);
+}
+
+TEST_CASE("fuzz corpus: the presets seeds parse as what they hold", "[fuzz]") {
+  const std::string gpus = slurp(k_corpus / "presets" / "gpus.json");
+  const std::string models = slurp(k_corpus / "presets" / "model_presets.json");
+  CHECK_NOTHROW(memplan::parse_presets(gpus, models, "corpus"));
+  CHECK_THROWS_AS(memplan::parse_presets(slurp(k_corpus / "presets" / "bad_empty_gpus.json"), "", "corpus"),
+                  memplan::Error);
 }
 
 TEST_CASE("fuzz corpus: write the seeds", "[.generate-corpus]") {

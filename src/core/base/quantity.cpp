@@ -3,6 +3,7 @@
 #include <memplan/quantity.hpp>
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -211,10 +212,20 @@ double parse_real(std::string_view subject, std::string_view text) {
   std::string s(text);
   if (s.empty()) throw Error(std::string(subject), "empty value (expected a number)");
   char* end = nullptr;
+  errno = 0;
   double v = std::strtod(s.c_str(), &end);
+  const bool out_of_range = errno == ERANGE;
   if (end == s.c_str() || *end != '\0' || std::isspace(static_cast<unsigned char>(s[0])))
     throw Error(std::string(subject), quoted(text) + " is not a number");
-  if (!std::isfinite(v)) throw Error(std::string(subject), quoted(text) + " is not a finite number");
+  if (!std::isfinite(v)) {
+    if (out_of_range)
+      throw Error(std::string(subject), quoted(text) + " overflows a double (the largest is about 1.8e308)");
+    throw Error(std::string(subject), quoted(text) + " is not a finite number");
+  }
+  // "1e-400" reads as 0: say so rather than go on with 0 (subnormals such as 1e-310 are kept).
+  if (out_of_range && v == 0.0)
+    throw Error(std::string(subject),
+                quoted(text) + " underflows to 0 in a double (the smallest positive is about 4.9e-324)");
   return v;
 }
 

@@ -240,6 +240,13 @@ Estimate estimate(const EstimateRequest& r) {
   }
   if (r.mode == Mode::train && e.trainable_parameters == 0)
     throw Error(Field::trainable, "leaves no trainable parameter of " + group_thousands(r.model.parameters));
+  // Quantisation stores the frozen weights; with every parameter trained there are none, and the
+  // flag would change nothing. Refused rather than noted: a QLoRA plan missing its adapters is a
+  // mistake the number would hide.
+  if (r.quantize && r.mode == Mode::train && e.trainable_parameters == r.model.parameters)
+    throw Error(Field::quantize, "stores frozen weights, and a full fine-tune has none (expected " +
+                                     field_ref(Field::lora) + " R or " + field_ref(Field::trainable) +
+                                     " F for QLoRA, or " + field_ref(Field::mode) + " infer)");
 
   Term& params = e.term(TermKind::parameters);
   if (e.lora)

@@ -6,6 +6,7 @@
 
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
+#include "core/models/arch_limits.hpp"
 
 namespace memplan {
 namespace {
@@ -132,6 +133,7 @@ ModelSpec model_spec_of(const GgufFile& g) {
     s.notes.push_back("architecture incomplete: no " + m);
   }
   s.notes.push_back("architecture from the GGUF metadata (" + arch + ")");
+  check_arch_limits(a, g.file);
   s.arch = a;
   return s;
 }

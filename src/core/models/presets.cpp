@@ -45,6 +45,10 @@ const json* member(const json& j, const char* field) {
 }
 const StaticJson* member(const StaticJson& j, const char* field) { return j.find(field); }
 
+// The most memory a GPU preset may have: 16 TiB, 55x the largest accelerator sold in 2026 (288 GB).
+// Larger values are typos (2^64 - 1) and would overflow the fit's signed spare bytes.
+constexpr uint64_t k_max_gpu_memory_bytes = 16ull << 40;
+
 // Typed field access with errors that name the document, the entry and the field.
 template <class Json>
 struct Reader {
@@ -122,6 +126,9 @@ GpuSpec read_gpu(const Json& j, const std::string& where) {
   g.vendor = named.str("vendor", false);
   g.memory_total_bytes = named.u64("memory_total_bytes");
   if (g.memory_total_bytes == 0) named.fail("memory_total_bytes", "must be positive");
+  if (g.memory_total_bytes > k_max_gpu_memory_bytes)
+    named.fail("memory_total_bytes", std::to_string(g.memory_total_bytes) + " is above the limit of " +
+                                         std::to_string(k_max_gpu_memory_bytes) + " bytes (16 TiB)");
   g.reserved_known = member(j, "memory_reserved_bytes") != nullptr;
   g.memory_reserved_bytes = named.u64("memory_reserved_bytes", false);
   if (g.memory_reserved_bytes >= g.memory_total_bytes)
@@ -209,6 +216,7 @@ template <class Json>
 void read_gpus(const Json& doc, const std::string& o, Presets& p) {
   const Json* list = member(doc, "gpus");
   if (!list || !list->is_array()) throw Error(o, "needs a \"gpus\" array");
+  if (list->size() == 0) throw Error(o, "\"gpus\" is empty (expected at least one GPU)");
   p.gpus.reserve(list->size());
   for (size_t i = 0; i < list->size(); ++i)
     p.gpus.push_back(read_gpu((*list)[i], o + ": gpus[" + std::to_string(i) + "]"));
@@ -272,7 +280,9 @@ Presets load_presets_override(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     const std::string g = path + "/gpus.json", m = path + "/model_presets.json";
     const bool has_g = fs::exists(g, ec), has_m = fs::exists(m, ec);
-    if (!has_g && !has_m) throw Error(path, "holds neither gpus.json nor model_presets.json");
+    if (!has_g && !has_m)
+      throw Error(Field::presets,
+                  "\"" + path + "\" is a directory that holds neither gpus.json nor model_presets.json");
     Presets o = parse_presets(has_g ? read_small_file(g, read_limit::k_presets) : "",
                               has_m ? read_small_file(m, read_limit::k_presets) : "", path);
     if (has_g) {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/formats/hardware_support.hpp"
@@ -70,6 +71,12 @@ FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimat
   row.required_bytes = e.required_bytes();
   const u128 m = row.memory_bytes, q = row.required_bytes;
   const u128 k_max = INT64_MAX;
+  // Beyond 2^63 - 1 bytes the shortfall has no signed 64-bit value: refused, never clamped (GPU
+  // memory is at most 16 TiB, so a surplus always has one).
+  if (q > k_max)
+    throw Error("required memory",
+                group_thousands(row.required_bytes) +
+                    " bytes is above 2^63 - 1 (8 EiB), beyond any machine: check the inputs");
   row.spare_bytes = m >= q ? static_cast<int64_t>(m - q > k_max ? k_max : m - q)
                            : -static_cast<int64_t>(q - m > k_max ? k_max : q - m);
   row.verdict = verdict_for(row.required_bytes, row.memory_bytes);

@@ -1,0 +1,14 @@
+#pragma once
+// Text safe for one line of a terminal: what an error line echoes of the user's input.
+
+#include <string>
+#include <string_view>
+
+namespace memplan {
+
+// `text` on one line: newlines and carriage returns as spaces, other control codes (ESC, NUL,
+// DEL, C1) and bytes that are not valid UTF-8 (a raw 0xFF) as \xHH; valid UTF-8 ("é") is kept.
+// Example: "a\xFFb\x1B[31m" -> "a\\xFFb\\x1B[31m".
+std::string terminal_text(std::string_view text);
+
+}  // namespace memplan
