@@ -2,6 +2,7 @@
 // (the lesson's playbook: tier 1 the run, tier 2 the computation or the model, tier 3 the
 // hardware), each with its new required memory, its verdict and its cost; then the cheapest
 // combinations that first fit. --checklist adds tier 0, the free fixes no estimate can see.
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "cli/render_advice.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
+#include "cli/text_wrap.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -54,8 +56,41 @@ std::string verdict_text(const Suggestion& s, const GpuSpec& gpu) {
   return v;
 }
 
+// Every text table fits this many columns.
+constexpr size_t k_table_columns = 100;
+
+// The text table: the change wrapped in the last column, its cost on the lines below it.
+std::string wrapped_table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu,
+                             const OutputOptions& out) {
+  using A = TextTable::Align;
+  TextTable t(
+      {{"tier", A::right}, {"required", A::right}, {"verdict", A::left}, {"change (cost below)", A::left}});
+  size_t left = std::string("tier").size() + std::string("required").size() + std::string("verdict").size();
+  for (const Suggestion& s : list)
+    left = std::max(left, std::to_string(s.tier).size() + format_bytes(s.required_bytes, out.units).size() +
+                              verdict_text(s, gpu).size());
+  const size_t indent = 2, gaps = 3 * 2;
+  const size_t room =
+      k_table_columns > indent + gaps + left + 30 ? k_table_columns - indent - gaps - left : 30;
+  for (const Suggestion& s : list) {
+    bool first_line = true;
+    for (const std::string& line : wrap_words(suggestion_change(s), room)) {
+      if (first_line)
+        t.add_row(
+            {std::to_string(s.tier), format_bytes(s.required_bytes, out.units), verdict_text(s, gpu), line});
+      else
+        t.add_row({"", "", "", line});
+      first_line = false;
+    }
+    for (const std::string& line : wrap_words("cost: " + suggestion_cost(s), room - 2))
+      t.add_row({"", "", "", "  " + line});
+  }
+  return t.render();
+}
+
 std::string table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu, const OutputOptions& out) {
   using A = TextTable::Align;
+  if (out.format != Format::markdown) return wrapped_table_of(list, gpu, out);
   TextTable t({{"tier", A::right},
                {"change", A::left},
                {"required", A::right},

@@ -22,6 +22,8 @@ const std::vector<CommandSpec>& commands() {
       {"sweep", "Measure throughput at several batch sizes and mark the bend", add_sweep},
       {"inspect", "What memplan reads from model files: tensors by dtype, parameters, architecture",
        add_inspect},
+      {"plot", "The estimate as an SVG chart: memory vs micro-batch or sequence, or by precision recipe",
+       add_plot},
   };
   return table;
 }

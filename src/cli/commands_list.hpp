@@ -18,5 +18,6 @@ void add_ladder(CLI::App& sub, Runner& run);
 void add_sweep(CLI::App& sub, Runner& run);
 void add_inspect(CLI::App& sub, Runner& run);
 void add_advise(CLI::App& sub, Runner& run);  // cmd_advise.cpp: what to change when it does not fit
+void add_plot(CLI::App& sub, Runner& run);    // cmd_plot.cpp: the estimate as an SVG chart
 
 }  // namespace memplan::cli

@@ -221,7 +221,7 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
 }
 
 std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
-                            const OutputOptions& o) {
+                            const OutputOptions& o, const std::string& bars) {
   const EstimateRequest& r = plan.request;
   switch (o.format) {
     case Format::json:
@@ -245,6 +245,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
     out += (md ? "\n" : "  ") + memory_note + "; overhead " +
            format_bytes(e.bytes(TermKind::overhead), o.units) +
            " for the CUDA context and workspaces (--overhead)\n";
+  if (!bars.empty()) out += "\n" + bars;
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);
     out += explain_text(e, r, ledger, o);
