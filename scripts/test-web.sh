@@ -9,7 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 native=${1:-build-clang/memplan}
-scripts/install-deps.sh emscripten chromium nodejs npm libxml2-utils
+# nodejs and npm only where missing: NodeSource's nodejs carries its own npm (Debian's npm conflicts).
+packages=(emscripten chromium libxml2-utils)
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
+scripts/install-deps.sh "${packages[@]}"
 if [[ ! -x $native ]]; then
   cmake -S . -B "$(dirname "$native")" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$(dirname "$native")" -j"$(nproc)" --target memplan

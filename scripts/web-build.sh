@@ -3,7 +3,9 @@
 # build-web/site/ (web/'s files + memplan.js + memplan.wasm). Not part of the native build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh emscripten nodejs
+packages=(emscripten)
+command -v node >/dev/null || packages+=(nodejs)
+scripts/install-deps.sh "${packages[@]}"
 # Debian's emscripten runs its JavaScript tools with the system node modules.
 export NODE_PATH=/usr/share/nodejs
 emcmake cmake -S web -B build-web -DCMAKE_BUILD_TYPE=Release >/dev/null

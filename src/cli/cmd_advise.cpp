@@ -65,10 +65,13 @@ std::string wrapped_table_of(const std::vector<Suggestion>& list, const GpuSpec&
   using A = TextTable::Align;
   TextTable t(
       {{"tier", A::right}, {"required", A::right}, {"verdict", A::left}, {"change (cost below)", A::left}});
-  size_t left = std::string("tier").size() + std::string("required").size() + std::string("verdict").size();
-  for (const Suggestion& s : list)
-    left = std::max(left, std::to_string(s.tier).size() + format_bytes(s.required_bytes, out.units).size() +
-                              verdict_text(s, gpu).size());
+  size_t tier = 4, required = 8, verdict = 7;  // the headers' widths
+  for (const Suggestion& s : list) {
+    tier = std::max(tier, std::to_string(s.tier).size());
+    required = std::max(required, format_bytes(s.required_bytes, out.units).size());
+    verdict = std::max(verdict, verdict_text(s, gpu).size());
+  }
+  const size_t left = tier + required + verdict;
   const size_t indent = 2, gaps = 3 * 2;
   const size_t room =
       k_table_columns > indent + gaps + left + 30 ? k_table_columns - indent - gaps - left : 30;
@@ -230,11 +233,24 @@ void add_advise(CLI::App& sub, Runner& run) {
     if (!out.quiet) {
       if (a.search_capped)
         io.out << "  note: the combination search stopped after " << a.candidates_tried << " candidates\n";
-      for (const std::string& n : notes) io.out << "  note: " << n << "\n";
-      for (const std::string& h : hardware) io.out << "  hardware: " << h << "\n";
+      // In the text format, notes wrap at the tables' width, continued under their text.
+      auto line = [&](const std::string& label, const std::string& text) {
+        if (out.format == Format::markdown) {
+          io.out << "  " << label << text << "\n";
+          return;
+        }
+        const std::string indent(2 + label.size(), ' ');
+        bool first = true;
+        for (const std::string& l : wrap_words(text, k_table_columns - indent.size())) {
+          io.out << (first ? "  " + label : indent) << l << "\n";
+          first = false;
+        }
+      };
+      for (const std::string& n : notes) line("note: ", n);
+      for (const std::string& h : hardware) line("hardware: ", h);
       if (show || !combos.empty())
-        io.out << "  required includes " << format_bytes(plan.request.overhead_bytes, out.units)
-               << " per-process overhead (--overhead); sharding and offload rows are per GPU\n";
+        line("", "required includes " + format_bytes(plan.request.overhead_bytes, out.units) +
+                     " per-process overhead (--overhead); sharding and offload rows are per GPU");
     }
     return k_ok;
   };
