@@ -59,14 +59,14 @@ struct ScopedEnv {
 
 TEST_CASE("estimate --bar --ascii: fill and capacity mark where the bytes put them", "[cli][bar]") {
   // 7e9 fp16 weights + 512 MiB = 14,536,870,912 B on a T4 (15,109 MiB = 15,842,934,784 B usable)
-  // and an A100 80GB (81,920 - 926 MiB = 84,928,069,632 B): the A100 sets the scale.
+  // and an A100 80GB (81,920 - 926 = 80,994 MiB = 84,928,364,544 B): the A100 sets the scale.
   const std::vector<std::string> args = {"estimate", "--params", "7e9",   "--precision",  "fp16",
                                          "--mode",   "infer",    "--gpu", "t4,a100-80gb", "--bar",
                                          "--ascii",  "--width",  "80"};
   const auto r = run_cli(args);
   REQUIRE(r.code == 0);
   for (const std::string& l : lines_of(r.out.substr(r.out.find("# parameters")))) CHECK(columns(l) <= 80);
-  const double scale = 84928069632.0;
+  const double scale = 84928364544.0;
   for (const auto& [gpu, memory] :
        {std::pair<std::string, double>{"t4", 15842934784.0}, {"a100-80gb", scale}}) {
     const std::string line = bar_line(r.out, gpu);
@@ -91,10 +91,10 @@ TEST_CASE("estimate --bar --ascii: fill and capacity mark where the bytes put th
   const auto j = nlohmann::json::parse(run_cli(json_args).out);
   CHECK(j["required_bytes"] == 14536870912ull);
   CHECK(j["fit"][0]["memory_bytes"] == 15842934784ull);
-  CHECK(j["fit"][1]["memory_bytes"] == 84928069632ull);
+  CHECK(j["fit"][1]["memory_bytes"] == 84928364544ull);
 }
 
-TEST_CASE("the bar: not in piped output unless asked; --no-bar; bad --width", "[cli][bar]") {
+TEST_CASE("the bar: not in piped output unless asked, --no-bar, bad --width", "[cli][bar]") {
   const auto plain = run_cli({"estimate", "--params", "7e9", "--gpu", "t4"});
   CHECK(plain.out.find(" [") == std::string::npos);
   std::ostringstream out, err;

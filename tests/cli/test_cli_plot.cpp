@@ -127,7 +127,7 @@ TEST_CASE("plot --vs precision: each bar's terms are estimate --format json's br
   }
 }
 
-TEST_CASE("plot --vs seq, crowded GPU lines; bad --vs", "[cli][plot]") {
+TEST_CASE("plot --vs seq with crowded GPU lines, and a bad --vs", "[cli][plot]") {
   const auto r =
       run_cli({"plot", "--model", "llama-2-7b", "--precision", "bf16", "--mode", "infer", "--batch", "8",
                "--seq", "4096", "--vs", "seq", "--gpu", "a100-40gb,a100-40gb-pcie,l40s,a100-80gb,h100-80gb"});
