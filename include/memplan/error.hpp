@@ -85,6 +85,8 @@ enum class Field {
   presets,
   from_bits,
   saturate,
+  // Apple silicon
+  wired_limit_mb,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -155,15 +157,16 @@ inline const char* field_key(Field f) {
       "presets",
       "from_bits",
       "saturate",
+      "wired_limit_mb",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::saturate) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::wired_limit_mb) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::saturate); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::wired_limit_mb); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

@@ -23,6 +23,9 @@ struct GpuSpec {
   std::string source;
   std::string notes;
   bool is_device = false;   // read from a real device, not a preset
+  // False for a GPU given only by its size (--gpu 12GiB): what it runs is unknown, so no
+  // hardware warning is made for it.
+  bool capabilities_known = true;
   uint64_t free_bytes = 0;  // real devices: free memory when probed (fit --against free)
 
   // What a process can allocate: the unified-memory budget, else total minus the reserved share.

@@ -188,7 +188,9 @@ const std::vector<OptionSpec>& table() {
        kv_format_rule},
       {"--overhead", F::overhead, "Per-process overhead: CUDA context + workspaces (default 512MiB)",
        overhead_rule},
-      {"--gpu", F::gpu, "GPUs: ids or aliases, comma-separated; all; local, cuda or cuda:N",
+      {"--gpu", F::gpu,
+       "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "
+       "cuda:N",
        text_rule<&V::gpu>},
       {"--gpus", F::gpus, "Number of GPUs the run spans (world size), or auto: the smallest that fits",
        gpus_rule},
@@ -217,6 +219,9 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
+      {"--wired-limit-mb", F::wired_limit_mb,
+       "Apple silicon: the GPU wired-memory limit in MiB, as set with sysctl iogpu.wired_limit_mb",
+       count_rule<&V::wired_limit_mb, (1ull << 24)>},
   };
   return t;
 }

@@ -55,6 +55,7 @@ struct PlanValues {
   std::optional<GradFormat> grad_format;
   std::optional<uint64_t> largest_layer, prefetch;
   bool sequence_parallel = false;
+  std::optional<uint64_t> wired_limit_mb;  // Apple: sysctl iogpu.wired_limit_mb
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -16,6 +16,7 @@
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/models/custom_gpu.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/model_source.hpp"
@@ -198,6 +199,37 @@ Presets load_presets_for(const std::string& presets_file) {
   return path.empty() ? builtin_presets() : load_presets_override(path);
 }
 
+namespace {
+
+// Apple silicon lets the GPU wire up to `iogpu.wired_limit_mb` of unified memory instead of the
+// default working set (recommendedMaxWorkingSetSize); the limit replaces each Apple GPU's budget.
+void apply_wired_limit(uint64_t mib, GpuTargets& targets) {
+  const uint64_t bytes = mib << 20;
+  bool any = false;
+  for (GpuSpec& g : targets.gpus) {
+    if (g.vendor != "apple") continue;
+    any = true;
+    if (bytes > g.memory_total_bytes)
+      throw Error(Field::wired_limit_mb, std::to_string(mib) + " MiB is more than the " +
+                                             format_bytes(g.memory_total_bytes, Units::gib) + " of " + g.id);
+    g.budget_bytes = bytes;
+    g.budget_note = "GPU wired limit " + std::to_string(mib) +
+                    " MiB (sudo sysctl iogpu.wired_limit_mb=" + std::to_string(mib) +
+                    "); macOS and other programs get the rest of the unified memory";
+  }
+  if (!any) throw Error(Field::wired_limit_mb, "applies to Apple GPUs, and none is among the GPUs (--gpu)");
+}
+
+const GpuSpec* preset_gpu(const Presets& presets, const std::string& name) {
+  try {
+    return &find_gpu(presets, "", name);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
   if (list.empty())
@@ -211,6 +243,10 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
     } else if (is_local_gpu_spec(name)) {  // the probe's rule: local, cuda, cuda:N
       t.asked_local = true;
       resolve_local_gpu(name, t);
+    } else if (const GpuSpec* preset = preset_gpu(presets, name)) {  // ids and aliases first ("24gb")
+      t.gpus.push_back(*preset);
+    } else if (auto custom = parse_custom_gpu(name)) {  // a size: 12GiB, 24GB:bf16
+      t.gpus.push_back(std::move(*custom));
     } else {
       t.gpus.push_back(find_gpu(presets, flag_for(Field::gpu), name));
     }
@@ -275,6 +311,8 @@ Plan resolve_plan(const RawPlan& raw) {
     for (const std::string& id : plan.presets.default_gpus)
       plan.targets.gpus.push_back(find_gpu(plan.presets, flag_for(Field::gpu), id));
   }
+
+  if (v.wired_limit_mb) apply_wired_limit(*v.wired_limit_mb, plan.targets);
 
   if (v.gpus_auto) {
     if (plan.targets.gpus.size() != 1)

@@ -40,6 +40,7 @@ Verdict verdict_for(uint64_t required, uint64_t memory) {
 
 std::vector<FitWarning> hardware_warnings(const GpuSpec& g, const EstimateRequest& r) {
   std::vector<FitWarning> w;
+  if (!g.capabilities_known) return w;
   const int cc = capability(g);
   auto check = [&](const std::string& what) {
     if (cc >= 0) {
