@@ -61,5 +61,9 @@ for _ in $(seq 50); do
   python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/')" 2>/dev/null && break
   sleep 0.2
 done
-node tests/web/browser_test.mjs "http://127.0.0.1:$port/" "$expected" build-web/screenshot.png
+config=tests/data/hf_configs/Mistral-7B-v0.1.json
+expected_config=$("$native" estimate --config "$config" --mode train --precision amp-bf16 --optimizer adamw \
+  --batch 4 --seq 2048 --lora 16 --gpu rtx-4090,a100-80gb --format json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["required_bytes"])')
+node tests/web/browser_test.mjs "http://127.0.0.1:$port/" "$expected" build-web/screenshot.png "$config" "$expected_config"
 echo "memplan: web build and tests took $(($(date +%s) - start)) s (screenshot: build-web/screenshot.png)"

@@ -1,15 +1,16 @@
 // The browser test of the web page: Debian's chromium, headless, driven by playwright-core.
-//   node tests/web/browser_test.mjs URL EXPECTED_REQUIRED_BYTES SCREENSHOT
+//   node tests/web/browser_test.mjs URL EXPECTED_REQUIRED_BYTES SCREENSHOT CONFIG EXPECTED_CONFIG_BYTES
 // Opens the page served at URL, fills the form (Llama-2-7B, amp-bf16, AdamW, batch 4, seq 2048,
 // LoRA 16, RTX 4090 + A100 80GB), runs it, and checks the page's required bytes against the
 // native binary's `estimate --format json` (EXPECTED_REQUIRED_BYTES), the bar and the plot, and
-// that the permalink brings the same result back. Saves a screenshot.
+// that the permalink brings the same result back. Saves a screenshot. Then uploads CONFIG (a
+// config.json) and checks the page against the native `--config CONFIG` run.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
 
-const [url, expected, screenshot] = process.argv.slice(2);
+const [url, expected, screenshot, config, expectedConfig] = process.argv.slice(2);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "memplan-chromium-"));
 // A fresh profile (--user-data-dir, which playwright sets from the persistent context's folder).
 const browser = await chromium.launchPersistentContext(profile, {
@@ -53,6 +54,18 @@ try {
   await again.goto(new URL(link, url).toString());
   await again.waitForSelector("body[data-ready='1']", { timeout: 60000 });
   check((await again.textContent("#required-bytes")).trim() === expected, "the permalink gives the same bytes");
+  await again.setInputFiles("#config", config);
+  await again.waitForFunction(() => document.querySelector("#config-name").textContent !== "");
+  await again.click("#go");
+  await again.waitForFunction(() => document.querySelector("#command").textContent.includes("--config"));
+  const configBytes = (await again.textContent("#required-bytes")).trim();
+  check(configBytes === expectedConfig, `${path.basename(config)} uploaded: ${configBytes} = native ${expectedConfig}`);
+  const configLink = await again.getAttribute("#permalink", "href");
+  const third = await browser.newPage();
+  await third.goto(new URL(configLink, url).toString());
+  await third.waitForSelector("body[data-ready='1']", { timeout: 60000 });
+  check((await third.textContent("#required-bytes")).trim() === expectedConfig,
+        "the permalink carries the uploaded config.json");
 } finally {
   await browser.close();
   fs.rmSync(profile, { recursive: true, force: true });
