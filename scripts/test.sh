@@ -4,7 +4,8 @@
 #   g++, Debug, AddressSanitizer + UBSan       (build-asan)
 #   clang++, Release                           (build-clang)
 # and build the consumer project (tests/consumer) against the installed library and through
-# add_subdirectory. Every CTest run includes check.ctest_runs_every_catch2_test: CTest must run
+# add_subdirectory, and last the web page's tests (scripts/test-web.sh: wasm vs native, a browser
+# test in headless chromium). Every CTest run includes check.ctest_runs_every_catch2_test: CTest must run
 # exactly the test cases Catch2 has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,6 @@ CC=clang CXX=clang++ run_suite build-clang -DCMAKE_BUILD_TYPE=Release
 
 echo "== consumer project (find_package from an install, add_subdirectory)"
 scripts/check-consumer.sh build-clang
+
+echo "== web page: wasm vs native, browser test (scripts/test-web.sh)"
+scripts/test-web.sh build-clang/memplan

@@ -2,6 +2,7 @@
 // (the lesson's playbook: tier 1 the run, tier 2 the computation or the model, tier 3 the
 // hardware), each with its new required memory, its verdict and its cost; then the cheapest
 // combinations that first fit. --checklist adds tier 0, the free fixes no estimate can see.
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "cli/render_advice.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
+#include "cli/text_wrap.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -54,8 +56,44 @@ std::string verdict_text(const Suggestion& s, const GpuSpec& gpu) {
   return v;
 }
 
+// Every text table fits this many columns.
+constexpr size_t k_table_columns = 100;
+
+// The text table: the change wrapped in the last column, its cost on the lines below it.
+std::string wrapped_table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu,
+                             const OutputOptions& out) {
+  using A = TextTable::Align;
+  TextTable t(
+      {{"tier", A::right}, {"required", A::right}, {"verdict", A::left}, {"change (cost below)", A::left}});
+  size_t tier = 4, required = 8, verdict = 7;  // the headers' widths
+  for (const Suggestion& s : list) {
+    tier = std::max(tier, std::to_string(s.tier).size());
+    required = std::max(required, format_bytes(s.required_bytes, out.units).size());
+    verdict = std::max(verdict, verdict_text(s, gpu).size());
+  }
+  const size_t left = tier + required + verdict;
+  const size_t indent = 2, gaps = 3 * 2;
+  const size_t room =
+      k_table_columns > indent + gaps + left + 30 ? k_table_columns - indent - gaps - left : 30;
+  for (const Suggestion& s : list) {
+    bool first_line = true;
+    for (const std::string& line : wrap_words(suggestion_change(s), room)) {
+      if (first_line)
+        t.add_row(
+            {std::to_string(s.tier), format_bytes(s.required_bytes, out.units), verdict_text(s, gpu), line});
+      else
+        t.add_row({"", "", "", line});
+      first_line = false;
+    }
+    for (const std::string& line : wrap_words("cost: " + suggestion_cost(s), room - 2))
+      t.add_row({"", "", "", "  " + line});
+  }
+  return t.render();
+}
+
 std::string table_of(const std::vector<Suggestion>& list, const GpuSpec& gpu, const OutputOptions& out) {
   using A = TextTable::Align;
+  if (out.format != Format::markdown) return wrapped_table_of(list, gpu, out);
   TextTable t({{"tier", A::right},
                {"change", A::left},
                {"required", A::right},
@@ -199,11 +237,24 @@ void add_advise(CLI::App& sub, Runner& run) {
     if (!out.quiet) {
       if (a.search_capped)
         io.out << "  note: the combination search stopped after " << a.candidates_tried << " candidates\n";
-      for (const std::string& n : notes) io.out << "  note: " << n << "\n";
-      for (const std::string& h : hardware) io.out << "  hardware: " << h << "\n";
+      // In the text format, notes wrap at the tables' width, continued under their text.
+      auto line = [&](const std::string& label, const std::string& text) {
+        if (out.format == Format::markdown) {
+          io.out << "  " << label << text << "\n";
+          return;
+        }
+        const std::string indent(2 + label.size(), ' ');
+        bool first = true;
+        for (const std::string& l : wrap_words(text, k_table_columns - indent.size())) {
+          io.out << (first ? "  " + label : indent) << l << "\n";
+          first = false;
+        }
+      };
+      for (const std::string& n : notes) line("note: ", n);
+      for (const std::string& h : hardware) line("hardware: ", h);
       if (show || !combos.empty())
-        io.out << "  required includes " << format_bytes(plan.request.overhead_bytes, out.units)
-               << " per-process overhead (--overhead); sharding and offload rows are per GPU\n";
+        line("", "required includes " + format_bytes(plan.request.overhead_bytes, out.units) +
+                     " per-process overhead (--overhead); sharding and offload rows are per GPU");
     }
     return k_ok;
   };

@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_bar.hpp"
 #include "cli/render_estimate.hpp"
 
 namespace memplan::cli {
@@ -14,17 +15,20 @@ void add_estimate(CLI::App& sub, Runner& run) {
   struct State {
     RawPlan plan;
     RawOutputOptions output;
+    RawBarOptions bar;
   };
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan);
   add_output_options(sub, s->output);
+  add_bar_options(sub, s->bar);
   run = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     const Plan plan = resolve_plan(s->plan);
     const Estimate e = estimate(plan.request);
     std::vector<FitRow> fit;
     for (const GpuSpec& g : plan.targets.gpus) fit.push_back(fit_gpu(g, plan.request, e));
-    io.out << render_estimate(plan, e, fit, out);
+    const BarOptions bar = resolve_bar_options(s->bar, io, out);
+    io.out << render_estimate(plan, e, fit, out, bar.show ? render_bars(e, fit, out.units, bar) : "");
     return k_ok;
   };
 }

@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_bar.hpp"
 #include "cli/render_estimate.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
@@ -81,10 +82,12 @@ void add_fit(CLI::App& sub, Runner& run) {
     RawPlan plan;
     RawOutputOptions output;
     std::string against = "total";
+    RawBarOptions bar;
   };
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan);
   add_output_options(sub, s->output);
+  add_bar_options(sub, s->bar);
   sub.add_option("--against", s->against,
                  "total (default): what a process can allocate; free: free memory of a real device");
   run = [s](Io& io) {
@@ -119,6 +122,8 @@ void add_fit(CLI::App& sub, Runner& run) {
       io.out << fit_csv(f);
     else if (!out.quiet)
       io.out << fit_lines(f, out);
+    const BarOptions bar = resolve_bar_options(s->bar, io, out);
+    if (bar.show) io.out << "\n" << render_bars(e, f.rows, out.units, bar);
     if (f.device_missing) {
       for (const std::string& n : f.device_notes) io.err << "memplan: " << n << "\n";
       return k_no_device;

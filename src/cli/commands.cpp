@@ -33,6 +33,8 @@ const std::vector<CommandSpec>& commands() {
       {"why-oom",
        "Explain an out-of-memory message (PyTorch, vLLM, llama.cpp) and, with the run's flags, the fix",
        add_why_oom},
+      {"plot", "The estimate as an SVG chart: memory vs micro-batch or sequence, or by precision recipe",
+       add_plot},
   };
   return table;
 }

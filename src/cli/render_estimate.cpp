@@ -245,7 +245,7 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
 }
 
 std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
-                            const OutputOptions& o) {
+                            const OutputOptions& o, const std::string& bars) {
   const EstimateRequest& r = plan.request;
   switch (o.format) {
     case Format::json:
@@ -274,6 +274,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
            std::string("note: --batch and --seq change nothing here: no activations are ") +
            "counted without an architecture (give --activation-bytes-per-row, --mlp, --model or --layers, " +
            "--hidden, --heads)\n";
+  if (!bars.empty()) out += "\n" + bars;
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);
     out += explain_text(e, r, ledger, o);

@@ -21,9 +21,10 @@ nlohmann::json estimate_json(const Plan& plan, const Estimate& e, const std::vec
 // "warnings"}.
 nlohmann::json fit_row_json(const FitRow& row);
 
-// The whole output of `memplan estimate` in the chosen format.
+// The whole output of `memplan estimate` in the chosen format; `bars` (render_bars) follows the fit
+// table in the table format.
 std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
-                            const OutputOptions& out);
+                            const OutputOptions& out, const std::string& bars = "");
 
 // The fit table alone (table or markdown), with warnings and device notes after it.
 std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<std::string>& device_notes,

@@ -97,7 +97,11 @@ std::string describe_end(const Trial& t) {
   if (t.outcome == TrialOutcome::interrupted) return "stopped by " + interrupt_name();
   if (t.timed_out) return "stopped at the timeout";
   if (t.signal) {
+#if defined(__EMSCRIPTEN__)
+    const char* name = nullptr;  // no sigabbrev_np in emscripten's libc (and no processes to kill)
+#else
     const char* name = sigabbrev_np(t.signal);
+#endif
     return "killed by signal " + std::to_string(t.signal) + (name ? std::string(" (SIG") + name + ")" : "");
   }
   return "exit " + std::to_string(t.exit_code);

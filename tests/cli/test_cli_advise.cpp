@@ -33,9 +33,15 @@ TEST_CASE("advise: the example run gets tiers, verdicts and combinations", "[cli
   // Tier 1 first: micro-batch 1 with 16 accumulation steps keeps the effective batch of 16.
   const auto table = r.out.find("Changes, cheapest first");
   REQUIRE(table != std::string::npos);
-  const auto first_row =
-      r.out.find("     1  micro-batch 1 x 16 accumulation steps (effective batch 16)", table);
-  CHECK(first_row != std::string::npos);
+  // The text table (issue 16: it fits 100 columns): tier, required, verdict, then the change,
+  // its cost on the lines below.
+  const auto first_row = r.out.find("micro-batch 1 x 16 accumulation steps (effective batch 16)\n", table);
+  REQUIRE(first_row != std::string::npos);
+  const auto line_start = r.out.rfind('\n', first_row) + 1;
+  CHECK(r.out.compare(line_start, 8, "     1  ") == 0);
+  const auto next = r.out.find('\n', first_row) + 1;
+  CHECK(r.out.substr(next, r.out.find('\n', next) - next).find("cost: x16 accumulation steps") !=
+        std::string::npos);
   CHECK(r.out.find("autocast amp-bf16") > first_row);
   CHECK(r.out.find("a bigger GPU") == std::string::npos);  // nothing holds 442 GiB
   CHECK(r.out.find("no single preset GPU fits as is") != std::string::npos);

@@ -183,6 +183,12 @@ const BadInput k_bad_inputs[] = {
      "required memory: 9,300,000,000,552,870,912 bytes is above 2^63 - 1 (8 EiB)"},
     {{"sweep", "--batches", "1", "--throughput-pattern", "(", "--", "true"}, "--throughput-pattern: \"(\""},
     // the step timeline, vision inputs, the prefill chunk, serve and why-oom (merged later)
+    {{"plot", "--model", "gpt2", "--vs", "x"},
+     "--vs: \"x\" is not a chart (expected batch, seq or precision)"},
+    {{"estimate", "--params", "7B", "--width", "5"},
+     "--width: \"5\" is not a width (expected a number of columns from 40 to 1000)"},
+    {{"fit", "--params", "7B", "--gpu", "t4", "--width", "5"},
+     "--width: \"5\" is not a width (expected a number of columns from 40 to 1000)"},
     {{"diff", "/nonexistent/a.json", "/nonexistent/b.json"},
      "OLD: cannot read \"/nonexistent/a.json\": no such file"},
     {{"estimate", "--params", "7B", "--device", "tpu"},

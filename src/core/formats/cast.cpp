@@ -3,6 +3,7 @@
 #include "core/base/text.hpp"
 #include "core/formats/cast.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -264,9 +265,24 @@ std::string cast_verdict(const CastResult& r) {
 std::string shortest_decimal(double x) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+#if defined(__EMSCRIPTEN__)
+  // emscripten 3.1.6's libc++ has no std::to_chars(double): the same text from the shortest
+  // %.*e that reads back as x, written fixed or scientific, whichever is shorter (fixed on a tie).
+  char sci[64], fixed[400];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
+    if (std::strtod(sci, nullptr) == x) break;
+  }
+  std::snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
+  const int exponent = std::atoi(std::strchr(sci, 'e') + 1);
+  std::snprintf(fixed, sizeof fixed, "%.*f", std::max(0, digits - 1 - exponent), x);
+  return std::strlen(fixed) <= std::strlen(sci) ? fixed : sci;
+#else
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, x);
   return std::string(buf, res.ptr);
+#endif
 }
 
 std::string hex_bits(const NumberFormat& format, uint64_t bits) {
