@@ -266,3 +266,14 @@ TEST_CASE("Llama 4: chunked attention on the rotary layers", "[hf_config][attent
   CHECK(m.arch->chunked_attention);
   CHECK(kv_bytes(m, 32768) == 2818572288ull);
 }
+
+TEST_CASE("gpt-oss-20b read end to end: parameters and stored bytes as published",
+          "[hf_config][moe][quantization]") {
+  // The gpt_oss family (experts, sinks, biases) and quantization_config's mxfp4 together:
+  // 20,914,757,184 parameters (keras-hub gpt_oss_20b_en) and 13,761,264,768 bytes, the
+  // metadata.total_size of openai/gpt-oss-20b's model.safetensors.index.json.
+  const ModelSpec m = read_hf_config(k_dir + "gpt-oss-20b.json");
+  CHECK(m.parameters == 20914757184ull);
+  CHECK(m.weight_format == "mxfp4");
+  CHECK(m.weight_bytes == 13761264768ull);
+}
