@@ -125,6 +125,35 @@ std::string precision_plot(const RawPlan& raw, const Plan& plan, Units units) {
   return bar_chart_svg(c);
 }
 
+// The training step's timeline (issue 12's step_timeline) as one bar per phase: what is alive at
+// the phase's high point (its transient temporaries drawn as buffers) plus the overhead, so the
+// peak phase's bar is the required memory the fit compares.
+std::string step_plot(const Plan& plan, Units units) {
+  const Estimate e = estimate(plan.request);
+  if (!e.timeline.present)
+    throw Error("--vs",
+                "step: the step timeline needs single-GPU training with an activation model (an "
+                "architecture and --batch/--seq)");
+  BarChart c;
+  c.units = units;
+  c.capacities = capacities_of(plan);
+  PlotTerm weights{TermKind::parameters, {}}, gradients{TermKind::gradients, {}},
+      state{TermKind::optimizer_state, {}}, saved{TermKind::activations, {}},
+      transient{TermKind::buffers, {}}, overhead{TermKind::overhead, {}};
+  for (const PhasePoint& p : e.timeline.phases) {
+    c.names.push_back(to_string(p.phase));
+    weights.bytes.push_back(p.weights);
+    gradients.bytes.push_back(p.gradients);
+    state.bytes.push_back(p.optimizer_state);
+    saved.bytes.push_back(p.activations);
+    transient.bytes.push_back(p.transient);
+    overhead.bytes.push_back(e.bytes(TermKind::overhead));
+  }
+  c.terms = {weights, gradients, state, saved, transient, overhead};
+  c.title = title_of(plan, std::string("one training step (peak: ") + to_string(e.timeline.peak_phase) + ")");
+  return bar_chart_svg(c);
+}
+
 }  // namespace
 
 void add_plot(CLI::App& sub, Runner& run) {
@@ -136,15 +165,18 @@ void add_plot(CLI::App& sub, Runner& run) {
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan);
   sub.add_option("--vs", s->vs,
-                 "What the chart sweeps: batch (default), seq, or precision (recipes side by side)");
+                 "What the chart shows: batch (default), seq, precision (recipes side by side), or step (the "
+                 "training step's phases)");
   sub.add_option("--units", s->units, "Size units: gib (binary, default) or gb (decimal)");
   run = [s](Io& io) {
-    if (s->vs != "batch" && s->vs != "seq" && s->vs != "precision")
-      throw Error("--vs", "\"" + s->vs + "\" is not a chart (expected batch, seq or precision)");
+    if (s->vs != "batch" && s->vs != "seq" && s->vs != "precision" && s->vs != "step")
+      throw Error("--vs", "\"" + s->vs + "\" is not a chart (expected batch, seq, precision or step)");
     const Units units = parse_units("--units", s->units);
     const Plan plan = resolve_plan(s->plan);
     if (s->vs == "precision")
       io.out << precision_plot(s->plan, plan, units);
+    else if (s->vs == "step")
+      io.out << step_plot(plan, units);
     else
       io.out << sweep_plot(plan, s->vs == "seq", units);
     return k_ok;

@@ -184,7 +184,7 @@ const BadInput k_bad_inputs[] = {
     {{"sweep", "--batches", "1", "--throughput-pattern", "(", "--", "true"}, "--throughput-pattern: \"(\""},
     // the step timeline, vision inputs, the prefill chunk, serve and why-oom (merged later)
     {{"plot", "--model", "gpt2", "--vs", "x"},
-     "--vs: \"x\" is not a chart (expected batch, seq or precision)"},
+     "--vs: \"x\" is not a chart (expected batch, seq, precision or step)"},
     {{"estimate", "--params", "7B", "--width", "5"},
      "--width: \"5\" is not a width (expected a number of columns from 40 to 1000)"},
     {{"fit", "--params", "7B", "--gpu", "t4", "--width", "5"},

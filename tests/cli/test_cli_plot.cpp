@@ -138,5 +138,42 @@ TEST_CASE("plot --vs seq with crowded GPU lines, and a bad --vs", "[cli][plot]")
     CHECK(has_label_starting(r.out, gpu + " "));
   const auto bad = run_cli({"plot", "--params", "7e9", "--vs", "time"});
   CHECK(bad.code == 2);
-  CHECK(bad.err == "memplan: error: --vs: \"time\" is not a chart (expected batch, seq or precision)\n");
+  CHECK(bad.err == "memplan: error: --vs: \"time\" is not a chart (expected batch, seq, precision or step)\n");
+}
+
+TEST_CASE("plot --vs step: one bar per phase, the peak phase's bar is the required bytes", "[cli][plot]") {
+  const std::vector<std::string> plan = {"--model",     "gpt2",  "--seq",       "1024",
+                                         "--batch",     "8",     "--precision", "amp-fp16",
+                                         "--optimizer", "adamw", "--gpu",       "t4,a100-80gb"};
+  std::vector<std::string> args = {"plot", "--vs", "step"};
+  args.insert(args.end(), plan.begin(), plan.end());
+  const auto r = run_cli(args);
+  REQUIRE(r.code == 0);
+  check_labels_apart(r.out);
+  check_xmllint(r.out, "step");
+  std::vector<std::string> est = {"estimate"};
+  est.insert(est.end(), plan.begin(), plan.end());
+  est.insert(est.end(), {"--format", "json"});
+  const auto j = nlohmann::json::parse(run_cli(est).out);
+  const uint64_t overhead = j["breakdown"]["overhead"];
+  for (const auto& phase : j["timeline"]) {
+    const std::string name = phase["phase"];
+    INFO(name);
+    // Each drawn segment is the JSON timeline's number for that phase.
+    for (const auto& [term, key] :
+         std::vector<std::pair<std::string, std::string>>{{"parameters", "weights"},
+                                                          {"gradients", "gradients"},
+                                                          {"optimizer_state", "optimizer_state"},
+                                                          {"activations", "activations"},
+                                                          {"buffers", "transient"}}) {
+      const uint64_t bytes = phase[key];
+      if (bytes == 0) continue;
+      CHECK(r.out.find("data-bar=\"" + name + "\" data-term=\"" + term + "\" data-bytes=\"" +
+                       std::to_string(bytes) + "\"") != std::string::npos);
+    }
+    if (name == j["peak_phase"]) CHECK(phase["bytes"].get<uint64_t>() + overhead == j["required_bytes"]);
+  }
+  const auto no = run_cli({"plot", "--vs", "step", "--params", "7B", "--gpu", "t4"});
+  CHECK(no.code == 2);
+  CHECK(no.err.find("--vs: step: the step timeline needs") != std::string::npos);
 }
