@@ -138,7 +138,8 @@ TEST_CASE("plot --vs seq with crowded GPU lines, and a bad --vs", "[cli][plot]")
     CHECK(has_label_starting(r.out, gpu + " "));
   const auto bad = run_cli({"plot", "--params", "7e9", "--vs", "time"});
   CHECK(bad.code == 2);
-  CHECK(bad.err == "memplan: error: --vs: \"time\" is not a chart (expected batch, seq, precision or step)\n");
+  CHECK(bad.err ==
+        "memplan: error: --vs: \"time\" is not a chart (expected batch, seq, precision or step)\n");
 }
 
 TEST_CASE("plot --vs step: one bar per phase, the peak phase's bar is the required bytes", "[cli][plot]") {
