@@ -268,16 +268,12 @@ std::string shortest_decimal(double x) {
 #if defined(__EMSCRIPTEN__)
   // emscripten 3.1.6's libc++ has no std::to_chars(double): the same text from the shortest
   // %.*e that reads back as x, written fixed or scientific, whichever is shorter (fixed on a tie).
-  char sci[64], fixed[400];
   int digits = 1;
-  for (; digits < 17; ++digits) {
-    std::snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
-    if (std::strtod(sci, nullptr) == x) break;
-  }
-  std::snprintf(sci, sizeof sci, "%.*e", digits - 1, x);
-  const int exponent = std::atoi(std::strchr(sci, 'e') + 1);
-  std::snprintf(fixed, sizeof fixed, "%.*f", std::max(0, digits - 1 - exponent), x);
-  return std::strlen(fixed) <= std::strlen(sci) ? fixed : sci;
+  std::string sci = fmt::format("{:.{}e}", x, digits - 1);
+  while (digits < 17 && std::strtod(sci.c_str(), nullptr) != x) sci = fmt::format("{:.{}e}", x, digits++);
+  const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
+  const std::string fixed = fmt::format("{:.{}f}", x, std::max(0, digits - 1 - exponent));
+  return fixed.size() <= sci.size() ? fixed : sci;
 #else
   char buf[64];
   const auto res = std::to_chars(buf, buf + sizeof buf, x);
