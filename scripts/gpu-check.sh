@@ -2,6 +2,7 @@
 # On a machine with an NVIDIA GPU: build memplan, then compare `memplan probe` with nvidia-smi.
 # Fails (exit 1) when total, used or free memory of any GPU differ by more than 1 MiB.
 #   scripts/gpu-check.sh [BUILD_DIR]      (default: build-gpu-check; reuses an existing build)
+#   MEMPLAN_BINARY=path scripts/gpu-check.sh   (checks that binary; builds nothing)
 # Exit codes: 0 agree, 1 disagree, 2 build failed, 125 no nvidia-smi (not an NVIDIA machine).
 set -euo pipefail
 
@@ -13,15 +14,20 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   exit 125
 fi
 
-echo "== building memplan in $build"
-configure=(-DCMAKE_BUILD_TYPE=Release -DMEMPLAN_TESTS=OFF)
-[ -f "$build/CMakeCache.txt" ] && configure=()  # an existing build keeps its settings
-if ! { cmake -S "$root" -B "$build" "${configure[@]}" >/dev/null &&
-       cmake --build "$build" -j"$(nproc)" --target memplan >/dev/null; }; then
-  echo "gpu-check: build failed" >&2
-  exit 2
+if [ -n "${MEMPLAN_BINARY:-}" ]; then
+  memplan=$MEMPLAN_BINARY
+  echo "== using $memplan"
+else
+  echo "== building memplan in $build"
+  configure=(-DCMAKE_BUILD_TYPE=Release -DMEMPLAN_TESTS=OFF)
+  [ -f "$build/CMakeCache.txt" ] && configure=()  # an existing build keeps its settings
+  if ! { cmake -S "$root" -B "$build" "${configure[@]}" >/dev/null &&
+         cmake --build "$build" -j"$(nproc)" --target memplan >/dev/null; }; then
+    echo "gpu-check: build failed" >&2
+    exit 2
+  fi
+  memplan=$build/memplan
 fi
-memplan=$build/memplan
 
 # nvidia-smi ignores CUDA_VISIBLE_DEVICES; make memplan list every GPU in NVML order too.
 unset CUDA_VISIBLE_DEVICES
