@@ -99,6 +99,9 @@ enum class Field {
   // reading model files
   assume_llama,
   prefill_chunk,
+  // how LoRA adapters run
+  lora_dtype,
+  lora_dropout,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -179,15 +182,17 @@ inline const char* field_key(Field f) {
       "optimizer_loop",
       "assume_llama",
       "prefill_chunk",
+      "lora_dtype",
+      "lora_dropout",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::prefill_chunk) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::lora_dropout) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::prefill_chunk); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::lora_dropout); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

@@ -19,6 +19,12 @@ struct LoraTargets {
   uint64_t rank = 0;
   bool q = false, k = false, v = false, o = false;  // attention projections
   bool gate = false, up = false, down = false;      // MLP projections (GPT-2: c_fc = up, c_proj = down)
+  // How the adapters run. fp32_adapters: kept in fp32 on a half-precision model, each adapted
+  // Linear's input cast to fp32 for them (peft >= 0.12: autocast_adapter_dtype=True, its default);
+  // false: in the model's format (Lit-GPT, peft with autocast_adapter_dtype=False). dropout: on the
+  // adapters' input (peft's lora_dropout, default 0): a mask and the dropped copy per adapter.
+  bool fp32_adapters = true;
+  double dropout = 0.0;
 
   bool any() const { return q || k || v || o || gate || up || down; }
 };

@@ -62,6 +62,13 @@ struct TransformerArch {
   uint64_t attention_window = 0;
   bool chunked_attention = false;  // Llama 4's attention_chunk_size rather than a sliding window
   bool attention_sinks = false;    // gpt-oss: one learned sink logit per head (no cache memory)
+  // Norms on q and k before rotary: "" none; "head" one RMSNorm over each head's head_dim (Qwen3,
+  // Qwen3-MoE, Gemma 3, Command-R's use_qk_norm); "all" one over all of q's (k's) heads at once
+  // (OLMo 2, OLMoE). The activation ledger keeps what those norms save for backward.
+  std::string qk_norm;
+  // The MLP's activation is written out in Python ops, so autograd keeps its pieces: Hugging
+  // Face's gelu_new (NewGELUActivation). false: one fused function (F.gelu, F.silu, ...).
+  bool python_gelu = false;
 
   bool mla() const { return kv_lora_rank > 0; }
   uint64_t moe_layers() const { return experts ? layers - dense_layers : 0; }

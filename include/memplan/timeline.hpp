@@ -38,6 +38,7 @@ struct PhasePoint {
   uint64_t gradients = 0;        // alive between backward and zero_grad (and across micro-batches)
   uint64_t activations = 0;      // saved for backward, and what the loss holds
   uint64_t transient = 0;        // the phase's own temporaries (loss gradients, optimizer temporaries)
+  uint64_t workspace = 0;        // cuBLAS workspaces torch's allocator holds (cuda only)
   uint64_t bytes = 0;            // the sum
 };
 
@@ -55,6 +56,14 @@ struct Transient {
   uint64_t n[2] = {0, 0};
   uint64_t bytes = 0;
 };
+
+// torch allocates one cuBLAS workspace per (handle, stream) from its caching allocator, so
+// max_memory_allocated counts it: one for the thread running the forward, one for autograd's
+// device thread. Its default size is 32 MiB on compute capability 9.0 and newer (4096 KiB x 8,
+// CUBLAS_WORKSPACE_CONFIG) and 8 MiB + 128 KiB before; the peak does not depend on the GPU, so the
+// larger is counted. Seen on an H200 (torch 2.11): two 32 MiB blocks, forward and backward.
+inline constexpr uint64_t k_cublas_workspace_bytes = 32ull << 20;
+inline constexpr uint64_t k_cublas_workspaces = 2;
 
 struct StepTimeline {
   bool present = false;  // single-GPU training with an activation model

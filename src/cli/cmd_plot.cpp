@@ -146,7 +146,7 @@ std::string step_plot(const Plan& plan, Units units) {
     gradients.bytes.push_back(p.gradients);
     state.bytes.push_back(p.optimizer_state);
     saved.bytes.push_back(p.activations);
-    transient.bytes.push_back(p.transient);
+    transient.bytes.push_back(p.transient + p.workspace);  // temporaries and cuBLAS workspaces
     overhead.bytes.push_back(e.bytes(TermKind::overhead));
   }
   c.terms = {weights, gradients, state, saved, transient, overhead};

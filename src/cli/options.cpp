@@ -94,6 +94,18 @@ void trainable_rule(const std::string& flag, const std::string& text, V& v) {
   v.trainable = parse_fraction(flag, text);
 }
 
+void lora_dtype_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"fp32", "base"});
+  v.lora_fp32 = text == "fp32";
+}
+
+void lora_dropout_rule(const std::string& flag, const std::string& text, V& v) {
+  const double p = parse_real(flag, text);
+  if (!(p >= 0.0 && p < 1.0))
+    throw Error(flag, "\"" + text + "\" is outside [0, 1) (expected a dropout probability, e.g. 0.05)");
+  v.lora_dropout = p;
+}
+
 void quantize_rule(const std::string& flag, const std::string& text, V& v) {
   if (const LlamaFtype* f = find_llama_ftype(text)) {
     v.llama_ftype = f->id;
@@ -281,6 +293,14 @@ const std::vector<OptionSpec>& table() {
        "Inference: tokens per prefill pass (default 2048, as vLLM's server and llama.cpp; 0 = the whole "
        "batch)",
        count_rule<&V::prefill_chunk, (1ull << 32), false>},
+      {"--lora-dtype", F::lora_dtype,
+       "LoRA adapters: fp32 (peft's default on a half model: each adapted input cast to fp32) or base "
+       "(the model's format, as Lit-GPT)",
+       lora_dtype_rule},
+      {"--lora-dropout", F::lora_dropout,
+       "LoRA dropout on the adapters' input, in [0, 1) (default 0, peft's; keeps a mask and the dropped "
+       "copy)",
+       lora_dropout_rule},
   };
   return t;
 }

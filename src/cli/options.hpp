@@ -66,6 +66,8 @@ struct PlanValues {
   std::optional<OptimizerLoop> optimizer_loop;
   bool assume_llama = false;  // an unknown config.json model_type counted as llama-style
   std::optional<uint64_t> prefill_chunk;
+  std::optional<bool> lora_fp32;       // --lora-dtype fp32 (true) or base (false)
+  std::optional<double> lora_dropout;  // in [0, 1)
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -117,6 +117,9 @@ void resolve_lora(const PlanValues& v, EstimateRequest& r) {
   if (!v.lora) {
     if (v.lora_targets)
       throw Error(Field::lora_targets, "needs --lora R (the adapters' rank, e.g. --lora 16)");
+    if (v.lora_fp32) throw Error(Field::lora_dtype, "needs --lora R (the adapters' rank, e.g. --lora 16)");
+    if (v.lora_dropout)
+      throw Error(Field::lora_dropout, "needs --lora R (the adapters' rank, e.g. --lora 16)");
     return;
   }
   if (v.trainable)
@@ -126,6 +129,8 @@ void resolve_lora(const PlanValues& v, EstimateRequest& r) {
   LoraTargets targets =
       v.lora_targets ? *v.lora_targets : parse_lora_targets(flag_for(Field::lora_targets), "q,v", 0);
   targets.rank = *v.lora;
+  targets.fp32_adapters = v.lora_fp32.value_or(true);
+  targets.dropout = v.lora_dropout.value_or(0.0);
   const LoraAdapters a = lora_adapters(r.model, targets);
   r.model.parameters = checked_add(r.model.parameters, a.parameters, "parameters");
   r.trainable = static_cast<double>(a.parameters) / static_cast<double>(r.model.parameters);

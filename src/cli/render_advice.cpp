@@ -58,7 +58,7 @@ std::string change_text(const AdviceChange& c) {
              (c.frozen_half ? std::string(", frozen weights ") + half_text(c.bf16) : "");
     case AdviceKnob::qlora:
       return "QLoRA " + lora_text(c) + ", frozen weights nf4" +
-             (c.recipe.empty() ? "" : ", " + c.recipe + " adapters");
+             (c.recipe.empty() ? "" : ", " + c.recipe + " compute, fp32 adapters");
     case AdviceKnob::sharding:
       return (c.found ? "" : "even ") + std::to_string(c.gpus) + " x " + c.gpu + " with " +
              sharding_engine(c.sharding);

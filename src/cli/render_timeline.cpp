@@ -70,13 +70,14 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
                    {"gradients", Align::right},
                    {"activations", Align::right},
                    {"transient", Align::right},
+                   {"workspace", Align::right},
                    {"allocated", Align::right},
                    {"what", Align::left}});
   for (const PhasePoint& p : t.phases)
     table.add_row({std::string(to_string(p.phase)) + (p.phase == t.peak_phase ? " *" : ""),
                    group_thousands(p.weights), group_thousands(p.optimizer_state),
                    group_thousands(p.gradients), group_thousands(p.activations), group_thousands(p.transient),
-                   format_bytes(p.bytes, o.units), phase_words(p.phase)});
+                   group_thousands(p.workspace), format_bytes(p.bytes, o.units), phase_words(p.phase)});
   out += o.format == Format::markdown ? table.render_markdown() : table.render();
   out += "  peak = " + group_thousands(t.peak_bytes) + " B at " + to_string(t.peak_phase) +
          " (*); step 1 (optimizer state allocated inside optimizer.step()): " +
@@ -86,6 +87,11 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
   const std::string opt = transient_text(t.optimizer_transient);
   out += "  optimizer transient: " + (opt.empty() ? std::string("none modelled for this optimizer") : opt) +
          "\n";
+  if (t.phases[0].workspace)
+    out += "  workspace: torch's cuBLAS workspaces, " + std::to_string(k_cublas_workspaces) + " x " +
+           group_thousands(k_cublas_workspace_bytes) +
+           " B (one per thread running matmuls: the forward's and autograd's; 32 MiB each on compute "
+           "capability 9.0+, 8 MiB + 128 KiB before: the larger counted)\n";
   return out;
 }
 
@@ -98,6 +104,7 @@ nlohmann::json timeline_json(const StepTimeline& t) {
                     {"gradients", p.gradients},
                     {"activations", p.activations},
                     {"transient", p.transient},
+                    {"workspace", p.workspace},
                     {"bytes", p.bytes}});
   return rows;
 }

@@ -37,21 +37,24 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
   CHECK(doc["inputs"]["lora"] == 16);
   CHECK(doc["inputs"]["lora_targets"] == "q,v");
   CHECK(doc["inputs"]["trainable"].is_null());
-  // Gradients and AdamW state only for the adapters, in bf16.
-  CHECK(doc["breakdown"]["gradients"] == 8388608ull * 2);
-  CHECK(doc["breakdown"]["optimizer_state"] == 8388608ull * 2 * 2 + 128 * 4);  // + step per A/B tensor
-  // Frozen base nf4 (4.5 bits) + adapters bf16.
-  CHECK(doc["breakdown"]["parameters"] == 6738415616ull * 9 / 16 + 8388608ull * 2);
+  // Gradients and AdamW state only for the adapters, in fp32: peft (>= 0.12) keeps the adapters in
+  // fp32 on a half model (autocast_adapter_dtype=True, its default).
+  CHECK(doc["breakdown"]["gradients"] == 8388608ull * 4);
+  CHECK(doc["breakdown"]["optimizer_state"] == 8388608ull * 2 * 4 + 128 * 4);  // + step per A/B tensor
+  // Frozen base nf4 (4.5 bits) + adapters fp32.
+  CHECK(doc["breakdown"]["parameters"] == 6738415616ull * 9 / 16 + 8388608ull * 4);
 
   // Activations, by hand (bf16, sdpa, CUDA; s = 2048, h = 4096, ff = 11008, 32 heads, r = 16):
   //   layers 1..31: attention norm fp32 input 2048*4096*4 = 33,554,432 + rsqrt 8,192; its bf16
-  //   output (the LoRA input) 16,777,216; x.A for q and v 2 x 2048*16*2 = 131,072; sdpa q, k, v,
-  //   output 4 x 16,777,216 + lse 32*2048*4 = 262,144; MLP norm 33,554,432 + 8,192; gate,
-  //   silu(gate), up 3 x 2048*11008*2 = 135,266,304 (no down input: down is frozen) = 286,670,848.
-  //   layer 0: its input needs no gradient, so no attention norm: 286,670,848 - 33,562,624.
+  //   output cast to fp32 once per adapter (peft's fp32 adapters: q and v) 2 x 33,554,432; x.A for
+  //   q and v in fp32 2 x 2048*16*4 = 262,144; sdpa q, k, v, output 4 x 16,777,216 + lse
+  //   32*2048*4 = 262,144; MLP norm 33,554,432 + 8,192; gate, silu(gate), up 3 x 2048*11008*2 =
+  //   135,266,304 (no down input: down is frozen) = 337,133,568 (measured on an H200 with peft
+  //   0.21: two fp32 copies of the attention norm's output per layer).
+  //   layer 0: its input needs no gradient, so no attention norm: 337,133,568 - 33,562,624.
   //   outside: final norm 33,562,624; logits bf16 131,072,000 + fp32 262,144,000 (held);
   //   log-softmax 262,144,000.
-  const uint64_t layer = 286670848, first = layer - 33562624, outside = 33562624 + 131072000 + 2 * 262144000;
+  const uint64_t layer = 337133568, first = layer - 33562624, outside = 33562624 + 131072000 + 2 * 262144000;
   CHECK(doc["breakdown"]["activations"] == first + 31 * layer + outside);
 
   std::vector<std::string> full = k_qlora;

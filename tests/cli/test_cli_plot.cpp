@@ -167,7 +167,8 @@ TEST_CASE("plot --vs step: one bar per phase, the peak phase's bar is the requir
                                                           {"optimizer_state", "optimizer_state"},
                                                           {"activations", "activations"},
                                                           {"buffers", "transient"}}) {
-      const uint64_t bytes = phase[key];
+      const uint64_t bytes =
+          phase[key].get<uint64_t>() + (key == "transient" ? phase["workspace"].get<uint64_t>() : 0);
       if (bytes == 0) continue;
       CHECK(r.out.find("data-bar=\"" + name + "\" data-term=\"" + term + "\" data-bytes=\"" +
                        std::to_string(bytes) + "\"") != std::string::npos);

@@ -50,7 +50,55 @@ std::vector<std::string> LayerModel::lora_mlp_in() const {
 void LayerModel::lora_intermediate(Entries& e, const std::string& matrix) const {
   add_entry(
       e, [&] { return matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")"; },
-      {m_shape.s, m_opts.lora->rank}, m_act);
+      {m_shape.s, m_opts.lora->rank}, lora_format());
+}
+
+// peft >= 0.12 keeps the adapters in fp32 when the model is half (autocast_adapter_dtype=True,
+// its default) and casts each adapted Linear's input to their dtype. Under autocast the adapters'
+// Linear calls are cast to half like every other.
+Fmt LayerModel::lora_format() const {
+  const bool half = !(m_act.cost == detail::fp32_fmt().cost);
+  if (m_opts.lora->fp32_adapters && half && !m_opts.autocast) return detail::fp32_fmt();
+  return m_act;
+}
+
+bool LayerModel::lora_copies_input() const {
+  return m_opts.lora->dropout > 0.0 || (!m_opts.autocast && !(lora_format().cost == m_act.cost));
+}
+
+// Measured on an H200 (bench/accuracy/gpu_peak_contents.py, peft 0.21): TinyLlama and Mistral-7B
+// in bf16 with r=16 on q and v keep two fp32 copies of each layer's attention-norm output; with
+// lora_dropout 0.05 each copy becomes a 1-byte mask and the dropped fp32 copy.
+void LayerModel::lora_inputs(Entries& e, const std::string& name, const std::vector<std::string>& modules,
+                             uint64_t width, const Fmt& input) const {
+  if (modules.empty()) return;
+  const uint64_t s = m_shape.s;
+  if (m_opts.lora->dropout > 0.0) {  // dropout(x): a mask; A keeps the dropped tensor (cast under autocast)
+    const Fmt dropped = m_opts.autocast ? m_act : lora_format();
+    const Fmt dropout_in = m_opts.autocast ? input : lora_format();
+    for (const std::string& m : modules) {
+      add_entry(
+          e, [&] { return name + ": " + m + " LoRA dropout mask"; }, {s, width}, mask(dropout_in));
+      add_entry(
+          e, [&] { return name + ": " + m + " LoRA dropout output (A input)"; }, {s, width}, dropped);
+    }
+    return;
+  }
+  if (m_opts.autocast && !(input.cost == m_act.cost)) {  // A's Linear call makes its own half copy
+    for (const std::string& m : modules)
+      add_entry(
+          e, [&] { return name + ": " + m + " LoRA input cast to " + m_act.name; }, {s, width}, m_act);
+    return;
+  }
+  if (lora_copies_input()) {  // cast to the fp32 adapters, once per adapter
+    for (const std::string& m : modules)
+      add_entry(
+          e, [&] { return name + ": " + m + " LoRA input cast to " + lora_format().name + " (A input)"; },
+          {s, width}, lora_format());
+    return;
+  }
+  add_entry(
+      e, [&] { return name; }, {s, width}, input);
 }
 
 void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
@@ -64,10 +112,11 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
       add_entry(e, "q", {d.s, d.qd}, m_act);
       add_entry(e, "k", {d.s, d.kvd}, m_act);
       add_entry(e, "v", {d.s, d.kvd}, m_act);
-      add_entry(e, t.o ? o_input : "attention output", {d.s, d.qd}, m_act);
+      add_entry(e, t.o && !lora_copies_input() ? o_input : "attention output", {d.s, d.qd}, m_act);
       add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+      if (t.o && lora_copies_input()) lora_inputs(e, "attention output", {"o"}, d.qd, m_act);
     } else if (t.o) {
-      add_entry(e, o_input, {d.s, d.qd}, m_act);
+      lora_inputs(e, o_input, {"o"}, d.qd, m_act);
     }
     return;
   }
@@ -88,7 +137,7 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
     if (g.v) add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
   }
   if (qk) add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-  if (t.o) add_entry(e, o_input, {d.s, d.qd}, m_act);
+  if (t.o) lora_inputs(e, o_input, {"o"}, d.qd, m_act);
 }
 
 void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
@@ -102,18 +151,17 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
       add_entry(
           e, [&] { return fn + "(gate)"; }, {d.s, d.ff}, m_act);
     if (g.gate) add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-    if (down_input)
-      add_entry(
-          e, [&] { return fn + "(gate) x up (down LoRA input)"; }, {d.s, d.ff}, m_act);
+    if (down_input) lora_inputs(e, fn + "(gate) x up (down LoRA input)", {"down"}, d.ff, m_act);
   } else if (fn == "relu") {
-    if (g.up || down_input) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
+    if (g.up) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
+    if (down_input && (lora_copies_input() || !g.up)) lora_inputs(e, "ReLU output", {"down"}, d.ff, m_act);
   } else {
-    if (g.up)
+    if (g.up && m_arch.python_gelu)
+      gelu_new(e);
+    else if (g.up)
       add_entry(
           e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
-    if (down_input)
-      add_entry(
-          e, [&] { return fn + " output (down LoRA input)"; }, {d.s, d.ff}, m_act);
+    if (down_input) lora_inputs(e, fn + " output (down LoRA input)", {"down"}, d.ff, m_act);
   }
   if (ffn_drop) {
     if (g.gate || g.up) add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
@@ -133,10 +181,12 @@ Entries LayerModel::lora_layer(bool first) const {
   e.record = m_opts.record;
   if (m_arch.norm_first) {
     norm(e, "attention norm", g.in, true);
-    if (!qkv.empty()) linear_inputs(e, "attention norm output (q/k/v LoRA input)", qkv.size());
-  } else if (!qkv.empty() && !(fed_hidden && !m_opts.autocast)) {  // the model's input is not an activation
-    linear_inputs(e, "layer input (q/k/v LoRA input)", qkv.size());
+    lora_inputs(e, "attention norm output (q/k/v LoRA input)", qkv, m_shape.h, m_res);
+  } else if (!(fed_hidden && !m_opts.autocast &&
+               !lora_copies_input())) {  // the model's input is no activation
+    lora_inputs(e, "layer input (q/k/v LoRA input)", qkv, m_shape.h, m_res);
   }
+  qk_norms(e, g.q, g.k);
   for (const std::string& m : qkv) lora_intermediate(e, m);
   lora_attention_core(e, g);
   if (t.o) lora_intermediate(e, "o");
@@ -148,9 +198,9 @@ Entries LayerModel::lora_layer(bool first) const {
       norm(e, "MLP norm (same input)", g.in, false);
     else
       norm(e, "MLP norm", g.mlp_in, true);
-    if (!mlp.empty()) linear_inputs(e, "MLP norm output (MLP LoRA input)", mlp.size());
-  } else if (!mlp.empty()) {
-    linear_inputs(e, "attention norm output (MLP LoRA input)", mlp.size());
+    lora_inputs(e, "MLP norm output (MLP LoRA input)", mlp, m_shape.h, m_res);
+  } else {
+    lora_inputs(e, "attention norm output (MLP LoRA input)", mlp, m_shape.h, m_res);
   }
   for (const std::string& m : mlp) lora_intermediate(e, m);
   lora_mlp_core(e, g);

@@ -140,6 +140,36 @@ void LayerModel::attention_core(Entries& e) const {
   add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
 }
 
+// HF's q_norm / k_norm (Qwen3RMSNorm and kin) on the projections' output: x.float() kept by x^2
+// and the multiply (the projection's own output when that is fp32 already), rsqrt per token and
+// head ("head") or per token ("all"), and the normalised tensor cast back for the weight's
+// gradient. Their output feeds rotary, whose multiplies by cos/sin keep only cos/sin.
+// Measured on an H200 (Qwen3-1.7B, bench/accuracy/gpu_peak_contents.py): 4 fp32 upcasts per layer.
+void LayerModel::qk_norms(Entries& e, bool q_grad, bool k_grad) const {
+  if (m_arch.qk_norm.empty()) return;
+  const Shape& d = m_shape;
+  const bool per_head = m_arch.qk_norm == "head";
+  const bool input_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  auto one = [&](const std::string& which, bool grad, uint64_t width, uint64_t heads) {
+    if (grad) {
+      add_entry(
+          e, [&] { return which + (input_fp32 ? " norm input" : " norm input upcast to fp32"); },
+          {d.s, width}, detail::fp32_fmt());
+      if (m_opts.runtime == Runtime::cpu_torch113)
+        add_entry(
+            e, [&] { return which + " norm input squared (torch 1.13 mean keeps its input)"; }, {d.s, width},
+            detail::fp32_fmt());
+      add_entry(
+          e, [&] { return which + " norm rsqrt"; }, {d.s, per_head ? heads : 1}, detail::fp32_fmt());
+    }
+    if (!m_opts.lora)  // kept for the norm weight's gradient only
+      add_entry(
+          e, [&] { return which + " norm normalised (weight-multiply input)"; }, {d.s, width}, m_act);
+  };
+  one("q", q_grad, d.qd, m_arch.heads);
+  one("k", k_grad, d.kvd, m_arch.resolved_kv_heads());
+}
+
 void LayerModel::mlp_core(Entries& e) const {
   const Shape& d = m_shape;
   const std::string& fn = m_arch.activation;
@@ -152,6 +182,9 @@ void LayerModel::mlp_core(Entries& e) const {
         e, [&] { return fn + "(gate) x up (down projection input)"; }, {d.s, d.ff}, m_act);
   } else if (fn == "relu") {
     add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
+  } else if (m_arch.python_gelu) {
+    gelu_new(e);
+    add_entry(e, "gelu_new output (down projection input)", {d.s, d.ff}, m_act);
   } else {
     add_entry(
         e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
@@ -162,6 +195,25 @@ void LayerModel::mlp_core(Entries& e) const {
     add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
     add_entry(e, "MLP inner dropout output", {d.s, d.ff}, m_act);
   }
+}
+
+// Hugging Face's gelu_new (NewGELUActivation: GPT-2, GPT-J, Phi-1.5/2) is written out in Python,
+// 0.5 x (1 + tanh(c (x + 0.044715 x^3))), and autograd keeps its pieces: x (pow's input), the
+// tanh output, 0.5 x and 1 + tanh (the last multiply's operands). Under autocast pow runs in fp32
+// (its input cast to an fp32 copy), and what follows it is fp32 by type promotion but 0.5 x.
+// Measured on an H200 (GPT-2, bf16: five batch x seq x 3072 tensors per layer where F.gelu keeps
+// two; bench/accuracy/gpu_peak_contents.py). The output is counted by the caller.
+void LayerModel::gelu_new(Entries& e) const {
+  const Shape& d = m_shape;
+  const bool half = !(m_act.cost == detail::fp32_fmt().cost);
+  const Fmt promoted = m_opts.autocast && half ? detail::fp32_fmt() : m_act;
+  add_entry(e,
+            m_opts.autocast && half ? "up projection output cast to fp32 (gelu_new's pow input)"
+                                    : "up projection output (gelu_new input)",
+            {d.s, d.ff}, promoted);
+  add_entry(e, "gelu_new tanh output", {d.s, d.ff}, promoted);
+  add_entry(e, "gelu_new 1 + tanh", {d.s, d.ff}, promoted);
+  add_entry(e, "gelu_new 0.5 x", {d.s, d.ff}, m_act);
 }
 
 // One layer. first: layer 0 (its input may be the model's input, which is not an activation).
@@ -179,6 +231,7 @@ Entries LayerModel::layer(bool first) const {
   } else {
     linear_inputs(e, "layer input (q/k/v projection input)", qkv_calls);
   }
+  qk_norms(e, true, true);
   attention_core(e);
   if (m_drop_hidden) add_entry(e, "attention residual dropout mask", {d.s, d.h}, mask(m_act));
   if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", true, true);

@@ -14,6 +14,7 @@
 //                                         trainable tensor at once; torch 1.13's per-tensor loop:
 //                                         sqrt and its quotient for the largest tensor
 //   zero_grad  W + S                      set_to_none frees the gradients
+// On CUDA every phase also holds torch's two cuBLAS workspaces (timeline.hpp).
 // With gradient accumulation (grad_accum > 1) the gradients G of earlier micro-batches are alive
 // through forward and backward; zero_grad(set_to_none=False) (torch < 2's default) keeps them
 // allocated from one step to the next.
@@ -62,7 +63,10 @@ Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
   Transient t;
   const Optimizer& o = r.optimizer;
   if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
-  const ElementCost cost = r.recipe.has_master() ? r.recipe.master.cost : r.recipe.optimizer_state.cost;
+  const bool fp32_adapters = r.lora && r.lora->fp32_adapters;  // peft's fp32 LoRA adapters
+  const ElementCost cost = r.recipe.has_master() ? r.recipe.master.cost
+                           : fp32_adapters       ? ElementCost{4, 1}
+                                                 : r.recipe.optimizer_state.cost;
   const uint64_t per = cost.den ? cost.num / cost.den : 0;
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
@@ -163,6 +167,12 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
                back,
                point(Phase::optimizer, w, s, g, 0, tl.optimizer_transient.bytes),
                point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, 0, 0)};
+  // Both workspaces exist from step 1's backward on (they stay allocated with their handles).
+  if (r.device == Device::cuda)
+    for (PhasePoint& p : tl.phases) {
+      p.workspace = k_cublas_workspaces * k_cublas_workspace_bytes;
+      p.bytes = add(p.bytes, p.workspace);
+    }
   for (const PhasePoint& p : tl.phases)
     if (p.bytes > tl.peak_bytes) {
       tl.peak_bytes = p.bytes;

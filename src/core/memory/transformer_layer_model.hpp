@@ -39,7 +39,14 @@ class LayerModel {
 
   void attention_core(Entries& e) const;
 
+  // q_norm / k_norm (arch.qk_norm) between the q/k projections and rotary: what each keeps when
+  // its input needs a gradient (q_grad, k_grad), and for its weight's gradient when not frozen.
+  void qk_norms(Entries& e, bool q_grad, bool k_grad) const;
+
   void mlp_core(Entries& e) const;
+
+  // What Hugging Face's gelu_new keeps besides its output.
+  void gelu_new(Entries& e) const;
 
   // One layer. first: layer 0 (its input may be the model's input, which is not an activation).
   Entries layer(bool first) const;
@@ -79,6 +86,21 @@ class LayerModel {
 
   // B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
   void lora_intermediate(Entries& e, const std::string& matrix) const;
+
+  // The format the adapters compute in: fp32 adapters (peft's default) on a half model without
+  // autocast cast their input to fp32; otherwise the activation format.
+  Fmt lora_format() const;
+
+  // Whether the adapters of a matrix keep a copy of its input of their own (dropout, or the cast
+  // to fp32 adapters) rather than sharing the input's storage.
+  bool lora_copies_input() const;
+
+  // What the adapters on `modules` (matrices reading one input, `width` wide, of format `input`)
+  // keep of it:
+  // with dropout, per adapter its mask and the dropped copy; without, the cast copy per adapter
+  // (fp32 adapters), one half copy per call under autocast, or else the shared input once.
+  void lora_inputs(Entries& e, const std::string& name, const std::vector<std::string>& modules,
+                   uint64_t width, const Fmt& input) const;
 
   void lora_attention_core(Entries& e, const Grads& g) const;
 

@@ -364,6 +364,8 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   m.image_tokens = fc.image_tokens;
   fc.arch.model_type = model_type.empty() ? "unknown" : model_type;
   m.arch = fc.arch;
+  // transformers' ACT2FN["gelu_new"] is NewGELUActivation, written out in Python ops.
+  m.arch->python_gelu = m.arch->activation == "gelu_new";
   read_weight_format(c, m, fc);
   m.notes.insert(m.notes.begin(), notes.begin(), notes.end());
   m.notes.insert(m.notes.end(), fc.notes.begin(), fc.notes.end());

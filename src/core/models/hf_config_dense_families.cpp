@@ -130,6 +130,7 @@ FamilyCount count_qwen3(ConfigReader& c, const std::string& mt) {
   ParameterLayout l = layout_of(r.arch);
   l.qkv_bias = l.out_bias = c.flag_or({"attention_bias"}, false);
   qk_norm_note(l, r, mt + ": q_norm and k_norm (RMSNorm over head_dim " + to_s(s.head_dim) + ")");
+  r.arch.qk_norm = "head";
   sliding_note(c, r);
   finish(r, l);
   return r;
@@ -164,6 +165,7 @@ FamilyCount count_gemma3_text(ConfigReader& c, const std::string& mt) {
   l.qkv_bias = l.out_bias = c.flag_or({"attention_bias"}, false);
   r.notes.push_back(mt + ": 4 RMSNorms per layer (input, post_attention, pre_feedforward, post_feedforward)");
   qk_norm_note(l, r, mt + ": q_norm and k_norm (RMSNorm over head_dim " + to_s(s.head_dim) + ")");
+  r.arch.qk_norm = "head";
   sliding_note(c, r);
   finish(r, l);
   return r;
@@ -223,6 +225,7 @@ FamilyCount count_cohere(ConfigReader& c, const std::string& mt) {
   if (c.flag_or({"use_qk_norm"}, false)) {
     l.qk_norm_width = (Count(Count(s.heads) + s.kv_heads) * s.head_dim).v;
     qk_norm_note(l, r, mt + ": use_qk_norm: q_norm over heads x head_dim, k_norm over kv_heads x head_dim");
+    r.arch.qk_norm = "head";  // CohereLayerNorm over (heads, head_dim): each head normalised apart
   }
   r.notes.push_back(mt + ": attention and MLP in parallel after one LayerNorm (weight only)");
   finish(r, l);
@@ -243,6 +246,7 @@ FamilyCount count_olmo2(ConfigReader& c, const std::string& mt) {
   qk_norm_note(l, r,
                mt + ": q_norm over " + to_s(s.heads * s.head_dim) + " and k_norm over " +
                    to_s(s.kv_heads * s.head_dim));
+  r.arch.qk_norm = "all";
   finish(r, l);
   return r;
 }

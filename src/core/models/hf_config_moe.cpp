@@ -128,6 +128,7 @@ FamilyCount count_qwen_moe(ConfigReader& c, const std::string& mt) {
   } else {
     layout.qkv_bias = layout.out_bias = c.flag_or({"attention_bias"}, false);
     layout.qk_norm_width = (Count(2) * a.head_dim).v;  // q_norm and k_norm over head_dim
+    a.qk_norm = "head";
   }
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
@@ -201,6 +202,7 @@ FamilyCount count_olmoe(ConfigReader& c, const std::string& mt) {
   layout.norm_tensors = 1;
   layout.qkv_bias = layout.out_bias = c.flag_or({"attention_bias"}, false);
   layout.qk_norm_width = (Count(a.heads) * a.head_dim + Count(a.kv_heads) * a.head_dim).v;
+  a.qk_norm = "all";
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
   moe_note(r);
