@@ -76,6 +76,9 @@ std::string change_text(const AdviceChange& c) {
     case AdviceKnob::layer_offload:
       return "llama.cpp -ngl " + std::to_string(c.gpus) + " of " + std::to_string(c.was) +
              " layers on the GPU, the rest in host memory";
+    case AdviceKnob::tensor_parallel:
+      return "tensor parallel over " + std::to_string(c.gpus) + " x " + c.gpu +
+             " (vllm serve --tensor-parallel-size " + std::to_string(c.gpus) + ")";
   }
   return "";
 }
@@ -123,6 +126,8 @@ std::string cost_text(const AdviceChange& c) {
     case AdviceKnob::layer_offload:
       return "the CPU runs the other layers: tokens per second fall several-fold; " +
              format_bytes(c.host_bytes, Units::gib) + " of weights in host memory";
+    case AdviceKnob::tensor_parallel:
+      return std::to_string(c.gpus) + "x the GPUs; two all-reduces per layer (NVLink, or slower over PCIe)";
   }
   return "";
 }

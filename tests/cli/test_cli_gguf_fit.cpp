@@ -59,6 +59,20 @@ TEST_CASE("gguf-fit --check-log reproduces public llama.cpp logs within 5%", "[c
     CHECK(j["buffers"].size() == 4);
     CHECK(j["all_within_5_percent"] == true);
   }
+  SECTION(
+      "Llama-3.1-8B-Instruct Q4_K_M under Ollama 0.5.4 (MagicWand18/Securetag-AI-Agent): model, KV, "
+      "compute") {
+    // n_ctx 8192 (4 slots of 2,048), n_ubatch 512, no flash attention, all 33 layers on an RTX 4090.
+    auto r = run_cli({"gguf-fit", "--config",
+                      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.1-8B-Instruct.json",
+                      "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--ctx-size", "8192", "--check-log",
+                      k_logs + "securetag_ollama_llama3.1_8b_q4_k_m.log", "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["buffers"].size() == 4);  // CPU and CUDA0 model, CUDA0 KV, CUDA0 compute
+    CHECK(j["all_within_5_percent"] == true);
+  }
   SECTION("DeepSeek-R1-Distill-Qwen-7B Q4_K_M (canonical/inference-snaps#107): model buffers") {
     auto r = run_cli({"gguf-fit", "--model", "qwen2-7b", "--quantize", "q4_k_m", "--gpu", "rtx-4090",
                       "--check-log", k_logs + "inference_snaps_107_r1_distill_qwen_7b_q4_k_m.log", "--format",

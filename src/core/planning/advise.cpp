@@ -144,6 +144,8 @@ const char* advice_knob_name(AdviceKnob k) {
       return "kv-quantize";
     case AdviceKnob::layer_offload:
       return "layer-offload";
+    case AdviceKnob::tensor_parallel:
+      return "tensor-parallel";
   }
   return "gpu";
 }

@@ -37,10 +37,13 @@ enum class AdviceKnob {
   quantize,       // inference: a llama.cpp file type for the weights
   kv_quantize,    // inference: a q8_0 / q4_0 KV cache
   layer_offload,  // inference: llama.cpp -ngl, the other layers in host memory
+  // inference: the model split over tp GPUs (vllm serve --tensor-parallel-size)
+  tensor_parallel,
 };
 
 // "micro-batch", "autocast", "sequence", "checkpointing", "optimizer-8bit", "adafactor", "lora",
-// "qlora", "sharding", "offload", "gpu", "quantize", "kv-quantize", "layer-offload".
+// "qlora", "sharding", "offload", "gpu", "quantize", "kv-quantize", "layer-offload",
+// "tensor-parallel".
 const char* advice_knob_name(AdviceKnob k);
 
 // What goes with a change (BatchNorm, GradScaler, ...); the fields a code uses are named beside it.

@@ -12,6 +12,7 @@
 #include <memplan/sharding.hpp>
 #include "core/base/checked.hpp"
 #include "core/parallel/sharded_estimate.hpp"
+#include "core/planning/advise_knob_tensor_parallel.hpp"
 #include "core/planning/advise_knobs_infer.hpp"
 #include "core/planning/planning.hpp"
 
@@ -312,6 +313,7 @@ const std::vector<Knob>& knob_table() {
       {AdviceKnob::quantize, KnobGroup::precision, 2, Stage::transform, quantize_weights},
       {AdviceKnob::kv_quantize, KnobGroup::kv_cache, 1, Stage::transform, quantize_kv},
       {AdviceKnob::layer_offload, KnobGroup::placement, 2, Stage::place, layer_offload},
+      {AdviceKnob::tensor_parallel, KnobGroup::placement, 2, Stage::place, tensor_parallel},
   };
   return table;
 }
