@@ -34,3 +34,26 @@ TEST_CASE("a text-only model refuses --images, naming the flag", "[cli][vision]"
   CHECK(r.code == 2);
   CHECK(r.err.find("memplan: error: --images: applies to vision-language models") == 0);
 }
+
+TEST_CASE("estimate --images on Qwen2-VL-7B: tokens follow --image-size (one per 28 x 28 pixels)",
+          "[cli][vision]") {
+  // Qwen2-7B's cache: 28 layers x 4 kv heads x 128 head_dim x 2 (K and V) x 2 B = 57,344 B a token.
+  // A 448 x 448 image: (448 / 28)^2 = 256 tokens; 100 text + 2 x 256 = 612 tokens.
+  const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
+  const auto r = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq", "100",
+                          "--images", "2", "--image-size", "448", "--format", "json"});
+  REQUIRE(r.err.empty());
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["breakdown"]["kv_cache"] == 57344ull * 612);
+  // 1,000 px rounds to 1,008 (36 x 28): 1,296 tokens. 14 px rounds up to the 56 px minimum: 4.
+  const auto big = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq",
+                            "100", "--images", "1", "--image-size", "1000", "--format", "json"});
+  CHECK(nlohmann::json::parse(big.out)["breakdown"]["kv_cache"] == 57344ull * (100 + 1296));
+  const auto tiny = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq",
+                             "100", "--images", "1", "--image-size", "14", "--format", "json"});
+  CHECK(nlohmann::json::parse(tiny.out)["breakdown"]["kv_cache"] == 57344ull * (100 + 4));
+  // Without --image-size the tokens are unknown: refused, naming the flag.
+  const auto none = run_cli({"estimate", "--config", q, "--mode", "infer", "--seq", "100", "--images", "1"});
+  CHECK(none.code == 2);
+  CHECK(none.err.find("memplan: error: --image-size: must be given for") == 0);
+}
