@@ -50,3 +50,11 @@ TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[
   CHECK(c.model.image_tokens == 256);  // mm_tokens_per_image
   CHECK(c.model.arch->hidden == 2560);
 }
+
+TEST_CASE("Gemma 3 4B: the sliding window read from text_config", "[hf_config][vision][attention]") {
+  // Gemma 3 (technical report): five local layers of a 1,024-token window per global layer. In
+  // transformers, layer i is full when (i + 1) % 6 == 0: of 34 layers, 5 full and 29 sliding.
+  const ModelSpec m = read_hf_config(k_dir + "gemma-3-4b-it.json");
+  CHECK(m.arch->window_layers == 29);
+  CHECK(m.arch->attention_window == 1024);
+}
