@@ -50,6 +50,11 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
               std::to_string(f) + " = " + std::to_string(per_image) +
               " tokens an image (the processor's smart_resize, default min/max pixels)";
   }
+  if (per_image == 0 && r.model.arch && r.model.arch->model_type == "mllama")
+    throw Error(
+        v.images ? Field::images : Field::image_size,
+        "is not counted for mllama (Llama 3.2 Vision): its images join no tokens to the text but are "
+        "read by the cross-attention layers, whose cache of image features memplan does not model yet");
   if (per_image == 0)
     throw Error(v.images ? Field::images : Field::image_size,
                 "applies to vision-language models (a config.json with a vision_config); " + r.model.name +

@@ -57,3 +57,22 @@ TEST_CASE("estimate --images on Qwen2-VL-7B: tokens follow --image-size (one per
   CHECK(none.code == 2);
   CHECK(none.err.find("memplan: error: --image-size: must be given for") == 0);
 }
+
+TEST_CASE("inspect shows each part of a vision-language model with its config fields", "[cli][vision]") {
+  const std::string dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+  const auto scout = run_cli({"inspect", dir + "Llama-4-Scout-17B-16E.json"});
+  REQUIRE(scout.code == 0);
+  CHECK(scout.out.find("108,641,793,536") != std::string::npos);
+  CHECK(scout.out.find("vision layer x 34: 23,807,872 parameters each") != std::string::npos);
+  CHECK(scout.out.find("chunked attention x 36") != std::string::npos);
+  const auto qwen = run_cli({"inspect", dir + "Qwen2-VL-7B-Instruct.json"});
+  CHECK(qwen.out.find("vision merger x 1") != std::string::npos);
+  CHECK(qwen.out.find("from vision_config: spatial_merge_size, hidden_size") != std::string::npos);
+  const auto mllama = run_cli({"inspect", dir + "Llama-3.2-11B-Vision-Instruct.json"});
+  CHECK(mllama.out.find("cross-attention extras x 8: 258 parameters each") != std::string::npos);
+  // Llama 3.2 Vision's images are not tokens of the text: --images is refused, saying why.
+  const auto images = run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode",
+                               "infer", "--seq", "100", "--images", "1"});
+  CHECK(images.code == 2);
+  CHECK(images.err.find("memplan: error: --images: is not counted for mllama") == 0);
+}
