@@ -121,3 +121,19 @@ TEST_CASE("Llama 4 Scout and Maverick: MoE language model + vision encoder + pro
         "counts "
         "(llama4_vision_model)");
 }
+
+TEST_CASE("Qwen2.5-VL in transformers' newer layout: the language model in text_config",
+          "[hf_config][vision][qwen2_vl]") {
+  // transformers >= 4.53 saves Qwen2.5-VL with a text_config; the same 7B model, the same count.
+  const ModelSpec m = parse_hf_config_detail(R"({"model_type": "qwen2_5_vl", "tie_word_embeddings": false,
+      "text_config": {"model_type": "qwen2_5_vl_text", "vocab_size": 152064, "hidden_size": 3584,
+        "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+        "num_key_value_heads": 4, "sliding_window": 32768, "use_sliding_window": false},
+      "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
+        "in_channels": 3, "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2,
+        "temporal_patch_size": 2}})",
+                                             "config.json")
+                          .model;
+  CHECK(m.parameters == 8292166656ull);
+  CHECK(m.arch->window_layers == 0);
+}
