@@ -166,6 +166,8 @@ FamilyCount count_llava(ConfigReader& c, const std::string& mt) {
     text["tie_word_embeddings"] = c.json()["tie_word_embeddings"];
   ConfigReader tr(text, c.file() + ": text_config");
   FamilyCount r = count_gated_decoder(tr, text_type);
+  read_attention_kinds(tr, text_type, r);  // a mistral text_config's sliding_window, qwen2's rules
+  r.attention_read = true;
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   const Count language = r.total;
 
