@@ -60,6 +60,12 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
                 "applies to vision-language models (a config.json with a vision_config); " + r.model.name +
                     " takes no images");
   if (!v.images) throw Error(Field::image_size, "needs --images N (how many images each sequence holds)");
+  if (v.image_size && r.model.arch && r.model.arch->model_type == "llama4")
+    throw Error(
+        Field::image_size,
+        "is not counted for llama4: its processor cuts an image into up to 16 tiles plus a global one, "
+        "which memplan does not model; give --images alone (one tile, " +
+            std::to_string(per_image) + " tokens, per image)");
   const uint64_t images = *v.images;
   r.images = images;
   r.image_size = v.image_size.value_or(0);

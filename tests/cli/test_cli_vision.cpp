@@ -76,3 +76,18 @@ TEST_CASE("inspect shows each part of a vision-language model with its config fi
   CHECK(images.code == 2);
   CHECK(images.err.find("memplan: error: --images: is not counted for mllama") == 0);
 }
+
+TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile; --image-size refused", "[cli][vision]") {
+  // Scout's cache: 12 global layers hold every token, 36 chunked layers at most 8,192; below the
+  // chunk all 48 hold all: 48 x 8 kv heads x 128 x 2 (K and V) x 2 B = 196,608 B a token.
+  // 100 text + 2 x 144 image tokens = 388.
+  const std::string s = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-4-Scout-17B-16E.json";
+  const auto r = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq", "100",
+                          "--images", "2", "--format", "json"});
+  REQUIRE(r.err.empty());
+  CHECK(nlohmann::json::parse(r.out)["breakdown"]["kv_cache"] == 196608ull * 388);
+  const auto sized = run_cli({"estimate", "--config", s, "--mode", "infer", "--seq", "100", "--images", "1",
+                              "--image-size", "1024"});
+  CHECK(sized.code == 2);
+  CHECK(sized.err.find("memplan: error: --image-size: is not counted for llama4") == 0);
+}
