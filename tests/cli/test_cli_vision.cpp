@@ -77,7 +77,7 @@ TEST_CASE("inspect shows each part of a vision-language model with its config fi
   CHECK(images.err.find("memplan: error: --images: is not counted for mllama") == 0);
 }
 
-TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile; --image-size refused", "[cli][vision]") {
+TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, --image-size refused", "[cli][vision]") {
   // Scout's cache: 12 global layers hold every token, 36 chunked layers at most 8,192; below the
   // chunk all 48 hold all: 48 x 8 kv heads x 128 x 2 (K and V) x 2 B = 196,608 B a token.
   // 100 text + 2 x 144 image tokens = 388.
