@@ -109,6 +109,9 @@ struct ModelSpec {
       0;  // multi-token-prediction modules stored beside the model (not in `parameters`)
   std::vector<LayerKind> layer_kinds;  // per layer kind, when read from a config.json
   std::string assumption;              // set when a config was counted by an assumed layout (assume_llama)
+  // Dynamic-resolution vision-language models (Qwen2-VL): one language-model token per
+  // image_token_pixels x image_token_pixels square of the resized image; 0 = image_tokens per image.
+  uint64_t image_token_pixels = 0;
 };
 
 // How model files are read.

@@ -34,3 +34,60 @@ TEST_CASE("a text-only model refuses --images, naming the flag", "[cli][vision]"
   CHECK(r.code == 2);
   CHECK(r.err.find("memplan: error: --images: applies to vision-language models") == 0);
 }
+
+TEST_CASE("estimate --images on Qwen2-VL-7B: tokens follow --image-size (one per 28 x 28 pixels)",
+          "[cli][vision]") {
+  // Qwen2-7B's cache: 28 layers x 4 kv heads x 128 head_dim x 2 (K and V) x 2 B = 57,344 B a token.
+  // A 448 x 448 image: (448 / 28)^2 = 256 tokens; 100 text + 2 x 256 = 612 tokens.
+  const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
+  const auto r = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq", "100",
+                          "--images", "2", "--image-size", "448", "--format", "json"});
+  REQUIRE(r.err.empty());
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["breakdown"]["kv_cache"] == 57344ull * 612);
+  // 1,000 px rounds to 1,008 (36 x 28): 1,296 tokens. 14 px rounds up to the 56 px minimum: 4.
+  const auto big = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq",
+                            "100", "--images", "1", "--image-size", "1000", "--format", "json"});
+  CHECK(nlohmann::json::parse(big.out)["breakdown"]["kv_cache"] == 57344ull * (100 + 1296));
+  const auto tiny = run_cli({"estimate", "--config", q, "--mode", "infer", "--precision", "bf16", "--seq",
+                             "100", "--images", "1", "--image-size", "14", "--format", "json"});
+  CHECK(nlohmann::json::parse(tiny.out)["breakdown"]["kv_cache"] == 57344ull * (100 + 4));
+  // Without --image-size the tokens are unknown: refused, naming the flag.
+  const auto none = run_cli({"estimate", "--config", q, "--mode", "infer", "--seq", "100", "--images", "1"});
+  CHECK(none.code == 2);
+  CHECK(none.err.find("memplan: error: --image-size: must be given for") == 0);
+}
+
+TEST_CASE("inspect shows each part of a vision-language model with its config fields", "[cli][vision]") {
+  const std::string dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+  const auto scout = run_cli({"inspect", dir + "Llama-4-Scout-17B-16E.json"});
+  REQUIRE(scout.code == 0);
+  CHECK(scout.out.find("108,641,793,536") != std::string::npos);
+  CHECK(scout.out.find("vision layer x 34: 23,807,872 parameters each") != std::string::npos);
+  CHECK(scout.out.find("chunked attention x 36") != std::string::npos);
+  const auto qwen = run_cli({"inspect", dir + "Qwen2-VL-7B-Instruct.json"});
+  CHECK(qwen.out.find("vision merger x 1") != std::string::npos);
+  CHECK(qwen.out.find("from vision_config: spatial_merge_size, hidden_size") != std::string::npos);
+  const auto mllama = run_cli({"inspect", dir + "Llama-3.2-11B-Vision-Instruct.json"});
+  CHECK(mllama.out.find("cross-attention extras x 8: 258 parameters each") != std::string::npos);
+  // Llama 3.2 Vision's images are not tokens of the text: --images is refused, saying why.
+  const auto images = run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode",
+                               "infer", "--seq", "100", "--images", "1"});
+  CHECK(images.code == 2);
+  CHECK(images.err.find("memplan: error: --images: is not counted for mllama") == 0);
+}
+
+TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, --image-size refused", "[cli][vision]") {
+  // Scout's cache: 12 global layers hold every token, 36 chunked layers at most 8,192; below the
+  // chunk all 48 hold all: 48 x 8 kv heads x 128 x 2 (K and V) x 2 B = 196,608 B a token.
+  // 100 text + 2 x 144 image tokens = 388.
+  const std::string s = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-4-Scout-17B-16E.json";
+  const auto r = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq", "100",
+                          "--images", "2", "--format", "json"});
+  REQUIRE(r.err.empty());
+  CHECK(nlohmann::json::parse(r.out)["breakdown"]["kv_cache"] == 196608ull * 388);
+  const auto sized = run_cli({"estimate", "--config", s, "--mode", "infer", "--seq", "100", "--images", "1",
+                              "--image-size", "1024"});
+  CHECK(sized.code == 2);
+  CHECK(sized.err.find("memplan: error: --image-size: is not counted for llama4") == 0);
+}

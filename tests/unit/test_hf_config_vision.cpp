@@ -50,3 +50,27 @@ TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[
   CHECK(c.model.image_tokens == 256);  // mm_tokens_per_image
   CHECK(c.model.arch->hidden == 2560);
 }
+
+TEST_CASE("Gemma 3 4B: the sliding window read from text_config", "[hf_config][vision][attention]") {
+  // Gemma 3 (technical report): five local layers of a 1,024-token window per global layer. In
+  // transformers, layer i is full when (i + 1) % 6 == 0: of 34 layers, 5 full and 29 sliding.
+  const ModelSpec m = read_hf_config(k_dir + "gemma-3-4b-it.json");
+  CHECK(m.arch->window_layers == 29);
+  CHECK(m.arch->attention_window == 1024);
+}
+
+TEST_CASE("a llava config's text_config sliding window is read", "[hf_config][vision][attention]") {
+  // A Mistral-7B-v0.1 language model (sliding_window 4096, every layer: MistralAttention) inside
+  // llava: its 32 layers hold at most 4,096 tokens each.
+  const ModelSpec m = parse_hf_config_detail(R"({"model_type": "llava",
+      "text_config": {"model_type": "mistral", "vocab_size": 32064, "hidden_size": 4096,
+        "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "sliding_window": 4096},
+      "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+        "model_type": "clip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 24,
+        "patch_size": 14, "projection_dim": 768}})",
+                                             "config.json")
+                          .model;
+  CHECK(m.arch->window_layers == 32);
+  CHECK(m.arch->attention_window == 4096);
+}

@@ -202,6 +202,11 @@ const std::vector<Family>& families() {
       {"phimoe", "phimoe (MoE)", detail::count_phimoe},
       {"gpt_oss", "gpt_oss (MoE)", detail::count_gpt_oss},
       {"llama4_text", "llama4 text (MoE)", detail::count_llama4_text},
+      {"qwen2_vl", "qwen2_vl (vision tower + merger + qwen2 language model)", detail::count_qwen2_vl},
+      {"qwen2_5_vl", "qwen2_5_vl (vision tower + merger + qwen2 language model)", detail::count_qwen2_vl},
+      {"mllama", "mllama (vision tower + projector + language model with cross-attention)",
+       detail::count_mllama},
+      {"llama4", "llama4 (vision tower + projector + MoE language model)", detail::count_llama4},
   };
   return table;
 }
@@ -324,7 +329,7 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   if (fam) {
     fc = fam->fn(c, model_type);
     out.family = fam->formula;
-    detail::read_attention_kinds(c, model_type, fc);
+    if (!fc.attention_read) detail::read_attention_kinds(c, model_type, fc);
   } else {
     std::string shown = model_type.empty() ? "no model_type" : "model_type \"" + model_type + "\"";
     std::string all;
@@ -360,6 +365,8 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   m.active_parameters = fc.active.v;
   m.mtp_parameters = fc.mtp;
   m.layer_kinds = detail::layer_kinds(fc);
+  m.layer_kinds.insert(m.layer_kinds.end(), fc.parts.begin(), fc.parts.end());
+  m.image_token_pixels = fc.image_token_pixels;
   m.tensors = fc.tensors.v;
   m.image_tokens = fc.image_tokens;
   fc.arch.model_type = model_type.empty() ? "unknown" : model_type;

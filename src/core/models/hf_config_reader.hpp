@@ -66,6 +66,11 @@ struct FamilyCount {
   uint64_t image_tokens = 0;  // vision-language models: language-model tokens per image
   std::string mlp_fields;     // config fields that decided which layers are dense or MoE
   uint64_t mtp = 0;           // multi-token-prediction parameters (not in total)
+  // Vision-language models (hf_config_vision*.cpp):
+  uint64_t image_token_pixels =
+      0;                         // dynamic resolution: one token per this many pixels a side (Qwen2-VL: 28)
+  bool attention_read = false;   // the family read the attention kinds itself (from text_config)
+  std::vector<LayerKind> parts;  // rows for inspect beyond the decoder's: vision tower, projector, ...
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);

@@ -34,6 +34,7 @@ const std::pair<const char*, uint64_t> k_gemma3_text_defaults[] = {
     {"intermediate_size", 9216}, {"num_hidden_layers", 26},
     {"num_attention_heads", 8},  {"num_key_value_heads", 4},
     {"head_dim", 256},           {"max_position_embeddings", 131072},
+    {"sliding_window", 4096},
 };
 const std::pair<const char*, uint64_t> k_siglip_defaults[] = {
     {"hidden_size", 768}, {"intermediate_size", 3072}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
@@ -119,6 +120,8 @@ FamilyCount count_gemma3(ConfigReader& c, const std::string& mt) {
                                    std::size(k_gemma3_text_defaults), "Gemma3TextConfig", notes);
   ConfigReader tr(text, c.file() + ": text_config");
   FamilyCount r = count_gemma3_text(tr, "gemma3_text");
+  read_attention_kinds(tr, "gemma3_text", r);  // sliding_window lives in text_config
+  r.attention_read = true;
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   const Count language = r.total;
 
@@ -163,6 +166,8 @@ FamilyCount count_llava(ConfigReader& c, const std::string& mt) {
     text["tie_word_embeddings"] = c.json()["tie_word_embeddings"];
   ConfigReader tr(text, c.file() + ": text_config");
   FamilyCount r = count_gated_decoder(tr, text_type);
+  read_attention_kinds(tr, text_type, r);  // a mistral text_config's sliding_window, qwen2's rules
+  r.attention_read = true;
   r.notes.insert(r.notes.begin(), notes.begin(), notes.end());
   const Count language = r.total;
 
