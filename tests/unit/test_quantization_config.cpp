@@ -114,7 +114,10 @@ TEST_CASE("bitsandbytes: what is packed and what stays 16-bit", "[quantization]"
   QuantizedWeights w4 = one_linear(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
       "bnb_4bit_quant_type": "nf4", "bnb_4bit_use_double_quant": true})",
                                    4096, 4096);
-  CHECK(w4.bytes == 4096ull * 4096 / 2 + 262144 + 1024 * 4 + 1024 + 64);
+  // ... and the packed quant_state text, 152 bytes without its nested_offset digits:
+  // {"quant_type": "nf4", "blocksize": 64, "dtype": "float16", "shape": [4096, 4096],
+  //  "nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": }
+  CHECK(w4.bytes == 4096ull * 4096 / 2 + 262144 + 1024 * 4 + 1024 + 64 + 152);
   CHECK(w4.format == "nf4-dq");
 
   // lm_head stays 16-bit by default; llm_int8_skip_modules replaces that default.

@@ -210,7 +210,29 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
   return s;
 }
 
-Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
+// torch.dtype's name as bitsandbytes writes it into the packed quant_state ("bfloat16").
+std::string torch_dtype_name(const std::string& format) {
+  if (format == "bf16") return "bfloat16";
+  if (format == "fp16") return "float16";
+  if (format == "fp32") return "float32";
+  return format;
+}
+
+// The packed quant_state of one 4-bit matrix: QuantState.as_dict(packed=True) keeps its non-tensor
+// entries and stores json.dumps of them as a uint8 tensor ("quant_state.bitsandbytes__nf4"):
+//   {"quant_type": "nf4", "blocksize": 64, "dtype": "bfloat16", "shape": [out, in]} and, with double
+//   quantisation, , "nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": <float>.
+// The text is counted exactly except the nested_offset number, whose digits depend on the weights.
+uint64_t quant_state_json_bytes(const std::string& type, const std::string& dtype, bool dq, uint64_t in,
+                                uint64_t out) {
+  std::string t = "{\"quant_type\": \"" + type + "\", \"blocksize\": 64, \"dtype\": \"" + dtype +
+                  "\", \"shape\": [" + to_s(out) + ", " + to_s(in) + "]";
+  if (dq) t += ", \"nested_blocksize\": 256, \"nested_dtype\": \"float32\", \"nested_offset\": ";
+  t += "}";
+  return t.size();
+}
+
+Scheme bitsandbytes(const QuantReader& q, const std::string& weight_format, std::vector<std::string>& notes) {
   const bool four = q.flag("load_in_4bit", false);
   const bool eight = q.flag("load_in_8bit", false);
   if (four == eight)
@@ -236,10 +258,12 @@ Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
   if (type != "nf4" && type != "fp4") q.fail("bnb_4bit_quant_type", "\"" + type + "\" is not nf4 or fp4");
   const bool dq = q.flag("bnb_4bit_use_double_quant", false);
   s.format = type == "nf4" ? (dq ? "nf4-dq" : "nf4") : "int4";
-  s.bytes = [dq](uint64_t in, uint64_t out) {
+  const std::string dtype = torch_dtype_name(weight_format);
+  s.bytes = [dq, type, dtype](uint64_t in, uint64_t out) {
     const uint64_t n = mul(in, out);
     const uint64_t blocks = ceil_div(n, 64);
     uint64_t b = add(ceil_div(n, 2), 16 * 4);  // codes + quant_map
+    b = add(b, quant_state_json_bytes(type, dtype, dq, in, out));
     if (dq)
       b = add(add(b, blocks), add(mul(ceil_div(blocks, 256), 4), 256 * 4));  // absmax u8, nested absmax, map
     else
@@ -248,9 +272,13 @@ Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
   };
   notes.push_back(
       "bitsandbytes 4-bit " + type + (dq ? " with double quantisation" : "") +
-      ": per linear layer packed uint8 codes [in*out/2], absmax per 64 elements, quant_map; " + kept +
-      " and embeddings stay 16-bit. Not counted: the packed JSON quant_state tensor of each quantised "
-      "matrix (its length varies with the numbers it holds: about 150 bytes)");
+      ": per linear layer packed uint8 codes [in*out/2], absmax per 64 elements, quant_map" +
+      (dq ? std::string(", nested_absmax fp32 per 256 blocks, nested_quant_map fp32 [256]") : std::string()) +
+      " and the packed JSON quant_state (its text counted byte by byte" +
+      (dq ? std::string(" but for the nested_offset number, 1 to 24 digits a matrix that depend on the "
+                        "weights")
+          : std::string()) +
+      "); " + kept + " and embeddings stay 16-bit");
   return s;
 }
 
@@ -443,7 +471,7 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
   else if (w.method == "awq")
     s = awq(q, groups, w.notes);
   else if (w.method == "bitsandbytes")
-    s = bitsandbytes(q, w.notes);
+    s = bitsandbytes(q, w.other_format, w.notes);
   else if (w.method == "fp8")
     s = fp8(q, groups, w.notes);
   else if (w.method == "mxfp4")
@@ -472,6 +500,10 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
                     " weights) stored as " + w.format + " in " + group_thousands(w.packed_bytes) +
                     " B; the other " + group_thousands(total_parameters - w.quantized_parameters) +
                     " parameters in " + w.other_format + " (" + group_thousands(w.other_bytes) + " B)");
+  w.notes.push_back(
+      "these bytes are the checkpoint's tensors counted one by one (what model.safetensors.index.json "
+      "calls total_size); the flat storage formats gptq-4bit / awq-4bit / nf4 apply one rate to every "
+      "weight and are approximate");
   return w;
 }
 

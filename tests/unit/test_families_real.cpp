@@ -1,0 +1,51 @@
+// Families read from their real config.json files (tests/data/hf_configs/SOURCES.md) against
+// published integers, and the sliding-window KV cache of Gemma 2 and 3 past the window, worked out
+// by hand from each family's cache layout. No expected number is memplan's own output.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "core/memory/kv_cache.hpp"
+#include "core/models/hf_config.hpp"
+
+using namespace memplan;
+
+namespace {
+
+const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+
+// One sequence's KV cache in bytes at `seq` tokens, 2 bytes per element.
+uint64_t kv_bytes(const ModelSpec& m, uint64_t seq) {
+  InferenceOptions o;
+  o.seq = seq;
+  return inference_memory(*m.arch, o).bytes;
+}
+
+}  // namespace
+
+TEST_CASE("Qwen1.5-MoE-A2.7B: the real config gives the published total", "[hf_config][families][moe]") {
+  // 14,315,784,192 parameters: keras-hub qwen_moe_presets.py "qwen1.5_moe_2.7b_en" "params"
+  // (keras-team/keras-hub @71453d0). Model card: "2.7B activated" parameters.
+  const ModelSpec m = read_hf_config(k_dir + "Qwen1.5-MoE-A2.7B.json");
+  CHECK(m.parameters == 14315784192ull);
+  CHECK(std::round(static_cast<double>(m.active_parameters) / 1e8) / 10 == 2.7);
+}
+
+TEST_CASE("Gemma 2: every other layer keeps only its 4096-token window", "[hf_config][families][attention]") {
+  // gemma-2-2b: 26 layers, 4 KV heads of 256, sliding_window 4096; transformers' Gemma2 cache
+  // gives the 13 sliding layers min(window, tokens) slots and the 13 global layers every token.
+  // Per layer and token 2 (K, V) x 4 x 256 x 2 B = 4,096 B. At 8,192 tokens:
+  // (13 x 8,192 + 13 x 4,096) x 4,096 B = 654,311,424 B; below the window all 26 layers grow alike.
+  const ModelSpec m = read_hf_config(k_dir + "gemma-2-2b.json");
+  CHECK(kv_bytes(m, 8192) == 654311424ull);
+  CHECK(kv_bytes(m, 2048) == 26ull * 2048 * 4096);
+}
+
+TEST_CASE("Gemma 3: five sliding layers in six, 512-token window", "[hf_config][families][attention]") {
+  // gemma-3-1b-it: 26 layers, sliding_window 512, sliding_window_pattern 6 (layers 5, 11, 17, 23
+  // are global, the other 22 slide); 1 KV head of 256: 2 x 1 x 256 x 2 B = 1,024 B per layer and
+  // token. At 4,096 tokens: (4 x 4,096 + 22 x 512) x 1,024 B = 28,311,552 B.
+  const ModelSpec m = read_hf_config(k_dir + "gemma-3-1b-it.json");
+  CHECK(kv_bytes(m, 4096) == 28311552ull);
+}
