@@ -153,3 +153,22 @@ TEST_CASE("a GPTQ config.json sets the stored weight bytes", "[quantization]") {
   CHECK(m.weight_format == "int4");
   CHECK(m.weight_bytes == 12ull * 3698688 + 2ull * 39505152);
 }
+
+TEST_CASE("fp8 per tensor: a static activation scheme adds one input_scale per layer", "[quantization]") {
+  // AutoFP8 (neuralmagic/AutoFP8 auto_fp8/quantize.py): FP8DynamicLinear keeps weight (fp8) and
+  // weight_scale, a 0-d fp32 tensor from per_tensor_quantize; FP8StaticLinear adds input_scale, also
+  // a 0-d fp32 tensor. One 4096 x 4096 layer: 16,777,216 B + 4 B, plus 4 B when static.
+  QuantizedWeights dynamic =
+      one_linear(R"({"quant_method": "fp8", "activation_scheme": "dynamic"})", 4096, 4096);
+  CHECK(dynamic.bytes == 4096ull * 4096 + 4);
+  QuantizedWeights fixed = one_linear(
+      R"({"quant_method": "fp8", "activation_scheme": "static", "ignored_layers": ["lm_head"]})", 4096, 4096);
+  CHECK(fixed.bytes == 4096ull * 4096 + 4 + 4);
+  // ignored_layers (AutoFP8's key) keeps a layer in torch_dtype like modules_to_not_convert.
+  nlohmann::json j;
+  j["quantization_config"] = {{"quant_method", "fp8"}, {"ignored_layers", {"down_proj"}}};
+  auto w = read_quantization_config(j, "c", {{"mlp.down_proj", 64, 64, 1}}, 64 * 64, "bf16");
+  CHECK(w->quantized_parameters == 0);
+  CHECK(error_of(R"({"quant_method": "fp8", "activation_scheme": "per-token"})") ==
+        "config.json: quantization_config.activation_scheme: \"per-token\" is not dynamic or static");
+}

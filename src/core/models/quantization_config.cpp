@@ -294,7 +294,15 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     bi = (*b)[1].get<uint64_t>();
   }
   std::vector<std::string> skip = q.names("modules_to_not_convert");
+  const std::vector<std::string> ignored = q.names("ignored_layers");  // AutoFP8's name for the same list
+  skip.insert(skip.end(), ignored.begin(), ignored.end());
   skip.push_back("lm_head");  // transformers' FineGrainedFP8 quantizer never converts the output layer
+  // activation_scheme "static" (AutoFP8, vLLM's Fp8LinearMethod): each quantised layer also stores
+  // its calibrated input_scale, one fp32 scalar; "dynamic" computes it per token at run time.
+  const std::string act = q.text("activation_scheme").value_or("dynamic");
+  if (act != "dynamic" && act != "static")
+    q.fail("activation_scheme", "\"" + printable(act, 40) + "\" is not dynamic or static");
+  const bool static_act = act == "static";
   (void)groups;
   notes.push_back(
       bo ? "fp8 e4m3 with " + to_s(bo) + "x" + to_s(bi) +
@@ -303,13 +311,16 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
                to_s(bo) + "), ceil(in/" + to_s(bi) +
                ")] (DeepSeek-V3's layout; some later checkpoints store these scales in bf16)"
          : "fp8 e4m3 per tensor: per linear layer weight [out, in] in 1 byte and one fp32 scale");
-  notes.push_back("fp8: lm_head" + std::string(skip.size() > 1 ? ", modules_to_not_convert" : "") +
+  if (static_act)
+    notes.push_back("fp8 activation_scheme static: each quantised layer also stores an fp32 input_scale");
+  notes.push_back("fp8: lm_head" +
+                  std::string(skip.size() > 1 ? ", modules_to_not_convert / ignored_layers" : "") +
                   ", embeddings and norms stay in torch_dtype");
   Scheme s;
   s.format = "fp8-e4m3";
-  s.bytes = [bo, bi](uint64_t in, uint64_t out) {
+  s.bytes = [bo, bi, static_act](uint64_t in, uint64_t out) {
     const uint64_t scales = bo ? mul(ceil_div(out, bo), ceil_div(in, bi)) : 1;
-    return add(mul(in, out), mul(scales, 4));
+    return add(mul(in, out), mul(add(scales, static_act ? 1 : 0), 4));
   };
   s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
   return s;
