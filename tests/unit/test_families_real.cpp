@@ -49,3 +49,16 @@ TEST_CASE("Gemma 3: five sliding layers in six, 512-token window", "[hf_config][
   const ModelSpec m = read_hf_config(k_dir + "gemma-3-1b-it.json");
   CHECK(kv_bytes(m, 4096) == 28311552ull);
 }
+
+TEST_CASE("falcon-40b (RefinedWeb): the new decoder architecture, to its index total_size",
+          "[hf_config][families]") {
+  // tiiuae/falcon-40b's pytorch_model.bin.index.json: metadata.total_size 83,671,941,120 bytes of
+  // bf16 (a GitHub copy of the Hub repository, Decentralised-AI/falcon-40b). Its weight_map lists
+  // ln_attn and ln_mlp per layer (the new decoder architecture) and lm_head.weight, which the model
+  // ties to the embeddings (transformers of the time counted the tied copy in total_size).
+  const ModelSpec m = read_hf_config(k_dir + "falcon-40b_RW.json");
+  CHECK(m.arch->kv_heads == 8);
+  CHECK(m.parameters + m.arch->vocab * m.arch->hidden == 83671941120ull / 2);
+  // KV cache: 2 x 8 kv heads x 64 x 2 B = 2,048 B per token and layer.
+  CHECK(kv_bytes(m, 1) == 60ull * 2048);
+}
