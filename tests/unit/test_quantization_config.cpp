@@ -172,3 +172,32 @@ TEST_CASE("fp8 per tensor: a static activation scheme adds one input_scale per l
   CHECK(error_of(R"({"quant_method": "fp8", "activation_scheme": "per-token"})") ==
         "config.json: quantization_config.activation_scheme: \"per-token\" is not dynamic or static");
 }
+
+TEST_CASE("compressed-tensors: activation ordering and static input scales", "[quantization]") {
+  // compressed-tensors quantization/lifecycle/initialize.py (_initialize_scale_zero_point): a group
+  // scheme with actorder "group" registers weight_g_idx int32 [in]; static input activations register
+  // input_scale of shape (1,) in the layer's dtype. One 4096 x 4096 layer in fp16:
+  // W4A16 group 128: weight_packed int32 [4096, 512] = 8,388,608 B, weight_scale [4096, 32] x 2 B =
+  // 262,144 B, weight_shape int64 [2] = 16 B, weight_g_idx 4096 x 4 B = 16,384 B.
+  QuantizedWeights w4 = one_linear(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+      "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null, "weights": {
+      "num_bits": 4, "type": "int", "symmetric": true, "strategy": "group", "group_size": 128,
+      "actorder": "group", "dynamic": false}}}})",
+                                   4096, 4096);
+  CHECK(w4.bytes == 8388608ull + 262144 + 16 + 16384);
+  // FP8 W8A8 with static per-tensor activations: weight 16,777,216 B, weight_scale [4096, 1] x 2 B,
+  // input_scale [1] x 2 B.
+  QuantizedWeights f8 = one_linear(R"({"quant_method": "compressed-tensors", "format": "float-quantized",
+      "config_groups": {"group_0": {"targets": ["Linear"],
+      "input_activations": {"num_bits": 8, "type": "float", "symmetric": true, "strategy": "tensor", "dynamic": false},
+      "weights": {"num_bits": 8, "type": "float", "symmetric": true, "strategy": "channel", "dynamic": false}}}})",
+                                   4096, 4096);
+  CHECK(f8.bytes == 4096ull * 4096 + 4096 * 2 + 2);
+  // Dynamic per-token activations store nothing.
+  QuantizedWeights dyn = one_linear(R"({"quant_method": "compressed-tensors", "format": "float-quantized",
+      "config_groups": {"group_0": {"targets": ["Linear"],
+      "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": true},
+      "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}})",
+                                    4096, 4096);
+  CHECK(dyn.bytes == 4096ull * 4096 + 4096 * 2);
+}

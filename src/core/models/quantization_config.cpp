@@ -368,6 +368,39 @@ Scheme compressed_tensors(const QuantReader& q, const std::string& other_format,
   s.quantized = [targets, ignore](const LinearGroup& lg) {
     return !any_match(ignore, lg) && (targets.empty() || any_match(targets, lg));
   };
+  // actorder "group" (true in older configs): compressed-tensors registers weight_g_idx int32 [in].
+  bool g_idx = false;
+  if (const nlohmann::json* a = wr.find("actorder")) {
+    if (a->is_boolean())
+      g_idx = a->get<bool>();
+    else if (a->is_string())
+      g_idx = a->get<std::string>() == "group";
+    else
+      q.fail("config_groups", "weights actorder " + json_brief(*a) + " is not a string or true/false");
+  }
+  // Static input activations: each layer stores input_scale [1] in the model dtype (and an
+  // input_zero_point when asymmetric); dynamic ones ("dynamic": true or "local") store nothing.
+  uint64_t input_bytes = 0;
+  std::string input_note;
+  if (auto it = g.find("input_activations"); it != g.end() && !it->is_null()) {
+    if (!it->is_object()) q.fail("config_groups", "input_activations is not an object");
+    QuantReader ir(*it, q.file());
+    const nlohmann::json* d = ir.find("dynamic");
+    const bool dynamic =
+        d && ((d->is_boolean() && d->get<bool>()) || (d->is_string() && d->get<std::string>() == "local"));
+    if (!dynamic) {
+      const std::string is = ir.text("strategy").value_or("tensor");
+      if (is != "tensor" && is != "token")
+        q.fail("config_groups", "static input_activations strategy \"" + is + "\" is not tensor or token");
+      input_bytes = other_bytes_per;
+      input_note = ", input_scale [1] in " + other_format;
+      if (!ir.flag("symmetric", true)) {
+        input_bytes = add(input_bytes, ceil_div(ir.count("num_bits").value_or(8), 8));
+        input_note += " and input_zero_point [1]";
+      }
+    }
+  }
+  const uint64_t extra_in = g_idx ? 4 : 0;  // bytes per input feature
   auto scale_count = [strategy, gs, &q](uint64_t in, uint64_t out) -> uint64_t {
     if (strategy == "tensor") return 1;
     if (strategy == "channel") return out;
@@ -383,18 +416,21 @@ Scheme compressed_tensors(const QuantReader& q, const std::string& other_format,
       uint64_t b = add(mul(mul(out, ceil_div(mul(in, bits), 32)), 4), mul(scales, other_bytes_per));
       b = add(b, 16);  // weight_shape int64 [2]
       if (!symmetric) b = add(b, mul(mul(ceil_div(mul(out, bits), 32), scales / out ? scales / out : 1), 4));
-      return b;
+      return add(b, add(mul(in, extra_in), input_bytes));
     };
     notes.push_back("compressed-tensors pack-quantized " + to_s(bits) + "-bit " + strategy +
                     ": weight_packed int32 [out, in*bits/32], weight_scale in " + other_format +
-                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32"));
+                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32") +
+                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
   } else if (fmt == "float-quantized" && type == "float" && bits == 8) {
     s.format = "fp8-e4m3";
     s.bytes = [=](uint64_t in, uint64_t out) {
-      return add(mul(in, out), mul(scale_count(in, out), other_bytes_per));
+      return add(add(mul(in, out), mul(scale_count(in, out), other_bytes_per)),
+                 add(mul(in, extra_in), input_bytes));
     };
     notes.push_back("compressed-tensors float-quantized fp8 " + strategy +
-                    ": weight [out, in] in 1 byte, weight_scale in " + other_format);
+                    ": weight [out, in] in 1 byte, weight_scale in " + other_format +
+                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
   } else {
     q.fail("format",
            "\"" + fmt + "\" with " + type + " " + to_s(bits) +
