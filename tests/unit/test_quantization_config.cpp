@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
+#include "core/formats/hardware_support.hpp"
 #include "core/models/hf_config.hpp"
 #include "core/models/quantization_config.hpp"
 
@@ -200,4 +201,15 @@ TEST_CASE("compressed-tensors: activation ordering and static input scales", "[q
       "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}})",
                                     4096, 4096);
   CHECK(dyn.bytes == 4096ull * 4096 + 4096 * 2);
+}
+
+TEST_CASE("the flat gptq-4bit / awq-4bit / mxfp4 formats are weight-only on any card", "[quantization]") {
+  // --quantize gptq-4bit was refused by the hardware check ("not a format or precision recipe")
+  // although the storage-format table and --help list it.
+  for (const char* f : {"gptq-4bit", "awq-4bit", "mxfp4"}) {
+    INFO(f);
+    const HardwareSupport hs = hardware_support("precision", f, std::string_view("7.5"));
+    CHECK(hs.native);
+    CHECK(hs.family == FormatFamily::weight_only);
+  }
 }
