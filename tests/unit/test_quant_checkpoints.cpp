@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memplan/error.hpp>
 #include "core/models/hf_config.hpp"
 
 using namespace memplan;
@@ -86,4 +87,55 @@ TEST_CASE("GPTQ: Llama-2-13B in group 128 and in group 32 with desc_act", "[quan
   // The same table lists gptq-4bit-64g-actorder_True at 7.51 GB; these buffer shapes give
   // 7,502,817,280 bytes (7.50 GB). Not checked here: the README rounds the other two the same
   // way as this count, so the 64g figure is left as an open difference (see SOURCES.md).
+}
+
+namespace {
+
+// The note that names how many matrices and weights were stored packed.
+std::string packed_note(const ModelSpec& m) {
+  for (const std::string& n : m.notes)
+    if (n.find(" matrices (") != std::string::npos) return n;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("module lists are applied layer by layer", "[quantization][checkpoints]") {
+  // Llama-3.2-1B: per layer q 2048x2048, k and v 2048x512, o 2048x2048 (10,485,760 weights) and
+  // gate, up, down 2048x8192 (50,331,648); 16 layers, 112 matrices, 973,078,528 weights.
+  nlohmann::json config = nlohmann::json::parse(text_of("Llama-3.2-1B-Instruct-bnb-4bit.json"));
+  // unsloth's dynamic 4-bit checkpoints keep single layers in 16 bits by name (transformers tests
+  // `key in module_name`): layer 1's MLP and layer 15's attention stay bf16, layer 10's MLP does not
+  // match "model.layers.1.mlp". 112 - 3 - 4 = 105 matrices, 973,078,528 - 50,331,648 - 10,485,760.
+  config["quantization_config"]["llm_int8_skip_modules"] = {"lm_head", "model.layers.1.mlp",
+                                                            "model.layers.15.self_attn"};
+  const ModelSpec dyn = parse_hf_config_detail(config.dump(), "config.json").model;
+  CHECK(packed_note(dyn).find("105 matrices (912,261,120 weights)") != std::string::npos);
+
+  // compressed-tensors compares whole names: a router "model.layers.0.mlp.gate" is not gate_proj,
+  // and "re:.*lm_head" is a regular expression (re.match).
+  config["quantization_config"] = nlohmann::json::parse(R"({"quant_method": "compressed-tensors",
+      "format": "pack-quantized", "ignore": ["re:.*lm_head", "model.layers.0.mlp.gate"],
+      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+      "symmetric": true, "strategy": "group", "group_size": 128}}}})");
+  const ModelSpec ct = parse_hf_config_detail(config.dump(), "config.json").model;
+  CHECK(packed_note(ct).find("112 matrices (973,078,528 weights)") != std::string::npos);
+  config["quantization_config"]["ignore"] = {"re:model[.]layers[.](0|1)[.]self_attn[.].*"};
+  const ModelSpec re = parse_hf_config_detail(config.dump(), "config.json").model;
+  CHECK(packed_note(re).find("104 matrices (952,107,008 weights)") != std::string::npos);
+}
+
+TEST_CASE("a per-layer module list on a model with dense and MoE layers mixed is refused",
+          "[quantization][checkpoints]") {
+  // DeepSeek-R1: 3 dense layers, then 58 MoE layers; memplan counts how many of each, not where.
+  nlohmann::json config = nlohmann::json::parse(text_of("DeepSeek-R1.json"));
+  config["quantization_config"] = {{"quant_method", "bitsandbytes"},
+                                   {"load_in_4bit", true},
+                                   {"llm_int8_skip_modules", {"lm_head", "model.layers.5.mlp"}}};
+  try {
+    parse_hf_config_detail(config.dump(), "config.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("keeps some layers of mlp.gate_proj unquantised") != std::string::npos);
+  }
 }

@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <regex>
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
@@ -92,30 +94,83 @@ class QuantReader {
   std::string m_file;
 };
 
-// Matches a module-name pattern of modules_to_not_convert / ignore / llm_int8_skip_modules against
-// a group: the pattern without its "model.layers.*." / "model." prefix is a substring of the
-// group's name (transformers tests `key in module_name`); "re:" patterns are not interpreted.
-bool matches(const std::string& pattern, const LinearGroup& g) {
-  std::string p = pattern;
-  for (const char* prefix :
-       {"model.language_model.layers.*.", "model.layers.*.", "model.language_model.", "model."})
-    if (p.rfind(prefix, 0) == 0) {
-      p = p.substr(std::string(prefix).size());
-      break;
+// A list of module-name patterns (modules_to_not_convert, ignored_layers, llm_int8_skip_modules,
+// compressed-tensors' ignore and targets) tested against full module names ("model.layers.3.mlp.
+// down_proj", "lm_head"), one layer at a time. Rules, as the quantisers apply them: transformers'
+// quantizers test `key in module_name` (substring); compressed-tensors compares whole names (or a
+// trailing part after a dot); "re:..." is a Python regular expression applied with re.match (anchored
+// at the start); a "*" matches within one name part ("model.layers.*.self_attn"); "Linear" is
+// compressed-tensors' class target. "model.language_model." / "language_model.model." prefixes of
+// vision-language checkpoints read as "model.".
+struct NameList {
+  std::vector<std::string> text;
+  std::vector<std::optional<std::regex>> re;
+  bool exact = false;
+  bool empty() const { return text.empty(); }
+};
+
+NameList name_list(const QuantReader& q, const char* key, std::vector<std::string> patterns, bool exact) {
+  NameList l;
+  l.exact = exact;
+  for (std::string p : patterns) {
+    for (const char* prefix : {"model.language_model.", "language_model.model."})
+      if (p.rfind(prefix, 0) == 0) p = "model." + p.substr(std::string(prefix).size());
+    std::optional<std::regex> re;
+    try {
+      if (p.rfind("re:", 0) == 0) {
+        re = std::regex(p.substr(3), std::regex::ECMAScript);
+      } else if (p.find('*') != std::string::npos) {
+        std::string r;
+        for (char ch : p) {
+          if (ch == '*')
+            r += "[^.]*";
+          else if (std::string(".^$|()[]{}+?\\").find(ch) != std::string::npos)
+            r += std::string("\\") + ch;
+          else
+            r += ch;
+        }
+        re = std::regex(r, std::regex::ECMAScript);
+      }
+    } catch (const std::regex_error&) {
+      q.fail(key, "\"" + printable(p, 60) + "\" is not a pattern memplan can read");
     }
-  if (p == "Linear") return true;  // compressed-tensors targets by class
-  return !p.empty() && g.name.find(p) != std::string::npos;
+    l.text.push_back(p);
+    l.re.push_back(std::move(re));
+  }
+  return l;
 }
 
-bool any_match(const std::vector<std::string>& patterns, const LinearGroup& g) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return matches(p, g); });
+bool name_matches(const NameList& l, size_t i, const std::string& name) {
+  const std::string& p = l.text[i];
+  if (p == "Linear") return true;
+  if (l.re[i]) {
+    if (p.rfind("re:", 0) == 0)
+      return std::regex_search(name, *l.re[i], std::regex_constants::match_continuous);
+    return l.exact ? std::regex_match(name, *l.re[i]) : std::regex_search(name, *l.re[i]);
+  }
+  if (p.empty()) return false;
+  if (!l.exact) return name.find(p) != std::string::npos;
+  return name == p || (name.size() > p.size() && name.compare(name.size() - p.size(), p.size(), p) == 0 &&
+                       name[name.size() - p.size() - 1] == '.');
+}
+
+bool any_match(const NameList& l, const std::string& name) {
+  for (size_t i = 0; i < l.text.size(); ++i)
+    if (name_matches(l, i, name)) return true;
+  return false;
+}
+
+// The module name of one of `g`'s matrices in layer `layer` ("lm_head" for the top-level head).
+std::string module_name(const LinearGroup& g, uint64_t layer) {
+  if (g.layers == 0) return g.name;
+  return "model.layers." + std::to_string(layer) + "." + g.name;
 }
 
 // How one quantised matrix is stored: bytes of its tensors, from in, out.
 struct Scheme {
   std::string format;                                        // storage format of the codes
   std::function<uint64_t(uint64_t in, uint64_t out)> bytes;  // all tensors of one matrix
-  std::function<bool(const LinearGroup&)> quantized;         // which groups are packed
+  std::function<bool(const LinearGroup&, const std::string& module)> quantized;  // packed or not
 };
 
 uint64_t bits_of(const QuantReader& q, const char* key, std::initializer_list<uint64_t> allowed) {
@@ -142,17 +197,18 @@ Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::v
     q.fail("checkpoint_format", "\"" + *fmt + "\" is not a layout memplan counts (expected gptq or gptq_v2)");
   const bool lm_head = q.flag("lm_head", false);
   // modules_in_block_to_quantize: [[names...], ...] when only some block modules are quantised.
-  std::vector<std::string> only;
+  std::vector<std::string> only_names;
   if (const nlohmann::json* m = q.find("modules_in_block_to_quantize")) {
     if (!m->is_array()) q.fail("modules_in_block_to_quantize", "is not a list of lists of module names");
     for (const nlohmann::json& inner : *m) {
       if (!inner.is_array()) q.fail("modules_in_block_to_quantize", json_brief(inner) + " is not a list");
       for (const nlohmann::json& n : inner) {
         if (!n.is_string()) q.fail("modules_in_block_to_quantize", json_brief(n) + " is not a module name");
-        only.push_back(n.get<std::string>());
+        only_names.push_back(n.get<std::string>());
       }
     }
   }
+  const NameList only = name_list(q, "modules_in_block_to_quantize", only_names, false);
   for (const LinearGroup& g : groups) {
     if (g.name == "lm_head" && !lm_head) continue;
     need_multiple(q, "bits", g.in, 32, g.name + " in_features");
@@ -173,9 +229,9 @@ Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::v
     const uint64_t scales = mul(mul(G, out), 2);
     return add(add(qweight, qzeros), add(scales, mul(in, 4)));
   };
-  s.quantized = [lm_head, only](const LinearGroup& g) {
+  s.quantized = [lm_head, only](const LinearGroup& g, const std::string& module) {
     if (g.name == "lm_head") return lm_head;
-    return only.empty() || any_match(only, g);
+    return only.empty() || any_match(only, module);
   };
   return s;
 }
@@ -188,9 +244,9 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
   if (version != "gemm")
     q.fail("version", "\"" + version + "\" is not a layout memplan counts (expected gemm)");
   const bool zero_point = q.flag("zero_point", true);
-  const std::vector<std::string> skip = q.names("modules_to_not_convert");
+  const NameList skip = name_list(q, "modules_to_not_convert", q.names("modules_to_not_convert"), false);
   for (const LinearGroup& g : groups)
-    if (g.name != "lm_head" && !any_match(skip, g)) {
+    if (g.name != "lm_head" && !any_match(skip, module_name(g, 0))) {
       need_multiple(q, gkey, g.in, gs, g.name + " in_features");
       need_multiple(q, "bits", mul(g.out, bits), 32, g.name + " out_features x bits");
     }
@@ -206,7 +262,9 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     return add(add(mul(mul(in, packed_cols), 4), mul(mul(G, packed_cols), 4)), mul(mul(G, out), 2));
   };
   (void)zero_point;  // AutoAWQ saves qzeros either way
-  s.quantized = [skip](const LinearGroup& g) { return g.name != "lm_head" && !any_match(skip, g); };
+  s.quantized = [skip](const LinearGroup& g, const std::string& module) {
+    return g.name != "lm_head" && !any_match(skip, module);
+  };
   return s;
 }
 
@@ -243,7 +301,8 @@ Scheme bitsandbytes(const QuantReader& q, const std::string& weight_format, std:
   const bool default_skip = !q.find("llm_int8_skip_modules");
   if (default_skip) skip = {"lm_head"};
   Scheme s;
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "llm_int8_skip_modules", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   const std::string kept = default_skip ? "lm_head (the default)" : "llm_int8_skip_modules";
   if (eight) {
     s.format = "int8";
@@ -322,7 +381,8 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     const uint64_t scales = bo ? mul(ceil_div(out, bo), ceil_div(in, bi)) : 1;
     return add(mul(in, out), mul(add(scales, static_act ? 1 : 0), 4));
   };
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   return s;
 }
 
@@ -331,9 +391,11 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
   if (std::none_of(skip.begin(), skip.end(), [](const std::string& p) { return p == "lm_head"; }))
     skip.push_back("lm_head");
   Scheme s;
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   for (const LinearGroup& g : groups)
-    if (s.quantized(g)) need_multiple(q, "quant_method", g.in, 32, g.name + " in_features");
+    if (s.quantized(g, module_name(g, 0)))
+      need_multiple(q, "quant_method", g.in, 32, g.name + " in_features");
   notes.push_back(
       "mxfp4: per quantised matrix _blocks uint8 [out, in/32, 16] + _scales uint8 [out, in/32] = "
       "17 bytes per 32 weights; modules_to_not_convert stay in torch_dtype");
@@ -359,14 +421,15 @@ Scheme compressed_tensors(const QuantReader& q, const std::string& other_format,
   const bool symmetric = wr.flag("symmetric", true);
   bool no_groups = false;
   const uint64_t gs = wr.count("group_size", &no_groups).value_or(0);
-  std::vector<std::string> targets;
+  std::vector<std::string> target_names;
   if (auto t = g.find("targets"); t != g.end() && t->is_array())
     for (const nlohmann::json& e : *t)
-      if (e.is_string()) targets.push_back(e.get<std::string>());
-  const std::vector<std::string> ignore = q.names("ignore");
+      if (e.is_string()) target_names.push_back(e.get<std::string>());
+  const NameList targets = name_list(q, "config_groups", target_names, true);
+  const NameList ignore = name_list(q, "ignore", q.names("ignore"), true);
   Scheme s;
-  s.quantized = [targets, ignore](const LinearGroup& lg) {
-    return !any_match(ignore, lg) && (targets.empty() || any_match(targets, lg));
+  s.quantized = [targets, ignore](const LinearGroup&, const std::string& module) {
+    return !any_match(ignore, module) && (targets.empty() || any_match(targets, module));
   };
   // actorder "group" (true in older configs): compressed-tensors registers weight_g_idx int32 [in].
   bool g_idx = false;
@@ -469,10 +532,13 @@ std::vector<LinearGroup> linear_groups(const TransformerArch& a, const Parameter
     g.push_back({"self_attn.v_proj", h, kv, L});
     g.push_back({"self_attn.o_proj", q, h, L});
   }
+  for (LinearGroup& x : g) x.layers = x.span = L;  // attention: one of each per layer
   // MLPs: dense layers, then per MoE layer the routed experts and the shared experts (routers are
-  // not quantised by these methods and stay with the model's other weights).
-  auto mlps = [&](const std::string& prefix, uint64_t width, uint64_t count) {
+  // not quantised by these methods and stay with the model's other weights). With dense and MoE
+  // layers mixed, memplan knows how many layers hold each but not their indices.
+  auto mlps = [&](const std::string& prefix, uint64_t width, uint64_t count, uint64_t layers) {
     if (count == 0 || width == 0) return;
+    const size_t first = g.size();
     if (a.gated_mlp && l.fused_gate_up) {
       g.push_back({prefix + "gate_up_proj", h, mul(2, width), count});
     } else if (a.gated_mlp) {
@@ -482,13 +548,19 @@ std::vector<LinearGroup> linear_groups(const TransformerArch& a, const Parameter
       g.push_back({prefix + "up_proj", h, width, count});
     }
     g.push_back({prefix + "down_proj", width, h, count});
+    for (size_t i = first; i < g.size(); ++i) {
+      g[i].layers = layers;
+      g[i].placed = layers == L;
+      g[i].span = L;
+    }
   };
   if (!a.experts) {
-    mlps("mlp.", I, L);
+    mlps("mlp.", I, L, L);
   } else {
-    mlps("mlp.", a.dense_intermediate ? a.dense_intermediate : I, a.dense_layers);
-    mlps("mlp.experts.", a.expert_intermediate ? a.expert_intermediate : I, mul(a.moe_layers(), a.experts));
-    mlps("mlp.shared_experts.", a.shared_intermediate, a.moe_layers());
+    mlps("mlp.", a.dense_intermediate ? a.dense_intermediate : I, a.dense_layers, a.dense_layers);
+    mlps("mlp.experts.", a.expert_intermediate ? a.expert_intermediate : I, mul(a.moe_layers(), a.experts),
+         a.moe_layers());
+    mlps("mlp.shared_experts.", a.shared_intermediate, a.moe_layers(), a.moe_layers());
   }
   if (l.head && a.vocab) g.push_back({"lm_head", h, a.vocab, 1});
   return g;
@@ -532,12 +604,31 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
                "compressed-tensors)");
   w.format = s.format;
 
+  // Each group layer by layer: a module list may keep some layers unquantised (unsloth's dynamic
+  // 4-bit checkpoints list "model.layers.N.mlp" per layer; compressed-tensors lists names).
   uint64_t matrices = 0;
   for (const LinearGroup& g : groups) {
-    if (!s.quantized(g)) continue;
-    w.quantized_parameters = add(w.quantized_parameters, mul(mul(g.in, g.out), g.count));
-    w.packed_bytes = add(w.packed_bytes, mul(s.bytes(g.in, g.out), g.count));
-    matrices = add(matrices, g.count);
+    uint64_t n = 0;
+    if (g.layers == 0) {
+      n = s.quantized(g, module_name(g, 0)) ? g.count : 0;
+    } else if (g.placed) {
+      const uint64_t per_layer = g.count / g.layers;
+      for (uint64_t i = 0; i < g.layers; ++i)
+        if (s.quantized(g, module_name(g, i))) n = add(n, per_layer);
+    } else {
+      uint64_t yes = 0;
+      for (uint64_t i = 0; i < g.span; ++i) yes += s.quantized(g, module_name(g, i)) ? 1 : 0;
+      if (yes != 0 && yes != g.span)
+        throw Error(file + ": quantization_config",
+                    "a module list keeps some layers of " + g.name +
+                        " unquantised, but memplan does not know which layer indices hold dense and "
+                        "which hold expert MLPs in this model");
+      n = yes ? g.count : 0;
+    }
+    if (n == 0) continue;
+    w.quantized_parameters = add(w.quantized_parameters, mul(mul(g.in, g.out), n));
+    w.packed_bytes = add(w.packed_bytes, mul(s.bytes(g.in, g.out), n));
+    matrices = add(matrices, n);
   }
   if (w.quantized_parameters > total_parameters)
     throw Error(file + ": quantization_config", "quantised matrices exceed the model's parameters");
