@@ -62,3 +62,15 @@ TEST_CASE("falcon-40b (RefinedWeb): the new decoder architecture, to its index t
   // KV cache: 2 x 8 kv heads x 64 x 2 B = 2,048 B per token and layer.
   CHECK(kv_bytes(m, 1) == 60ull * 2048);
 }
+
+TEST_CASE("Qwen2-57B-A14B: the real config, 57B total and 14B active", "[hf_config][families][moe]") {
+  // Model card and Qwen2 technical report: 57B total, 14B activated. By hand from Qwen2MoE's modules:
+  // embeddings and lm_head 2 x 151,936 x 3,584 = 1,089,077,248; per layer attention 29,364,736
+  // (q and o 3,584^2, k and v 3,584 x 512, biases 3,584 + 2 x 512), router 3,584 x 64 = 229,376,
+  // experts 64 x 3 x 3,584 x 2,560 = 1,761,607,680, shared expert 3 x 3,584 x 20,480 = 220,200,960,
+  // shared_expert_gate 3,584, two RMSNorms 7,168: 2,011,413,504 x 28 layers; final norm 3,584.
+  const ModelSpec m = read_hf_config(k_dir + "Qwen2-57B-A14B.json");
+  CHECK(m.parameters == 1089077248ull + 28ull * 2011413504 + 3584);
+  CHECK(std::round(static_cast<double>(m.parameters) / 1e9) == 57);
+  CHECK(std::round(static_cast<double>(m.active_parameters) / 1e9) == 14);
+}
