@@ -74,3 +74,15 @@ TEST_CASE("Qwen2-57B-A14B: the real config, 57B total and 14B active", "[hf_conf
   CHECK(std::round(static_cast<double>(m.parameters) / 1e9) == 57);
   CHECK(std::round(static_cast<double>(m.active_parameters) / 1e9) == 14);
 }
+
+TEST_CASE("OLMoE-1B-7B-0125-Instruct: the real config, 6.9B total and 1.3B active",
+          "[hf_config][families][moe]") {
+  // OLMoE paper and model card: 6.9B total (Hub: 6.92B), 1.3B active. By hand from OlmoeForCausalLM:
+  // embeddings and lm_head 2 x 50,304 x 2,048 = 206,045,184; per layer q, k, v, o 4 x 2,048^2 =
+  // 16,777,216, q_norm and k_norm over 2,048 each = 4,096, router 2,048 x 64 = 131,072, experts
+  // 64 x 3 x 2,048 x 1,024 = 402,653,184, two RMSNorms 4,096: 419,569,664 x 16; final norm 2,048.
+  const ModelSpec m = read_hf_config(k_dir + "OLMoE-1B-7B-0125-Instruct.json");
+  CHECK(m.parameters == 206045184ull + 16ull * 419569664 + 2048);
+  CHECK(std::round(static_cast<double>(m.parameters) / 1e7) / 100 == 6.92);
+  CHECK(std::round(static_cast<double>(m.active_parameters) / 1e8) / 10 == 1.3);
+}
