@@ -201,6 +201,12 @@ TEST_CASE("compressed-tensors: activation ordering and static input scales", "[q
       "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}})",
                                     4096, 4096);
   CHECK(dyn.bytes == 4096ull * 4096 + 4096 * 2);
+  // The format named in the group when the top level says "mixed-precision".
+  QuantizedWeights mixed = one_linear(R"({"quant_method": "compressed-tensors", "format": "mixed-precision",
+      "config_groups": {"group_0": {"targets": ["Linear"], "format": "float-quantized",
+      "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}}})",
+                                      4096, 4096);
+  CHECK(mixed.bytes == dyn.bytes);
 }
 
 TEST_CASE("the flat gptq-4bit / awq-4bit / mxfp4 formats are weight-only on any card", "[quantization]") {

@@ -406,11 +406,15 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
 
 Scheme compressed_tensors(const QuantReader& q, const std::string& other_format, uint64_t other_bytes_per,
                           std::vector<std::string>& notes) {
-  const std::string fmt = q.text("format").value_or("");
+  std::string fmt = q.text("format").value_or("");
   const nlohmann::json* groups = q.find("config_groups");
   if (!groups || !groups->is_object() || groups->size() != 1)
     q.fail("config_groups", "memplan counts compressed-tensors checkpoints with exactly one config group");
   const nlohmann::json& g = groups->begin().value();
+  // Newer configs also name the format per group ("mixed-precision" at the top when they differ).
+  if (auto gf = g.find("format");
+      gf != g.end() && gf->is_string() && (fmt.empty() || fmt == "mixed-precision"))
+    fmt = gf->get<std::string>();
   auto wit = g.find("weights");
   if (wit == g.end() || !wit->is_object()) q.fail("config_groups", "the group has no \"weights\" scheme");
   const nlohmann::json& w = *wit;
