@@ -40,6 +40,16 @@ const std::vector<Rule>& rules() {
   return table;
 }
 
+// Weight-only formats of the storage table (dequantised to the compute dtype on any card).
+const std::vector<Rule>& weight_only_rules() {
+  static const std::vector<Rule> table = {
+      {"gptq-4bit", {0, 0}, FormatFamily::weight_only},
+      {"awq-4bit", {0, 0}, FormatFamily::weight_only},
+      {"mxfp4", {0, 0}, FormatFamily::weight_only},
+  };
+  return table;
+}
+
 const Rule& find_rule(std::string_view subject, std::string_view name) {
   const std::string key = to_lower(name);
   std::vector<std::string> names;
@@ -47,6 +57,8 @@ const Rule& find_rule(std::string_view subject, std::string_view name) {
     if (key == r.name) return r;
     names.emplace_back(r.name);
   }
+  for (const Rule& r : weight_only_rules())  // --quantize formats only: not listed for --precision
+    if (key == r.name) return r;
   // Format aliases (half, bfloat16, e4m3, ...) resolve through the number-format table.
   try {
     const std::string canonical = find_number_format(subject, name).name;

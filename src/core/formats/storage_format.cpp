@@ -55,11 +55,13 @@ const std::vector<StorageFormat>& storage_formats() {
       // 4 + 16/128 + 4/128 bits = 133/32 bits (g_idx, one int32 per input row, not counted).
       {"gptq-4bit",
        {133, 256},
-       "GPTQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits",
+       "GPTQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits, every weight at this rate "
+       "(approximate; a config.json quantization_config is counted tensor by tensor, exactly)",
        StorageFormatId::gptq_4bit},
       {"awq-4bit",
        {133, 256},
-       "AWQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits",
+       "AWQ 4-bit, group 128: 4 + (16 + 4)/128 bits = 4.156 bits, every weight at this rate "
+       "(approximate; a config.json quantization_config is counted tensor by tensor, exactly)",
        StorageFormatId::awq_4bit},
       // OCP Microscaling MXFP4 (gpt-oss experts): 32 E2M1 codes (16 bytes) share one E8M0 scale byte.
       {"mxfp4",

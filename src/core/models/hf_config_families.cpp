@@ -275,7 +275,14 @@ FamilyCount count_falcon(ConfigReader& c, const std::string& mt) {
   const uint64_t L = c.need({"num_hidden_layers", "n_layer"});
   const uint64_t nh = c.need({"num_attention_heads", "n_head"});
   const uint64_t hd = h / nh;
-  const bool new_arch = c.flag_or({"new_decoder_architecture"}, false);
+  // model_type "RefinedWeb" is falcon-40b's original code (modelling_RW.py), the new decoder
+  // architecture: n_head_kv groups of kv heads, ln_attn + ln_mlp; "RefinedWebModel" (falcon-7b) is
+  // the old one (multi_query, one LayerNorm). Converters map them so (NeMo's load_falcon_config).
+  const bool new_arch = c.flag_or({"new_decoder_architecture"}, mt == "RefinedWeb");
+  if (mt == "RefinedWeb" && !c.has("new_decoder_architecture"))
+    r.notes.push_back(
+        "falcon: model_type RefinedWeb is the new decoder architecture (n_head_kv kv heads, "
+        "ln_attn and ln_mlp)");
   const bool mq = c.flag_or({"multi_query"}, true);
   // transformers FalconAttention: num_kv_heads from the config only with the new architecture
   // or without multi_query; otherwise one kv head (re-saves that write num_kv_heads 71 are wrong).

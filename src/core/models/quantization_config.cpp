@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <regex>
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
@@ -92,30 +94,83 @@ class QuantReader {
   std::string m_file;
 };
 
-// Matches a module-name pattern of modules_to_not_convert / ignore / llm_int8_skip_modules against
-// a group: the pattern without its "model.layers.*." / "model." prefix is a substring of the
-// group's name (transformers tests `key in module_name`); "re:" patterns are not interpreted.
-bool matches(const std::string& pattern, const LinearGroup& g) {
-  std::string p = pattern;
-  for (const char* prefix :
-       {"model.language_model.layers.*.", "model.layers.*.", "model.language_model.", "model."})
-    if (p.rfind(prefix, 0) == 0) {
-      p = p.substr(std::string(prefix).size());
-      break;
+// A list of module-name patterns (modules_to_not_convert, ignored_layers, llm_int8_skip_modules,
+// compressed-tensors' ignore and targets) tested against full module names ("model.layers.3.mlp.
+// down_proj", "lm_head"), one layer at a time. Rules, as the quantisers apply them: transformers'
+// quantizers test `key in module_name` (substring); compressed-tensors compares whole names (or a
+// trailing part after a dot); "re:..." is a Python regular expression applied with re.match (anchored
+// at the start); a "*" matches within one name part ("model.layers.*.self_attn"); "Linear" is
+// compressed-tensors' class target. "model.language_model." / "language_model.model." prefixes of
+// vision-language checkpoints read as "model.".
+struct NameList {
+  std::vector<std::string> text;
+  std::vector<std::optional<std::regex>> re;
+  bool exact = false;
+  bool empty() const { return text.empty(); }
+};
+
+NameList name_list(const QuantReader& q, const char* key, std::vector<std::string> patterns, bool exact) {
+  NameList l;
+  l.exact = exact;
+  for (std::string p : patterns) {
+    for (const char* prefix : {"model.language_model.", "language_model.model."})
+      if (p.rfind(prefix, 0) == 0) p = "model." + p.substr(std::string(prefix).size());
+    std::optional<std::regex> re;
+    try {
+      if (p.rfind("re:", 0) == 0) {
+        re = std::regex(p.substr(3), std::regex::ECMAScript);
+      } else if (p.find('*') != std::string::npos) {
+        std::string r;
+        for (char ch : p) {
+          if (ch == '*')
+            r += "[^.]*";
+          else if (std::string(".^$|()[]{}+?\\").find(ch) != std::string::npos)
+            r += std::string("\\") + ch;
+          else
+            r += ch;
+        }
+        re = std::regex(r, std::regex::ECMAScript);
+      }
+    } catch (const std::regex_error&) {
+      q.fail(key, "\"" + printable(p, 60) + "\" is not a pattern memplan can read");
     }
-  if (p == "Linear") return true;  // compressed-tensors targets by class
-  return !p.empty() && g.name.find(p) != std::string::npos;
+    l.text.push_back(p);
+    l.re.push_back(std::move(re));
+  }
+  return l;
 }
 
-bool any_match(const std::vector<std::string>& patterns, const LinearGroup& g) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return matches(p, g); });
+bool name_matches(const NameList& l, size_t i, const std::string& name) {
+  const std::string& p = l.text[i];
+  if (p == "Linear") return true;
+  if (l.re[i]) {
+    if (p.rfind("re:", 0) == 0)
+      return std::regex_search(name, *l.re[i], std::regex_constants::match_continuous);
+    return l.exact ? std::regex_match(name, *l.re[i]) : std::regex_search(name, *l.re[i]);
+  }
+  if (p.empty()) return false;
+  if (!l.exact) return name.find(p) != std::string::npos;
+  return name == p || (name.size() > p.size() && name.compare(name.size() - p.size(), p.size(), p) == 0 &&
+                       name[name.size() - p.size() - 1] == '.');
+}
+
+bool any_match(const NameList& l, const std::string& name) {
+  for (size_t i = 0; i < l.text.size(); ++i)
+    if (name_matches(l, i, name)) return true;
+  return false;
+}
+
+// The module name of one of `g`'s matrices in layer `layer` ("lm_head" for the top-level head).
+std::string module_name(const LinearGroup& g, uint64_t layer) {
+  if (g.layers == 0) return g.name;
+  return "model.layers." + std::to_string(layer) + "." + g.name;
 }
 
 // How one quantised matrix is stored: bytes of its tensors, from in, out.
 struct Scheme {
   std::string format;                                        // storage format of the codes
   std::function<uint64_t(uint64_t in, uint64_t out)> bytes;  // all tensors of one matrix
-  std::function<bool(const LinearGroup&)> quantized;         // which groups are packed
+  std::function<bool(const LinearGroup&, const std::string& module)> quantized;  // packed or not
 };
 
 uint64_t bits_of(const QuantReader& q, const char* key, std::initializer_list<uint64_t> allowed) {
@@ -142,17 +197,18 @@ Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::v
     q.fail("checkpoint_format", "\"" + *fmt + "\" is not a layout memplan counts (expected gptq or gptq_v2)");
   const bool lm_head = q.flag("lm_head", false);
   // modules_in_block_to_quantize: [[names...], ...] when only some block modules are quantised.
-  std::vector<std::string> only;
+  std::vector<std::string> only_names;
   if (const nlohmann::json* m = q.find("modules_in_block_to_quantize")) {
     if (!m->is_array()) q.fail("modules_in_block_to_quantize", "is not a list of lists of module names");
     for (const nlohmann::json& inner : *m) {
       if (!inner.is_array()) q.fail("modules_in_block_to_quantize", json_brief(inner) + " is not a list");
       for (const nlohmann::json& n : inner) {
         if (!n.is_string()) q.fail("modules_in_block_to_quantize", json_brief(n) + " is not a module name");
-        only.push_back(n.get<std::string>());
+        only_names.push_back(n.get<std::string>());
       }
     }
   }
+  const NameList only = name_list(q, "modules_in_block_to_quantize", only_names, false);
   for (const LinearGroup& g : groups) {
     if (g.name == "lm_head" && !lm_head) continue;
     need_multiple(q, "bits", g.in, 32, g.name + " in_features");
@@ -173,9 +229,9 @@ Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::v
     const uint64_t scales = mul(mul(G, out), 2);
     return add(add(qweight, qzeros), add(scales, mul(in, 4)));
   };
-  s.quantized = [lm_head, only](const LinearGroup& g) {
+  s.quantized = [lm_head, only](const LinearGroup& g, const std::string& module) {
     if (g.name == "lm_head") return lm_head;
-    return only.empty() || any_match(only, g);
+    return only.empty() || any_match(only, module);
   };
   return s;
 }
@@ -188,9 +244,9 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
   if (version != "gemm")
     q.fail("version", "\"" + version + "\" is not a layout memplan counts (expected gemm)");
   const bool zero_point = q.flag("zero_point", true);
-  const std::vector<std::string> skip = q.names("modules_to_not_convert");
+  const NameList skip = name_list(q, "modules_to_not_convert", q.names("modules_to_not_convert"), false);
   for (const LinearGroup& g : groups)
-    if (g.name != "lm_head" && !any_match(skip, g)) {
+    if (g.name != "lm_head" && !any_match(skip, module_name(g, 0))) {
       need_multiple(q, gkey, g.in, gs, g.name + " in_features");
       need_multiple(q, "bits", mul(g.out, bits), 32, g.name + " out_features x bits");
     }
@@ -206,11 +262,35 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     return add(add(mul(mul(in, packed_cols), 4), mul(mul(G, packed_cols), 4)), mul(mul(G, out), 2));
   };
   (void)zero_point;  // AutoAWQ saves qzeros either way
-  s.quantized = [skip](const LinearGroup& g) { return g.name != "lm_head" && !any_match(skip, g); };
+  s.quantized = [skip](const LinearGroup& g, const std::string& module) {
+    return g.name != "lm_head" && !any_match(skip, module);
+  };
   return s;
 }
 
-Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
+// torch.dtype's name as bitsandbytes writes it into the packed quant_state ("bfloat16").
+std::string torch_dtype_name(const std::string& format) {
+  if (format == "bf16") return "bfloat16";
+  if (format == "fp16") return "float16";
+  if (format == "fp32") return "float32";
+  return format;
+}
+
+// The packed quant_state of one 4-bit matrix: QuantState.as_dict(packed=True) keeps its non-tensor
+// entries and stores json.dumps of them as a uint8 tensor ("quant_state.bitsandbytes__nf4"):
+//   {"quant_type": "nf4", "blocksize": 64, "dtype": "bfloat16", "shape": [out, in]} and, with double
+//   quantisation, , "nested_blocksize": 256, "nested_dtype": "float32", "nested_offset": <float>.
+// The text is counted exactly except the nested_offset number, whose digits depend on the weights.
+uint64_t quant_state_json_bytes(const std::string& type, const std::string& dtype, bool dq, uint64_t in,
+                                uint64_t out) {
+  std::string t = "{\"quant_type\": \"" + type + "\", \"blocksize\": 64, \"dtype\": \"" + dtype +
+                  "\", \"shape\": [" + to_s(out) + ", " + to_s(in) + "]";
+  if (dq) t += ", \"nested_blocksize\": 256, \"nested_dtype\": \"float32\", \"nested_offset\": ";
+  t += "}";
+  return t.size();
+}
+
+Scheme bitsandbytes(const QuantReader& q, const std::string& weight_format, std::vector<std::string>& notes) {
   const bool four = q.flag("load_in_4bit", false);
   const bool eight = q.flag("load_in_8bit", false);
   if (four == eight)
@@ -221,7 +301,8 @@ Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
   const bool default_skip = !q.find("llm_int8_skip_modules");
   if (default_skip) skip = {"lm_head"};
   Scheme s;
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "llm_int8_skip_modules", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   const std::string kept = default_skip ? "lm_head (the default)" : "llm_int8_skip_modules";
   if (eight) {
     s.format = "int8";
@@ -236,10 +317,12 @@ Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
   if (type != "nf4" && type != "fp4") q.fail("bnb_4bit_quant_type", "\"" + type + "\" is not nf4 or fp4");
   const bool dq = q.flag("bnb_4bit_use_double_quant", false);
   s.format = type == "nf4" ? (dq ? "nf4-dq" : "nf4") : "int4";
-  s.bytes = [dq](uint64_t in, uint64_t out) {
+  const std::string dtype = torch_dtype_name(weight_format);
+  s.bytes = [dq, type, dtype](uint64_t in, uint64_t out) {
     const uint64_t n = mul(in, out);
     const uint64_t blocks = ceil_div(n, 64);
     uint64_t b = add(ceil_div(n, 2), 16 * 4);  // codes + quant_map
+    b = add(b, quant_state_json_bytes(type, dtype, dq, in, out));
     if (dq)
       b = add(add(b, blocks), add(mul(ceil_div(blocks, 256), 4), 256 * 4));  // absmax u8, nested absmax, map
     else
@@ -248,9 +331,13 @@ Scheme bitsandbytes(const QuantReader& q, std::vector<std::string>& notes) {
   };
   notes.push_back(
       "bitsandbytes 4-bit " + type + (dq ? " with double quantisation" : "") +
-      ": per linear layer packed uint8 codes [in*out/2], absmax per 64 elements, quant_map; " + kept +
-      " and embeddings stay 16-bit. Not counted: the packed JSON quant_state tensor of each quantised "
-      "matrix (its length varies with the numbers it holds: about 150 bytes)");
+      ": per linear layer packed uint8 codes [in*out/2], absmax per 64 elements, quant_map" +
+      (dq ? std::string(", nested_absmax fp32 per 256 blocks, nested_quant_map fp32 [256]") : std::string()) +
+      " and the packed JSON quant_state (its text counted byte by byte" +
+      (dq ? std::string(" but for the nested_offset number, 1 to 24 digits a matrix that depend on the "
+                        "weights")
+          : std::string()) +
+      "); " + kept + " and embeddings stay 16-bit");
   return s;
 }
 
@@ -266,7 +353,15 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     bi = (*b)[1].get<uint64_t>();
   }
   std::vector<std::string> skip = q.names("modules_to_not_convert");
+  const std::vector<std::string> ignored = q.names("ignored_layers");  // AutoFP8's name for the same list
+  skip.insert(skip.end(), ignored.begin(), ignored.end());
   skip.push_back("lm_head");  // transformers' FineGrainedFP8 quantizer never converts the output layer
+  // activation_scheme "static" (AutoFP8, vLLM's Fp8LinearMethod): each quantised layer also stores
+  // its calibrated input_scale, one fp32 scalar; "dynamic" computes it per token at run time.
+  const std::string act = q.text("activation_scheme").value_or("dynamic");
+  if (act != "dynamic" && act != "static")
+    q.fail("activation_scheme", "\"" + printable(act, 40) + "\" is not dynamic or static");
+  const bool static_act = act == "static";
   (void)groups;
   notes.push_back(
       bo ? "fp8 e4m3 with " + to_s(bo) + "x" + to_s(bi) +
@@ -275,15 +370,19 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
                to_s(bo) + "), ceil(in/" + to_s(bi) +
                ")] (DeepSeek-V3's layout; some later checkpoints store these scales in bf16)"
          : "fp8 e4m3 per tensor: per linear layer weight [out, in] in 1 byte and one fp32 scale");
-  notes.push_back("fp8: lm_head" + std::string(skip.size() > 1 ? ", modules_to_not_convert" : "") +
+  if (static_act)
+    notes.push_back("fp8 activation_scheme static: each quantised layer also stores an fp32 input_scale");
+  notes.push_back("fp8: lm_head" +
+                  std::string(skip.size() > 1 ? ", modules_to_not_convert / ignored_layers" : "") +
                   ", embeddings and norms stay in torch_dtype");
   Scheme s;
   s.format = "fp8-e4m3";
-  s.bytes = [bo, bi](uint64_t in, uint64_t out) {
+  s.bytes = [bo, bi, static_act](uint64_t in, uint64_t out) {
     const uint64_t scales = bo ? mul(ceil_div(out, bo), ceil_div(in, bi)) : 1;
-    return add(mul(in, out), mul(scales, 4));
+    return add(mul(in, out), mul(add(scales, static_act ? 1 : 0), 4));
   };
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   return s;
 }
 
@@ -292,9 +391,11 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
   if (std::none_of(skip.begin(), skip.end(), [](const std::string& p) { return p == "lm_head"; }))
     skip.push_back("lm_head");
   Scheme s;
-  s.quantized = [skip](const LinearGroup& g) { return !any_match(skip, g); };
+  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+                    const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   for (const LinearGroup& g : groups)
-    if (s.quantized(g)) need_multiple(q, "quant_method", g.in, 32, g.name + " in_features");
+    if (s.quantized(g, module_name(g, 0)))
+      need_multiple(q, "quant_method", g.in, 32, g.name + " in_features");
   notes.push_back(
       "mxfp4: per quantised matrix _blocks uint8 [out, in/32, 16] + _scales uint8 [out, in/32] = "
       "17 bytes per 32 weights; modules_to_not_convert stay in torch_dtype");
@@ -305,11 +406,15 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
 
 Scheme compressed_tensors(const QuantReader& q, const std::string& other_format, uint64_t other_bytes_per,
                           std::vector<std::string>& notes) {
-  const std::string fmt = q.text("format").value_or("");
+  std::string fmt = q.text("format").value_or("");
   const nlohmann::json* groups = q.find("config_groups");
   if (!groups || !groups->is_object() || groups->size() != 1)
     q.fail("config_groups", "memplan counts compressed-tensors checkpoints with exactly one config group");
   const nlohmann::json& g = groups->begin().value();
+  // Newer configs also name the format per group ("mixed-precision" at the top when they differ).
+  if (auto gf = g.find("format");
+      gf != g.end() && gf->is_string() && (fmt.empty() || fmt == "mixed-precision"))
+    fmt = gf->get<std::string>();
   auto wit = g.find("weights");
   if (wit == g.end() || !wit->is_object()) q.fail("config_groups", "the group has no \"weights\" scheme");
   const nlohmann::json& w = *wit;
@@ -320,15 +425,49 @@ Scheme compressed_tensors(const QuantReader& q, const std::string& other_format,
   const bool symmetric = wr.flag("symmetric", true);
   bool no_groups = false;
   const uint64_t gs = wr.count("group_size", &no_groups).value_or(0);
-  std::vector<std::string> targets;
+  std::vector<std::string> target_names;
   if (auto t = g.find("targets"); t != g.end() && t->is_array())
     for (const nlohmann::json& e : *t)
-      if (e.is_string()) targets.push_back(e.get<std::string>());
-  const std::vector<std::string> ignore = q.names("ignore");
+      if (e.is_string()) target_names.push_back(e.get<std::string>());
+  const NameList targets = name_list(q, "config_groups", target_names, true);
+  const NameList ignore = name_list(q, "ignore", q.names("ignore"), true);
   Scheme s;
-  s.quantized = [targets, ignore](const LinearGroup& lg) {
-    return !any_match(ignore, lg) && (targets.empty() || any_match(targets, lg));
+  s.quantized = [targets, ignore](const LinearGroup&, const std::string& module) {
+    return !any_match(ignore, module) && (targets.empty() || any_match(targets, module));
   };
+  // actorder "group" (true in older configs): compressed-tensors registers weight_g_idx int32 [in].
+  bool g_idx = false;
+  if (const nlohmann::json* a = wr.find("actorder")) {
+    if (a->is_boolean())
+      g_idx = a->get<bool>();
+    else if (a->is_string())
+      g_idx = a->get<std::string>() == "group";
+    else
+      q.fail("config_groups", "weights actorder " + json_brief(*a) + " is not a string or true/false");
+  }
+  // Static input activations: each layer stores input_scale [1] in the model dtype (and an
+  // input_zero_point when asymmetric); dynamic ones ("dynamic": true or "local") store nothing.
+  uint64_t input_bytes = 0;
+  std::string input_note;
+  if (auto it = g.find("input_activations"); it != g.end() && !it->is_null()) {
+    if (!it->is_object()) q.fail("config_groups", "input_activations is not an object");
+    QuantReader ir(*it, q.file());
+    const nlohmann::json* d = ir.find("dynamic");
+    const bool dynamic =
+        d && ((d->is_boolean() && d->get<bool>()) || (d->is_string() && d->get<std::string>() == "local"));
+    if (!dynamic) {
+      const std::string is = ir.text("strategy").value_or("tensor");
+      if (is != "tensor" && is != "token")
+        q.fail("config_groups", "static input_activations strategy \"" + is + "\" is not tensor or token");
+      input_bytes = other_bytes_per;
+      input_note = ", input_scale [1] in " + other_format;
+      if (!ir.flag("symmetric", true)) {
+        input_bytes = add(input_bytes, ceil_div(ir.count("num_bits").value_or(8), 8));
+        input_note += " and input_zero_point [1]";
+      }
+    }
+  }
+  const uint64_t extra_in = g_idx ? 4 : 0;  // bytes per input feature
   auto scale_count = [strategy, gs, &q](uint64_t in, uint64_t out) -> uint64_t {
     if (strategy == "tensor") return 1;
     if (strategy == "channel") return out;
@@ -344,18 +483,21 @@ Scheme compressed_tensors(const QuantReader& q, const std::string& other_format,
       uint64_t b = add(mul(mul(out, ceil_div(mul(in, bits), 32)), 4), mul(scales, other_bytes_per));
       b = add(b, 16);  // weight_shape int64 [2]
       if (!symmetric) b = add(b, mul(mul(ceil_div(mul(out, bits), 32), scales / out ? scales / out : 1), 4));
-      return b;
+      return add(b, add(mul(in, extra_in), input_bytes));
     };
     notes.push_back("compressed-tensors pack-quantized " + to_s(bits) + "-bit " + strategy +
                     ": weight_packed int32 [out, in*bits/32], weight_scale in " + other_format +
-                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32"));
+                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32") +
+                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
   } else if (fmt == "float-quantized" && type == "float" && bits == 8) {
     s.format = "fp8-e4m3";
     s.bytes = [=](uint64_t in, uint64_t out) {
-      return add(mul(in, out), mul(scale_count(in, out), other_bytes_per));
+      return add(add(mul(in, out), mul(scale_count(in, out), other_bytes_per)),
+                 add(mul(in, extra_in), input_bytes));
     };
     notes.push_back("compressed-tensors float-quantized fp8 " + strategy +
-                    ": weight [out, in] in 1 byte, weight_scale in " + other_format);
+                    ": weight [out, in] in 1 byte, weight_scale in " + other_format +
+                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
   } else {
     q.fail("format",
            "\"" + fmt + "\" with " + type + " " + to_s(bits) +
@@ -394,10 +536,13 @@ std::vector<LinearGroup> linear_groups(const TransformerArch& a, const Parameter
     g.push_back({"self_attn.v_proj", h, kv, L});
     g.push_back({"self_attn.o_proj", q, h, L});
   }
+  for (LinearGroup& x : g) x.layers = x.span = L;  // attention: one of each per layer
   // MLPs: dense layers, then per MoE layer the routed experts and the shared experts (routers are
-  // not quantised by these methods and stay with the model's other weights).
-  auto mlps = [&](const std::string& prefix, uint64_t width, uint64_t count) {
+  // not quantised by these methods and stay with the model's other weights). With dense and MoE
+  // layers mixed, memplan knows how many layers hold each but not their indices.
+  auto mlps = [&](const std::string& prefix, uint64_t width, uint64_t count, uint64_t layers) {
     if (count == 0 || width == 0) return;
+    const size_t first = g.size();
     if (a.gated_mlp && l.fused_gate_up) {
       g.push_back({prefix + "gate_up_proj", h, mul(2, width), count});
     } else if (a.gated_mlp) {
@@ -407,13 +552,19 @@ std::vector<LinearGroup> linear_groups(const TransformerArch& a, const Parameter
       g.push_back({prefix + "up_proj", h, width, count});
     }
     g.push_back({prefix + "down_proj", width, h, count});
+    for (size_t i = first; i < g.size(); ++i) {
+      g[i].layers = layers;
+      g[i].placed = layers == L;
+      g[i].span = L;
+    }
   };
   if (!a.experts) {
-    mlps("mlp.", I, L);
+    mlps("mlp.", I, L, L);
   } else {
-    mlps("mlp.", a.dense_intermediate ? a.dense_intermediate : I, a.dense_layers);
-    mlps("mlp.experts.", a.expert_intermediate ? a.expert_intermediate : I, mul(a.moe_layers(), a.experts));
-    mlps("mlp.shared_experts.", a.shared_intermediate, a.moe_layers());
+    mlps("mlp.", a.dense_intermediate ? a.dense_intermediate : I, a.dense_layers, a.dense_layers);
+    mlps("mlp.experts.", a.expert_intermediate ? a.expert_intermediate : I, mul(a.moe_layers(), a.experts),
+         a.moe_layers());
+    mlps("mlp.shared_experts.", a.shared_intermediate, a.moe_layers(), a.moe_layers());
   }
   if (l.head && a.vocab) g.push_back({"lm_head", h, a.vocab, 1});
   return g;
@@ -443,7 +594,7 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
   else if (w.method == "awq")
     s = awq(q, groups, w.notes);
   else if (w.method == "bitsandbytes")
-    s = bitsandbytes(q, w.notes);
+    s = bitsandbytes(q, w.other_format, w.notes);
   else if (w.method == "fp8")
     s = fp8(q, groups, w.notes);
   else if (w.method == "mxfp4")
@@ -457,12 +608,31 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
                "compressed-tensors)");
   w.format = s.format;
 
+  // Each group layer by layer: a module list may keep some layers unquantised (unsloth's dynamic
+  // 4-bit checkpoints list "model.layers.N.mlp" per layer; compressed-tensors lists names).
   uint64_t matrices = 0;
   for (const LinearGroup& g : groups) {
-    if (!s.quantized(g)) continue;
-    w.quantized_parameters = add(w.quantized_parameters, mul(mul(g.in, g.out), g.count));
-    w.packed_bytes = add(w.packed_bytes, mul(s.bytes(g.in, g.out), g.count));
-    matrices = add(matrices, g.count);
+    uint64_t n = 0;
+    if (g.layers == 0) {
+      n = s.quantized(g, module_name(g, 0)) ? g.count : 0;
+    } else if (g.placed) {
+      const uint64_t per_layer = g.count / g.layers;
+      for (uint64_t i = 0; i < g.layers; ++i)
+        if (s.quantized(g, module_name(g, i))) n = add(n, per_layer);
+    } else {
+      uint64_t yes = 0;
+      for (uint64_t i = 0; i < g.span; ++i) yes += s.quantized(g, module_name(g, i)) ? 1 : 0;
+      if (yes != 0 && yes != g.span)
+        throw Error(file + ": quantization_config",
+                    "a module list keeps some layers of " + g.name +
+                        " unquantised, but memplan does not know which layer indices hold dense and "
+                        "which hold expert MLPs in this model");
+      n = yes ? g.count : 0;
+    }
+    if (n == 0) continue;
+    w.quantized_parameters = add(w.quantized_parameters, mul(mul(g.in, g.out), n));
+    w.packed_bytes = add(w.packed_bytes, mul(s.bytes(g.in, g.out), n));
+    matrices = add(matrices, n);
   }
   if (w.quantized_parameters > total_parameters)
     throw Error(file + ": quantization_config", "quantised matrices exceed the model's parameters");
@@ -472,6 +642,10 @@ std::optional<QuantizedWeights> read_quantization_config(const nlohmann::json& c
                     " weights) stored as " + w.format + " in " + group_thousands(w.packed_bytes) +
                     " B; the other " + group_thousands(total_parameters - w.quantized_parameters) +
                     " parameters in " + w.other_format + " (" + group_thousands(w.other_bytes) + " B)");
+  w.notes.push_back(
+      "these bytes are the checkpoint's tensors counted one by one (what model.safetensors.index.json "
+      "calls total_size); the flat storage formats gptq-4bit / awq-4bit / nf4 apply one rate to every "
+      "weight and are approximate");
   return w;
 }
 

@@ -26,6 +26,12 @@ struct LinearGroup {
   uint64_t in = 0;
   uint64_t out = 0;
   uint64_t count = 0;
+  // The layers holding the group: `count` is spread evenly over `layers` of them (0 = not in
+  // model.layers, as lm_head). `placed`: they are layers 0 .. layers-1; otherwise they are some of
+  // the `span` layers (dense and MoE layers mixed) and per-layer module lists cannot be resolved.
+  uint64_t layers = 0;
+  bool placed = true;
+  uint64_t span = 0;
 };
 
 // The linear layers of a decoder built as `layout`: q/k/v (or fused qkv) and o per layer, the
