@@ -171,7 +171,8 @@ def run_memplan(binary, cfg, case):
            "--kv-heads", str(cfg["kv_heads"]), "--intermediate", str(cfg["intermediate"]),
            "--vocab", str(cfg["vocab"]), "--seq", str(cfg["seq"]), "--batch", str(case["batch"]),
            "--precision", case["precision"], "--optimizer", "adamw", "--attention", case["attention"],
-           "--checkpointing", case["checkpointing"], "--format", "json"] + cfg.get("memplan_extra", [])
+           "--checkpointing", case["checkpointing"], "--format", "json",
+           "--keep-logits"] + cfg.get("memplan_extra", [])  # run_case keeps `logits` until after the step
     out = {"command": " ".join(cmd)}
     if not binary:
         out["error"] = "no memplan binary (use --memplan or MEMPLAN_BINARY)"

@@ -31,9 +31,10 @@ DATA = os.path.join(ROOT, "tests", "data", "gpu_measurements.json")
 BERT = ["--model", "bert-large-uncased", "--seq", "512", "--attention", "eager", "--overhead", "1343MiB",
         "--zero-grad", "zeros", "--optimizer-loop", "per-tensor"]
 GA4 = ["--grad-accum", "4"]
-# Lit-GPT: LM head and cross-entropy by chunks of 128 positions in bf16 (no fp32 logits).
+# Lit-GPT: LM head and cross-entropy by chunks of 128 positions in bf16 (no fp32 logits); its own
+# LoRA layers in the model's format (bf16-true) with lora_dropout 0.05 on the adapters' input.
 LITGPT_LORA = ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--optimizer", "adamw",
-               "--attention", "sdpa", "--loss", "chunked"]
+               "--attention", "sdpa", "--loss", "chunked", "--lora-dtype", "base", "--lora-dropout", "0.05"]
 STABLELM_3B = ["--family", "gpt2", "--layers", "16", "--hidden", "4096", "--heads", "32", "--intermediate",
                "16384", "--vocab", "50688"]
 PHI_15 = ["--family", "gpt2", "--layers", "24", "--hidden", "2048", "--heads", "32", "--intermediate", "8192",

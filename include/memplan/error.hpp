@@ -102,6 +102,7 @@ enum class Field {
   // how LoRA adapters run
   lora_dtype,
   lora_dropout,
+  keep_logits,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -184,15 +185,16 @@ inline const char* field_key(Field f) {
       "prefill_chunk",
       "lora_dtype",
       "lora_dropout",
+      "keep_logits",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::lora_dropout) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::keep_logits) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::lora_dropout); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::keep_logits); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

@@ -163,6 +163,7 @@ struct LedgerSummary {
   uint64_t bytes_per_sample = 0;
   uint64_t held_bytes = 0;        // alive for the loss, freed before backward (logits, their upcast)
   uint64_t loss_input_bytes = 0;  // the loss's input (logits in the loss format): its gradients' size
+  uint64_t kept_bytes = 0;        // the logits the training loop keeps past backward (keep_logits)
 };
 
 // A saved tensor of the activation ledger (for --explain and JSON).

@@ -54,8 +54,12 @@ struct EstimateRequest {
   uint64_t image_size = 0;
   Device device = Device::cuda;  // what runs the step (timeline.hpp): torch 2 on CUDA, or torch 1.13 on CPU
   Loss loss = Loss::plain;       // causal LMs: plain, chunked or fused cross-entropy (compute.hpp)
-  uint64_t grad_accum = 1;       // micro-batches per optimizer step: gradients alive across them
-  bool grads_kept = false;       // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
+  // The training loop keeps the model's output (the logits) alive through backward and the
+  // optimizer step (`logits = model(x); loss = f(logits); loss.backward()`, nanoGPT, Lit-GPT);
+  // false: it keeps only the loss (Hugging Face's Trainer), so the logits go before backward.
+  bool keep_logits = false;
+  uint64_t grad_accum = 1;  // micro-batches per optimizer step: gradients alive across them
+  bool grads_kept = false;  // zero_grad() keeps the gradients (set_to_none=False, torch < 2's default)
   OptimizerLoop optimizer_loop = OptimizerLoop::device_default;  // foreach or per-tensor temporaries
   // Inference: tokens one prefill forward pass takes (a serving engine's chunk: vLLM's
   // max_num_batched_tokens, llama.cpp's n_batch); the working buffer covers this many tokens,

@@ -171,6 +171,22 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
   } catch (const CLI::ParseError& e) {
     err << "memplan: error: " << one_line(e.what()) << "\n";
     return k_bad_input;
+  } catch (const std::exception&) {
+    // CLI11 reads a value given to a switch (--batchnorm=maybe) with std::stoll and lets its
+    // std::invalid_argument through: name the argument instead.
+    for (const std::string& arg : own_args) {
+      const size_t eq = arg.find('=');
+      if (arg.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+      const std::string value = arg.substr(eq + 1);
+      if (value == "true" || value == "false") continue;
+      err << "memplan: error: "
+          << one_line(arg.substr(0, eq) + ": \"" + value +
+                      "\" is not valid (a switch: expected it alone, or =true / =false)")
+          << "\n";
+      return k_bad_input;
+    }
+    err << "memplan: error: the command line could not be read\n";
+    return k_bad_input;
   }
 
   for (size_t i = 0; i < subs.size(); ++i) {

@@ -301,6 +301,10 @@ const std::vector<OptionSpec>& table() {
        "LoRA dropout on the adapters' input, in [0, 1) (default 0, peft's; keeps a mask and the dropped "
        "copy)",
        lora_dropout_rule},
+      {"--keep-logits", F::keep_logits,
+       "The training loop keeps the logits through backward (logits = model(x); nanoGPT, Lit-GPT); "
+       "default: only the loss (HF Trainer)",
+       switch_rule<&V::keep_logits>, true},
   };
   return t;
 }

@@ -333,6 +333,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.overhead_bytes = v.overhead.value_or(k_default_overhead_bytes);
   r.device = v.device.value_or(Device::cuda);
   r.loss = v.loss.value_or(Loss::plain);
+  r.keep_logits = v.keep_logits;
   r.grad_accum = v.grad_accum.value_or(1);
   r.grads_kept = v.grads_kept.value_or(false);
   r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
@@ -400,6 +401,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["batchnorm"] = r.model.has_batchnorm;
   in["device"] = to_string(r.device);
   in["loss"] = to_string(r.loss);
+  if (v.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
   in["grad_accum"] = r.grad_accum;
   in["zero_grad"] = r.grads_kept ? "zeros" : "none";
   if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged

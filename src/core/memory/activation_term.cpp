@@ -26,6 +26,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   if (arch && r.lora) o.lora = r.lora;
   o.runtime = r.device == Device::cpu ? Runtime::cpu_torch113 : Runtime::cuda;
   o.loss = r.loss;
+  o.keep_logits = r.keep_logits;
   o.record = record;
   return o;
 }
@@ -110,6 +111,7 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   e.ledger.bytes_per_sample = l.bytes_per_sample;
   e.ledger.held_bytes = checked_mul(r.batch, l.held_bytes_per_sample, "activation bytes");
   e.ledger.loss_input_bytes = checked_mul(r.batch, l.loss_input_bytes_per_sample, "activation bytes");
+  e.ledger.kept_bytes = checked_mul(r.batch, l.kept_bytes_per_sample, "activation bytes");
   e.note({NoteCode::ledger, {0, 0}, 0.0});
   if (l.recompute_fraction > 0) e.note({NoteCode::checkpointing_compute, {0, 0}, l.recompute_fraction});
 }

@@ -44,7 +44,8 @@ struct ActivationOptions {
   bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
   bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
-  Loss loss = Loss::plain;  // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
+  Loss loss = Loss::plain;   // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
+  bool keep_logits = false;  // the training loop keeps the logits through backward (request.hpp)
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;
@@ -83,6 +84,7 @@ struct ActivationLedger {
   uint64_t layer_weight_copy_bytes = 0;      // autocast + full checkpointing: one layer's half weight copies
   uint64_t held_bytes_per_sample = 0;        // role held (logits, their fp32 upcast): freed before backward
   uint64_t loss_input_bytes_per_sample = 0;  // what the loss reads its gradient into (log-softmax size)
+  uint64_t kept_bytes_per_sample = 0;        // the logits the training loop keeps (keep_logits)
   double recompute_fraction = 0.0;           // extra compute per step from checkpointing (0.33 = +33%)
   std::vector<std::string> notes;            // modelling choices, recompute cost
 };

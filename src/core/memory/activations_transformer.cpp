@@ -279,7 +279,11 @@ Entries LayerModel::outside() const {
         {d.s, d.vocab}, m_act);
     return e;
   }
-  add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
+  if (m_opts.keep_logits)
+    add_entry(e, "logits (LM head output, kept by the training loop through backward)", {d.s, d.vocab},
+              m_act);
+  else
+    add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
   bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
   if (m_opts.fp32_logits && !act_fp32)
     add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
@@ -398,6 +402,9 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   saved = checked_add(saved, outside_saved, "activation bytes");
   ledger.saved_bytes_per_sample = saved;
   ledger.held_bytes_per_sample = outside_held;
+  if (opts.keep_logits && arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
+    ledger.kept_bytes_per_sample =
+        bytes_for(checked_mul(d.s, d.vocab, "logits"), model.act().cost, "activation bytes");
   // The loss's input: the logits of a causal LM; otherwise the last hidden state, read in fp32 by
   // a loss the user writes (its gradient is where backward starts).
   if (arch.causal && d.vocab > 0 && opts.loss == Loss::plain)

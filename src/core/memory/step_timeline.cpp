@@ -159,14 +159,16 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
     back = last_layer;
     tl.backward_transient = mlp;
   }
-  const PhasePoint back_end = point(Phase::backward, w, s, g, 0, 0);
+  // The logits a training loop keeps (keep_logits) outlive backward and the optimizer step.
+  const uint64_t kept = std::min(e.ledger.kept_bytes, a);
+  const PhasePoint back_end = point(Phase::backward, w, s, g, kept, 0);
   if (back_end.bytes > back.bytes) back = back_end;
   tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0),
                point(Phase::forward, w, s, g0, a - held - rebuilt, 0),
                point(Phase::loss, w, s, g0, a - rebuilt, 0),
                back,
-               point(Phase::optimizer, w, s, g, 0, tl.optimizer_transient.bytes),
-               point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, 0, 0)};
+               point(Phase::optimizer, w, s, g, kept, tl.optimizer_transient.bytes),
+               point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, kept, 0)};
   // Both workspaces exist from step 1's backward on (they stay allocated with their handles).
   if (r.device == Device::cuda)
     for (PhasePoint& p : tl.phases) {
