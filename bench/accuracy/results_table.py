@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Markdown tables of a GPU run's results (scripts/gpu-accuracy.sh): accuracy.json and hf_train.json.
 
-    python3 bench/accuracy/results_table.py bench/accuracy/results/h200-2026-12-01
+    python3 bench/accuracy/results_table.py bench/accuracy/results/h200-2026-12-01 [--memplan build/memplan]
+With --memplan the predictions are recomputed by that binary (the run's own are those of the
+memplan it ran with).
 Prints, per case, torch's measured peak (max_memory_allocated), memplan's step peak
 (`peak_bytes`), the error, memplan's peak phase where known, and the reserved bytes next to
 memplan's `required_bytes` (peak + --overhead; the context measured apart)."""
 import json
 import os
 import statistics
+import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+MEMPLAN = None  # --memplan: recompute the predictions
 
 MIB = 1024 * 1024
 
@@ -36,6 +42,9 @@ def accuracy_table(path):
     errs = []
     for r in d["results"]:
         c, m, p = r["case"], r["measured"], r["predicted"]
+        if MEMPLAN:
+            import accuracy
+            p = accuracy.run_memplan(MEMPLAN, accuracy.MODELS[c["model"]], c)
         e = pct(p.get("peak_bytes"), m.get("peak"))
         errs.append(e)
         print(f"| {c['model']} | {c['precision']} | {c['attention']} | {c['checkpointing']} | {c['batch']} | "
@@ -57,6 +66,14 @@ def hf_table(path):
         m, p = r.get("measured", {}), r["predicted"]
         if "error" in r:
             continue
+        if MEMPLAN:
+            import hf_train
+            spec = hf_train.MODELS[r["model"]]
+            p = hf_train.run_memplan(MEMPLAN, os.path.join(hf_train.CONFIGS, r["model"] + ".json"), r["recipe"],
+                                     r["seq"], r["batch"], r["checkpointing"], spec.get("memplan_targets", "q,v"))
+            if r.get("lora_dropout"):
+                cmd = [MEMPLAN] + p["command"].split() + ["--lora-dropout", str(r["lora_dropout"])]
+                p = json.loads(subprocess.run(cmd, capture_output=True, text=True).stdout)
         e = pct(p.get("peak_bytes"), m.get("peak"))
         errs["infer" if r["recipe"].startswith("infer") else "train"].append(e)
         drop = f" (dropout {r['lora_dropout']})" if r.get("lora_dropout") else ""
@@ -67,7 +84,13 @@ def hf_table(path):
 
 
 def main():
-    d = sys.argv[1] if len(sys.argv) > 1 else "."
+    global MEMPLAN
+    args = sys.argv[1:]
+    if "--memplan" in args:
+        i = args.index("--memplan")
+        MEMPLAN = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    d = args[0] if args else "."
     if os.path.exists(os.path.join(d, "accuracy.json")):
         accuracy_table(os.path.join(d, "accuracy.json"))
     if os.path.exists(os.path.join(d, "hf_train.json")):
