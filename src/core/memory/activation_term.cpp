@@ -27,6 +27,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.runtime = r.device == Device::cpu ? Runtime::cpu_torch113 : Runtime::cuda;
   o.loss = r.loss;
   o.keep_logits = r.keep_logits;
+  o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
   o.record = record;
   return o;
 }

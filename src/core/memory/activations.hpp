@@ -46,6 +46,9 @@ struct ActivationOptions {
   Runtime runtime = Runtime::cuda;
   Loss loss = Loss::plain;   // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
   bool keep_logits = false;  // the training loop keeps the logits through backward (request.hpp)
+  // The frozen weights are bitsandbytes 4-bit (QLoRA): its MatMul4Bit keeps its input A whenever A
+  // requires grad (ctx.tensors = (A, B)), where a frozen nn.Linear keeps none.
+  bool bnb_4bit = false;
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;

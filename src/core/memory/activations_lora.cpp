@@ -66,6 +66,32 @@ bool LayerModel::lora_copies_input() const {
   return m_opts.lora->dropout > 0.0 || (!m_opts.autocast && !(lora_format().cost == m_act.cost));
 }
 
+bool LayerModel::lora_shares_input(const std::vector<std::string>& modules, const Fmt& input) const {
+  return !modules.empty() && !lora_copies_input() && !(m_opts.autocast && !(input.cost == m_act.cost));
+}
+
+// bitsandbytes' MatMul4Bit.forward keeps (A, B) in ctx.tensors when A or B requires grad
+// (bitsandbytes/autograd/_functions.py, unchanged from 0.41 on), so under QLoRA each frozen 4-bit
+// Linear whose input needs a gradient keeps that input. The q/k/v calls share one input, so do
+// gate and up; under autocast each call casts its own half copy first (compute_dtype).
+void LayerModel::bnb_inputs(Entries& e, const Grads& g) const {
+  const LoraTargets& t = *m_opts.lora;
+  const Shape& d = m_shape;
+  if (g.in && !lora_shares_input(lora_qkv(), m_res))
+    linear_inputs(e, "attention norm output (kept by bitsandbytes' 4-bit q/k/v matmuls)",
+                  m_arch.fused_qkv ? 1 : 3);
+  if (g.attn && m_eager && !(t.o && lora_shares_input({"o"}, m_act)))
+    add_entry(e, "attention output (kept by bitsandbytes' 4-bit o matmul)", {d.s, d.qd}, m_act);
+  if (g.mlp_in && !m_arch.parallel_attention && !lora_shares_input(lora_mlp_in(), m_res))
+    linear_inputs(e, "MLP norm output (kept by bitsandbytes' 4-bit gate/up matmuls)",
+                  m_arch.gated_mlp ? 2 : 1);
+  const bool relu_kept = m_arch.activation == "relu" && !m_arch.gated_mlp && g.up;
+  const bool down_shared =
+      t.down && !(m_drop_hidden && m_arch.ffn_dropout) && lora_shares_input({"down"}, m_act);
+  if ((g.gate || g.up) && !relu_kept && !down_shared)
+    add_entry(e, "MLP inner output (kept by bitsandbytes' 4-bit down matmul)", {d.s, d.ff}, m_act);
+}
+
 // Measured on an H200 (bench/accuracy/gpu_peak_contents.py, peft 0.21): TinyLlama and Mistral-7B
 // in bf16 with r=16 on q and v keep two fp32 copies of each layer's attention-norm output; with
 // lora_dropout 0.05 each copy becomes a 1-byte mask and the dropped fp32 copy.
@@ -205,6 +231,7 @@ Entries LayerModel::lora_layer(bool first) const {
   for (const std::string& m : mlp) lora_intermediate(e, m);
   lora_mlp_core(e, g);
   if (t.down) lora_intermediate(e, "down");
+  if (m_opts.bnb_4bit && m_arch.norm_first) bnb_inputs(e, g);
   if (m_drop_hidden && g.mlp_out)
     add_entry(e, "MLP residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
   if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", g.mlp_in || g.mlp_out, true);

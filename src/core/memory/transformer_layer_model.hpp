@@ -95,6 +95,14 @@ class LayerModel {
   // to fp32 adapters) rather than sharing the input's storage.
   bool lora_copies_input() const;
 
+  // Whether adapters on `modules` reading an input of format `input` share its storage (so it is
+  // counted once by lora_inputs).
+  bool lora_shares_input(const std::vector<std::string>& modules, const Fmt& input) const;
+
+  // bitsandbytes 4-bit frozen Linears (QLoRA) keep their input when it requires grad: the inputs
+  // of a layer's frozen matmuls not already counted.
+  void bnb_inputs(Entries& e, const Grads& g) const;
+
   // What the adapters on `modules` (matrices reading one input, `width` wide, of format `input`)
   // keep of it:
   // with dropout, per adapter its mask and the dropped copy; without, the cast copy per adapter
