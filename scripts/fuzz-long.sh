@@ -7,7 +7,7 @@
 # timeout-*, oom-*, leak-* files left in OUT_DIR). Exit 1 when any process found something.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin=$1 out=$2 runs=$3 procs=$4 max=${5:-0}
+bin=$(cd "$1" && pwd) out=$(mkdir -p "$2" && cd "$2" && pwd) runs=$3 procs=$4 max=${5:-0}
 shift 5 2>/dev/null || shift $#
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(hf_config safetensors gguf presets gradient_values plan command_line)
