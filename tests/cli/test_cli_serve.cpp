@@ -251,8 +251,9 @@ TEST_CASE("advise --mode infer offers the smallest tensor-parallel size that fit
   const auto small = run_cli({"advise", "--model", "llama-3-8b", "--mode", "infer", "--precision", "bf16",
                               "--seq", "4096", "--batch", "512", "--gpu", "rtx-4090", "--format", "json"});
   REQUIRE(small.code == 0);
+  const auto advice = nlohmann::json::parse(small.out);  // (a temporary would die before the loop body)
   for (const char* list : {"suggestions", "combinations"})
-    for (const auto& s : nlohmann::json::parse(small.out)[list])
+    for (const auto& s : advice[list])
       for (const auto& k : s["knobs"])
         if (k == "tensor-parallel") CHECK(s["gpus"].get<uint64_t>() >= 2);
 }
