@@ -143,7 +143,8 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
                std::to_string(copies) + " copies = " + group_thousands(l.bytes) + " B";
       }
       std::string s = product_text(counted_name(l.what), l.n[0], l.format, l.bytes, r);
-      if (l.what == Counted::frozen_weights) s += " [" + quantized_format(r).description + "]";
+      if (l.what == Counted::frozen_weights && l.format == FormatId::quantized)
+        s += " [" + quantized_format(r).description + "]";
       return s;
     }
     case LineCode::stored_weights:
