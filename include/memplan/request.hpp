@@ -65,6 +65,13 @@ struct EstimateRequest {
   // max_num_batched_tokens, llama.cpp's n_batch); the working buffer covers this many tokens,
   // not the whole batch at once. 0 = the whole batch in one pass.
   uint64_t prefill_chunk = k_default_prefill_chunk;
+
+  // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
+  // weights, gradients and optimizer state are fp32 whatever the recipe's formats.
+  bool fp32_lora_adapters() const {
+    return lora && lora->fp32_adapters && mode == Mode::train && !recipe.has_master() &&
+           !(recipe.weights.cost == ElementCost{4, 1});
+  }
 };
 
 }  // namespace memplan

@@ -390,7 +390,7 @@ const char* factored_note(FactoredShapes s) {
 std::string lora_note(const Estimate& e, const EstimateRequest& r) {
   return "LoRA r=" + std::to_string(e.lora->rank) + " on " + lora_target_names(*e.lora) + ": " +
          group_thousands(e.trainable_parameters) + " trainable adapter parameters (" +
-         (r.lora->fp32_adapters && !(r.recipe.weights.cost == ElementCost{4, 1}) && !r.recipe.has_master()
+         (r.fp32_lora_adapters()
               ? std::string("fp32, as peft keeps them on a half model: each adapted input cast to fp32")
               : "in the weights' format " + r.recipe.weights.name) +
          (r.lora->dropout > 0.0 ? fmt::format("; dropout {:g} on their input", r.lora->dropout)

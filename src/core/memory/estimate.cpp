@@ -42,13 +42,6 @@ Line line(LineCode code, uint64_t bytes, uint64_t n0 = 0, uint64_t n1 = 0, uint6
   return l;
 }
 
-// LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
-// weights, gradients and optimizer state are fp32 whatever the recipe's formats.
-bool fp32_adapters(const EstimateRequest& r) {
-  return r.lora && r.lora->fp32_adapters && r.mode == Mode::train && !r.recipe.has_master() &&
-         !(r.recipe.weights.cost == ElementCost{4, 1});
-}
-
 void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   const uint64_t p = r.model.parameters;
   if (r.stored_weights && r.mode == Mode::infer && r.model.weight_bytes) {
@@ -64,7 +57,7 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     t.bytes = bytes_for(frozen, q.cost, "parameter bytes");
     t.add(product(Counted::frozen_weights, FormatId::quantized, frozen, t.bytes));
     if (r.mode == Mode::train && trainable) {
-      const bool fp32 = fp32_adapters(r);
+      const bool fp32 = r.fp32_lora_adapters();
       const uint64_t tb =
           bytes_for(trainable, fp32 ? ElementCost{4, 1} : r.recipe.weights.cost, "parameter bytes");
       t.add(product(Counted::trainable_weights, fp32 ? FormatId::fp32 : FormatId::weights, trainable, tb));
@@ -72,7 +65,7 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     }
     return;
   }
-  if (fp32_adapters(r) && trainable) {
+  if (r.fp32_lora_adapters() && trainable) {
     const uint64_t fb = bytes_for(p - trainable, r.recipe.weights.cost, "parameter bytes");
     const uint64_t tb = bytes_for(trainable, ElementCost{4, 1}, "parameter bytes");
     t.add(product(Counted::frozen_weights, FormatId::weights, p - trainable, fb));
@@ -88,7 +81,7 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
 // an fp32 buffer (18 B, Megatron's bf16 main_grad) or half plus an fp32 copy (20 B).
 void gradients_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   const bool master = r.recipe.has_master();
-  const bool fp32 = (master && r.grad_format == GradFormat::fp32) || fp32_adapters(r);
+  const bool fp32 = (master && r.grad_format == GradFormat::fp32) || r.fp32_lora_adapters();
   t.format = fp32 ? FormatId::fp32 : FormatId::gradients;
   if (r.mode == Mode::infer) {
     t.format = FormatId::gradients;
@@ -123,7 +116,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
     case StateKind::copies: {
       if (o.copies) {
         const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
-        const bool fp32 = fp32_adapters(r);
+        const bool fp32 = r.fp32_lora_adapters();
         const uint64_t b =
             bytes_for(n, fp32 ? ElementCost{4, 1} : r.recipe.optimizer_state.cost, "optimizer state bytes");
         t.add(product(Counted::optimizer_state, fp32 ? FormatId::fp32 : FormatId::optimizer_state, trainable,

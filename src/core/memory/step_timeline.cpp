@@ -63,10 +63,9 @@ Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
   Transient t;
   const Optimizer& o = r.optimizer;
   if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
-  const bool fp32_adapters = r.lora && r.lora->fp32_adapters;  // peft's fp32 LoRA adapters
-  const ElementCost cost = r.recipe.has_master() ? r.recipe.master.cost
-                           : fp32_adapters       ? ElementCost{4, 1}
-                                                 : r.recipe.optimizer_state.cost;
+  const ElementCost cost = r.recipe.has_master()    ? r.recipe.master.cost
+                           : r.fp32_lora_adapters() ? ElementCost{4, 1}
+                                                    : r.recipe.optimizer_state.cost;
   const uint64_t per = cost.den ? cost.num / cost.den : 0;
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
