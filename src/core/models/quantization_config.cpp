@@ -27,151 +27,14 @@
 #include "core/base/checked.hpp"
 #include "core/base/json_text.hpp"
 #include "core/base/text.hpp"
+#include "core/models/module_names.hpp"
+#include "core/models/quant_reader.hpp"
 
 namespace memplan::detail {
 
 namespace {
 
-constexpr const char* k_what = "quantised weight bytes";
-
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
-uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
-std::string to_s(uint64_t n) { return std::to_string(n); }
-
-// Reads quantization_config's fields, naming "<file>: quantization_config.<key>" in errors.
-class QuantReader {
- public:
-  QuantReader(const nlohmann::json& q, std::string file) : m_q(q), m_file(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw Error(m_file + ": quantization_config." + key, message);
-  }
-  const nlohmann::json* find(const char* key) const {
-    auto it = m_q.find(key);
-    return it == m_q.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::optional<std::string> text(const char* key) const {
-    const nlohmann::json* v = find(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) fail(key, json_brief(*v) + " is not a string");
-    return v->get<std::string>();
-  }
-  bool flag(const char* key, bool fallback) const {
-    const nlohmann::json* v = find(key);
-    if (!v) return fallback;
-    if (!v->is_boolean()) fail(key, json_brief(*v) + " is not true or false");
-    return v->get<bool>();
-  }
-  // A whole number; -1 (GPTQ's "no groups") is returned as nullopt through `minus_one`.
-  std::optional<uint64_t> count(const char* key, bool* minus_one = nullptr) const {
-    const nlohmann::json* v = find(key);
-    if (!v) return std::nullopt;
-    if (v->is_number_integer() && v->get<int64_t>() == -1 && minus_one) {
-      *minus_one = true;
-      return std::nullopt;
-    }
-    if (!v->is_number_unsigned() || v->get<uint64_t>() == 0 || v->get<uint64_t>() > (1ull << 32))
-      fail(key, json_brief(*v) + " is not a whole number from 1 to 2^32");
-    return v->get<uint64_t>();
-  }
-  std::vector<std::string> names(const char* key) const {
-    std::vector<std::string> out;
-    const nlohmann::json* v = find(key);
-    if (!v) return out;
-    if (!v->is_array()) fail(key, json_brief(*v) + " is not a list of module names");
-    for (const nlohmann::json& e : *v) {
-      if (!e.is_string()) fail(key, json_brief(e) + " is not a module name");
-      out.push_back(e.get<std::string>());
-    }
-    return out;
-  }
-  const nlohmann::json& json() const { return m_q; }
-  const std::string& file() const { return m_file; }
-
- private:
-  const nlohmann::json& m_q;
-  std::string m_file;
-};
-
-// A list of module-name patterns (modules_to_not_convert, ignored_layers, llm_int8_skip_modules,
-// compressed-tensors' ignore and targets) tested against full module names ("model.layers.3.mlp.
-// down_proj", "lm_head"), one layer at a time. Rules, as the quantisers apply them: transformers'
-// quantizers test `key in module_name` (substring); compressed-tensors compares whole names (or a
-// trailing part after a dot); "re:..." is a Python regular expression applied with re.match (anchored
-// at the start); a "*" matches within one name part ("model.layers.*.self_attn"); "Linear" is
-// compressed-tensors' class target. "model.language_model." / "language_model.model." prefixes of
-// vision-language checkpoints read as "model.".
-struct NameList {
-  std::vector<std::string> text;
-  std::vector<std::optional<std::regex>> re;
-  bool exact = false;
-  bool empty() const { return text.empty(); }
-};
-
-NameList name_list(const QuantReader& q, const char* key, std::vector<std::string> patterns, bool exact) {
-  NameList l;
-  l.exact = exact;
-  for (std::string p : patterns) {
-    for (const char* prefix : {"model.language_model.", "language_model.model."})
-      if (p.rfind(prefix, 0) == 0) p = "model." + p.substr(std::string(prefix).size());
-    std::optional<std::regex> re;
-    try {
-      if (p.rfind("re:", 0) == 0) {
-        re = std::regex(p.substr(3), std::regex::ECMAScript);
-      } else if (p.find('*') != std::string::npos) {
-        std::string r;
-        for (char ch : p) {
-          if (ch == '*')
-            r += "[^.]*";
-          else if (std::string(".^$|()[]{}+?\\").find(ch) != std::string::npos)
-            r += std::string("\\") + ch;
-          else
-            r += ch;
-        }
-        re = std::regex(r, std::regex::ECMAScript);
-      }
-    } catch (const std::regex_error&) {
-      q.fail(key, "\"" + printable(p, 60) + "\" is not a pattern memplan can read");
-    }
-    l.text.push_back(p);
-    l.re.push_back(std::move(re));
-  }
-  return l;
-}
-
-bool name_matches(const NameList& l, size_t i, const std::string& name) {
-  const std::string& p = l.text[i];
-  if (p == "Linear") return true;
-  if (l.re[i]) {
-    if (p.rfind("re:", 0) == 0)
-      return std::regex_search(name, *l.re[i], std::regex_constants::match_continuous);
-    return l.exact ? std::regex_match(name, *l.re[i]) : std::regex_search(name, *l.re[i]);
-  }
-  if (p.empty()) return false;
-  if (!l.exact) return name.find(p) != std::string::npos;
-  return name == p || (name.size() > p.size() && name.compare(name.size() - p.size(), p.size(), p) == 0 &&
-                       name[name.size() - p.size() - 1] == '.');
-}
-
-bool any_match(const NameList& l, const std::string& name) {
-  for (size_t i = 0; i < l.text.size(); ++i)
-    if (name_matches(l, i, name)) return true;
-  return false;
-}
-
-// The module name of one of `g`'s matrices in layer `layer` ("lm_head" for the top-level head).
-std::string module_name(const LinearGroup& g, uint64_t layer) {
-  if (g.layers == 0) return g.name;
-  return "model.layers." + std::to_string(layer) + "." + g.name;
-}
-
-// How one quantised matrix is stored: bytes of its tensors, from in, out.
-struct Scheme {
-  std::string format;                                        // storage format of the codes
-  std::function<uint64_t(uint64_t in, uint64_t out)> bytes;  // all tensors of one matrix
-  std::function<bool(const LinearGroup&, const std::string& module)> quantized;  // packed or not
-};
+using namespace quant;
 
 uint64_t bits_of(const QuantReader& q, const char* key, std::initializer_list<uint64_t> allowed) {
   const uint64_t b = q.count(key).value_or(4);
@@ -182,8 +45,6 @@ uint64_t bits_of(const QuantReader& q, const char* key, std::initializer_list<ui
   }
   return b;
 }
-
-std::string int_format(uint64_t bits) { return bits == 8 ? "int8" : bits == 4 ? "int4" : "int" + to_s(bits); }
 
 void need_multiple(const QuantReader& q, const char* key, uint64_t n, uint64_t m, const std::string& what) {
   if (n % m != 0) q.fail(key, what + " " + to_s(n) + " is not a multiple of " + to_s(m));
@@ -208,7 +69,7 @@ Scheme gptq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::v
       }
     }
   }
-  const NameList only = name_list(q, "modules_in_block_to_quantize", only_names, false);
+  const NameList only = name_list(q.subject("modules_in_block_to_quantize"), only_names, false);
   for (const LinearGroup& g : groups) {
     if (g.name == "lm_head" && !lm_head) continue;
     need_multiple(q, "bits", g.in, 32, g.name + " in_features");
@@ -244,7 +105,8 @@ Scheme awq(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
   if (version != "gemm")
     q.fail("version", "\"" + version + "\" is not a layout memplan counts (expected gemm)");
   const bool zero_point = q.flag("zero_point", true);
-  const NameList skip = name_list(q, "modules_to_not_convert", q.names("modules_to_not_convert"), false);
+  const NameList skip =
+      name_list(q.subject("modules_to_not_convert"), q.names("modules_to_not_convert"), false);
   for (const LinearGroup& g : groups)
     if (g.name != "lm_head" && !any_match(skip, module_name(g, 0))) {
       need_multiple(q, gkey, g.in, gs, g.name + " in_features");
@@ -301,7 +163,7 @@ Scheme bitsandbytes(const QuantReader& q, const std::string& weight_format, std:
   const bool default_skip = !q.find("llm_int8_skip_modules");
   if (default_skip) skip = {"lm_head"};
   Scheme s;
-  s.quantized = [skip = name_list(q, "llm_int8_skip_modules", skip, false)](
+  s.quantized = [skip = name_list(q.subject("llm_int8_skip_modules"), skip, false)](
                     const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   const std::string kept = default_skip ? "lm_head (the default)" : "llm_int8_skip_modules";
   if (eight) {
@@ -381,7 +243,7 @@ Scheme fp8(const QuantReader& q, const std::vector<LinearGroup>& groups, std::ve
     const uint64_t scales = bo ? mul(ceil_div(out, bo), ceil_div(in, bi)) : 1;
     return add(mul(in, out), mul(add(scales, static_act ? 1 : 0), 4));
   };
-  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+  s.quantized = [skip = name_list(q.subject("modules_to_not_convert"), skip, false)](
                     const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   return s;
 }
@@ -391,7 +253,7 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
   if (std::none_of(skip.begin(), skip.end(), [](const std::string& p) { return p == "lm_head"; }))
     skip.push_back("lm_head");
   Scheme s;
-  s.quantized = [skip = name_list(q, "modules_to_not_convert", skip, false)](
+  s.quantized = [skip = name_list(q.subject("modules_to_not_convert"), skip, false)](
                     const LinearGroup&, const std::string& module) { return !any_match(skip, module); };
   for (const LinearGroup& g : groups)
     if (s.quantized(g, module_name(g, 0)))
@@ -401,110 +263,6 @@ Scheme mxfp4(const QuantReader& q, const std::vector<LinearGroup>& groups, std::
       "17 bytes per 32 weights; modules_to_not_convert stay in torch_dtype");
   s.format = "mxfp4";
   s.bytes = [](uint64_t in, uint64_t out) { return mul(mul(out, in / 32), 17); };
-  return s;
-}
-
-Scheme compressed_tensors(const QuantReader& q, const std::string& other_format, uint64_t other_bytes_per,
-                          std::vector<std::string>& notes) {
-  std::string fmt = q.text("format").value_or("");
-  const nlohmann::json* groups = q.find("config_groups");
-  if (!groups || !groups->is_object() || groups->size() != 1)
-    q.fail("config_groups", "memplan counts compressed-tensors checkpoints with exactly one config group");
-  const nlohmann::json& g = groups->begin().value();
-  // Newer configs also name the format per group ("mixed-precision" at the top when they differ).
-  if (auto gf = g.find("format");
-      gf != g.end() && gf->is_string() && (fmt.empty() || fmt == "mixed-precision"))
-    fmt = gf->get<std::string>();
-  auto wit = g.find("weights");
-  if (wit == g.end() || !wit->is_object()) q.fail("config_groups", "the group has no \"weights\" scheme");
-  const nlohmann::json& w = *wit;
-  QuantReader wr(w, q.file());
-  const uint64_t bits = wr.count("num_bits").value_or(8);
-  const std::string type = wr.text("type").value_or("int");
-  const std::string strategy = wr.text("strategy").value_or("tensor");
-  const bool symmetric = wr.flag("symmetric", true);
-  bool no_groups = false;
-  const uint64_t gs = wr.count("group_size", &no_groups).value_or(0);
-  std::vector<std::string> target_names;
-  if (auto t = g.find("targets"); t != g.end() && t->is_array())
-    for (const nlohmann::json& e : *t)
-      if (e.is_string()) target_names.push_back(e.get<std::string>());
-  const NameList targets = name_list(q, "config_groups", target_names, true);
-  const NameList ignore = name_list(q, "ignore", q.names("ignore"), true);
-  Scheme s;
-  s.quantized = [targets, ignore](const LinearGroup&, const std::string& module) {
-    return !any_match(ignore, module) && (targets.empty() || any_match(targets, module));
-  };
-  // actorder "group" (true in older configs): compressed-tensors registers weight_g_idx int32 [in].
-  bool g_idx = false;
-  if (const nlohmann::json* a = wr.find("actorder")) {
-    if (a->is_boolean())
-      g_idx = a->get<bool>();
-    else if (a->is_string())
-      g_idx = a->get<std::string>() == "group";
-    else
-      q.fail("config_groups", "weights actorder " + json_brief(*a) + " is not a string or true/false");
-  }
-  // Static input activations: each layer stores input_scale [1] in the model dtype (and an
-  // input_zero_point when asymmetric); dynamic ones ("dynamic": true or "local") store nothing.
-  uint64_t input_bytes = 0;
-  std::string input_note;
-  if (auto it = g.find("input_activations"); it != g.end() && !it->is_null()) {
-    if (!it->is_object()) q.fail("config_groups", "input_activations is not an object");
-    QuantReader ir(*it, q.file());
-    const nlohmann::json* d = ir.find("dynamic");
-    const bool dynamic =
-        d && ((d->is_boolean() && d->get<bool>()) || (d->is_string() && d->get<std::string>() == "local"));
-    if (!dynamic) {
-      const std::string is = ir.text("strategy").value_or("tensor");
-      if (is != "tensor" && is != "token")
-        q.fail("config_groups", "static input_activations strategy \"" + is + "\" is not tensor or token");
-      input_bytes = other_bytes_per;
-      input_note = ", input_scale [1] in " + other_format;
-      if (!ir.flag("symmetric", true)) {
-        input_bytes = add(input_bytes, ceil_div(ir.count("num_bits").value_or(8), 8));
-        input_note += " and input_zero_point [1]";
-      }
-    }
-  }
-  const uint64_t extra_in = g_idx ? 4 : 0;  // bytes per input feature
-  auto scale_count = [strategy, gs, &q](uint64_t in, uint64_t out) -> uint64_t {
-    if (strategy == "tensor") return 1;
-    if (strategy == "channel") return out;
-    if (strategy == "group") return mul(out, ceil_div(in, gs));
-    q.fail("config_groups", "weights strategy \"" + strategy + "\" is not tensor, channel or group");
-  };
-  if (fmt == "pack-quantized" && type == "int") {
-    if (32 % bits != 0) q.fail("config_groups", to_s(bits) + "-bit weights do not pack into int32");
-    if (strategy == "group" && !gs) q.fail("config_groups", "group strategy without a group_size");
-    s.format = int_format(bits);
-    s.bytes = [=](uint64_t in, uint64_t out) {
-      const uint64_t scales = scale_count(in, out);
-      uint64_t b = add(mul(mul(out, ceil_div(mul(in, bits), 32)), 4), mul(scales, other_bytes_per));
-      b = add(b, 16);  // weight_shape int64 [2]
-      if (!symmetric) b = add(b, mul(mul(ceil_div(mul(out, bits), 32), scales / out ? scales / out : 1), 4));
-      return add(b, add(mul(in, extra_in), input_bytes));
-    };
-    notes.push_back("compressed-tensors pack-quantized " + to_s(bits) + "-bit " + strategy +
-                    ": weight_packed int32 [out, in*bits/32], weight_scale in " + other_format +
-                    ", weight_shape int64 [2]" + (symmetric ? "" : ", weight_zero_point int32") +
-                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
-  } else if (fmt == "float-quantized" && type == "float" && bits == 8) {
-    s.format = "fp8-e4m3";
-    s.bytes = [=](uint64_t in, uint64_t out) {
-      return add(add(mul(in, out), mul(scale_count(in, out), other_bytes_per)),
-                 add(mul(in, extra_in), input_bytes));
-    };
-    notes.push_back("compressed-tensors float-quantized fp8 " + strategy +
-                    ": weight [out, in] in 1 byte, weight_scale in " + other_format +
-                    (g_idx ? ", weight_g_idx int32 [in] (actorder group)" : "") + input_note);
-  } else {
-    q.fail("format",
-           "\"" + fmt + "\" with " + type + " " + to_s(bits) +
-               "-bit weights is not a compressed-tensors layout memplan counts (expected pack-quantized "
-               "int or float-quantized fp8)");
-  }
-  (void)no_groups;
   return s;
 }
 
