@@ -21,16 +21,20 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  // The distance is at least the difference in length, so candidates further than the limit in
+  // length are skipped unmeasured: a long word (a fuzzer's, a pasted blob) is never compared cell by cell.
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
   const std::string* best = nullptr;
   size_t best_d = SIZE_MAX;
   for (const std::string& c : candidates) {
-    size_t d = edit_distance(word, c);
+    const size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap > limit) continue;
+    const size_t d = edit_distance(word, c);
     if (d < best_d) {
       best_d = d;
       best = &c;
     }
   }
-  const size_t limit = std::max<size_t>(2, word.size() / 3);
   if (!best || best_d > limit) return "";
   return "; did you mean \"" + *best + "\"?";
 }
