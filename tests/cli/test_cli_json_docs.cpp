@@ -100,7 +100,7 @@ TEST_CASE("docs/json.md documents every schema the commands print", "[cli][json]
       "memplan.probe/1",    "memplan.gpus/1",     "memplan.models/1",         "memplan.inspect/1",
       "memplan.dtype/1",    "memplan.cast/1",     "memplan.scale/1",          "memplan.ladder/1",
       "memplan.sweep/1",    "memplan.gguf-fit/1", "memplan.gguf-fit-check/1", "memplan.models-fits/1",
-      "memplan.serve/1",    "memplan.diff/1",     "memplan.why-oom/1"};
+      "memplan.serve/1",    "memplan.diff/1",     "memplan.why-oom/1",        "memplan.serve-sglang/1"};
   std::set<std::string> found;
   for (const auto& [schema, paths] : documented()) {
     found.insert(schema);
@@ -252,6 +252,16 @@ TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
                    printed("memplan.serve/1", {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb",
                                                  "--check-log", log, "--format", "json"},
                                                 0}}));
+}
+
+TEST_CASE("docs/json.md: memplan.serve-sglang/1 fields", "[cli][json][docs]") {
+  const std::string log =
+      MEMPLAN_SOURCE_DIR "/tests/data/sglang_logs/meta-llama-3.1-8b-instruct_80gb_docs_2025-01-23.log";
+  check_documented(
+      "memplan.serve-sglang/1",
+      printed("memplan.serve-sglang/1", {{{"serve", "--engine", "sglang", "--model", "llama-3-8b", "--gpu",
+                                           "h100-80gb", "--check-log", log, "--format", "json"},
+                                          1}}));
 }
 
 TEST_CASE("docs/json.md: memplan.diff/1 and memplan.why-oom/1 fields", "[cli][json][docs]") {
