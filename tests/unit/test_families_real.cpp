@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include <memplan/presets.hpp>
 #include "core/memory/kv_cache.hpp"
 #include "core/models/hf_config.hpp"
 
@@ -136,4 +137,16 @@ TEST_CASE("c4ai-command-r-v01: 35B to its published rounding, exact by hand", "[
   CHECK(std::round(static_cast<double>(m.parameters) / 1e9) == 35);
   // KV cache: 2 x 64 kv heads x 128 x 2 B = 32,768 B per token and layer, 40 layers.
   CHECK(kv_bytes(m, 1000) == 40ull * 1000 * 32768);
+}
+
+TEST_CASE("presets phi-3.5-moe and command-r-v01 hold the published counts", "[presets][families]") {
+  // The sources of the two tests above: 41,873,153,344 (6.6B active) and the card's 35B.
+  const Presets& p = builtin_presets();
+  const ModelSpec phi = find_model(p, "--model", "phi-3.5-moe").model;
+  CHECK(phi.parameters == 41873153344ull);
+  CHECK(phi.parameters == read_hf_config(k_dir + "Phi-3.5-MoE-instruct.json").parameters);
+  CHECK(std::round(static_cast<double>(phi.active_parameters) / 1e8) / 10 == 6.6);
+  const ModelSpec cr = find_model(p, "--model", "command-r-v01").model;
+  CHECK(cr.parameters == read_hf_config(k_dir + "c4ai-command-r-v01.json").parameters);
+  CHECK(std::round(static_cast<double>(cr.parameters) / 1e9) == 35);
 }
