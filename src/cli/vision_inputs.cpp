@@ -82,11 +82,12 @@ void add_cross_attention_images(const PlanValues& v, EstimateRequest& r) {
       group_thousands(r.model.arch->cross_attention_tokens) + " image tokens each");
   if (v.image_size) {
     const uint64_t side = canvas_side(*v.image_size, m);
-    r.model.notes.push_back("--image-size " + std::to_string(*v.image_size) + ": the image fills " +
-                            std::to_string(side * side) + " of its " + std::to_string(m.max_image_tiles) +
-                            " tiles of " + std::to_string(m.image_tile_pixels) +
-                            " px (get_optimal_tiled_canvas); transformers pads the rest with zeros and "
-                            "caches them too");
+    r.model.notes.push_back(
+        "--image-size " + std::to_string(*v.image_size) + ": the image fills " + std::to_string(side * side) +
+        " of its " + std::to_string(m.max_image_tiles) + " tiles of " + std::to_string(m.image_tile_pixels) +
+        " px (get_optimal_tiled_canvas)" +
+        (side * side < m.max_image_tiles ? "; transformers pads the rest with zeros and caches them too"
+                                         : ""));
   }
 }
 
