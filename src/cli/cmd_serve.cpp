@@ -7,31 +7,16 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/file_reader.hpp"
-#include "core/serving/sglang_budget.hpp"
-#include "core/serving/sglang_log.hpp"
 #include "core/serving/vllm_budget.hpp"
 #include "core/serving/vllm_log.hpp"
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_serve.hpp"
-#include "cli/render_serve_sglang.hpp"
+#include "cli/serve_args.hpp"
 
 namespace memplan::cli {
 namespace {
-
-constexpr uint64_t k_log_limit = 64ull << 20;  // a start-up log is kilobytes; a long run's, megabytes
-
-struct ServeArgs {
-  RawPlan plan;
-  RawOutputOptions output;
-  std::string engine = "vllm";
-  std::string utilization, max_model_len, max_num_seqs, batched_tokens, block_size, chunked, gpu_memory,
-      check_log;
-  // SGLang's flags
-  std::string mem_fraction, max_total_tokens, chunked_prefill_size, context_length, kv_cache_dtype,
-      cuda_graph_max_bs, sglang_version;
-};
 
 VllmSettings settings_from(const ServeArgs& a) {
   VllmSettings s;
@@ -79,9 +64,6 @@ VllmBudget budget(const EstimateRequest& r, uint64_t total, const VllmSettings& 
   }
 }
 
-// The tensor-parallel sizes --gpus auto tries: powers of two up to 64.
-constexpr uint64_t k_auto_tp[] = {1, 2, 4, 8, 16, 32, 64};
-
 // One engine's flags with the other engine: name the flag that engine takes instead.
 void refuse_other_engine(const ServeArgs& a) {
   const std::pair<const std::string*, const char*> sglang_only[] = {
@@ -100,168 +82,6 @@ void refuse_other_engine(const ServeArgs& a) {
       const size_t colon = m.find(':');
       throw Error(m.substr(0, colon), "\"" + *value + "\" given with --engine vllm:" + m.substr(colon + 1));
     }
-}
-
-void refuse_vllm_flags(const ServeArgs& a) {
-  const std::pair<const std::string*, const char*> vllm_only[] = {
-      {&a.utilization, "--gpu-memory-utilization|--mem-fraction-static"},
-      {&a.max_model_len, "--max-model-len|--context-length"},
-      {&a.max_num_seqs, "--max-num-seqs|--max-running-requests (no effect on the pool)"},
-      {&a.batched_tokens, "--max-num-batched-tokens|--chunked-prefill-size"},
-      {&a.block_size, "--block-size|SGLang's page size 1"},
-      {&a.chunked, "--chunked-prefill|--chunked-prefill-size"}};
-  for (const auto& [value, names] : vllm_only)
-    if (!value->empty()) {
-      const std::string n = names;
-      const size_t bar = n.find('|');
-      throw Error(n.substr(0, bar),
-                  "\"" + *value + "\" is a vLLM flag; with --engine sglang use " + n.substr(bar + 1));
-    }
-}
-
-SglangSettings sglang_settings_from(const ServeArgs& a) {
-  SglangSettings s;
-  if (!a.sglang_version.empty()) {
-    if (a.sglang_version != "0.4" && a.sglang_version != "0.5")
-      throw Error("--sglang-version",
-                  "\"" + a.sglang_version + "\" is not a version memplan models (expected 0.4 or 0.5)");
-    s.rule_0_4 = a.sglang_version == "0.4";
-  }
-  if (!a.mem_fraction.empty()) {
-    const double f = parse_real("--mem-fraction-static", a.mem_fraction);
-    if (!(f > 0.0 && f < 1.0))
-      throw Error("--mem-fraction-static",
-                  "\"" + a.mem_fraction + "\" is not in (0, 1) (expected e.g. 0.88)");
-    s.mem_fraction_static = f;
-  }
-  auto count = [](const char* flag, const std::string& text, uint64_t max) {
-    const uint64_t v = parse_count(flag, text, max);
-    if (v == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
-    return v;
-  };
-  if (!a.max_total_tokens.empty())
-    s.max_total_tokens = count("--max-total-tokens", a.max_total_tokens, 1ull << 40);
-  if (!a.chunked_prefill_size.empty())
-    s.chunked_prefill_size = count("--chunked-prefill-size", a.chunked_prefill_size, 1ull << 32);
-  if (!a.context_length.empty()) s.context_length = count("--context-length", a.context_length, 1ull << 32);
-  if (!a.cuda_graph_max_bs.empty())
-    s.cuda_graph_max_bs = count("--cuda-graph-max-bs", a.cuda_graph_max_bs, 1ull << 16);
-  return s;
-}
-
-// SGLang's --kv-cache-dtype as memplan's storage format ("" = auto, the model's dtype).
-std::string sglang_kv_format(const std::string& dtype) {
-  if (dtype.empty() || dtype == "auto") return "";
-  if (dtype == "fp8_e4m3") return "fp8-e4m3";
-  if (dtype == "fp8_e5m2") return "fp8-e5m2";
-  if (dtype == "bf16" || dtype == "bfloat16") return "bf16";
-  throw Error("--kv-cache-dtype",
-              "\"" + dtype + "\" is not one of SGLang's (expected auto, fp8_e4m3, fp8_e5m2 or bf16)");
-}
-
-SglangBudget sglang_budget_named(const EstimateRequest& r, uint64_t total, uint64_t mib,
-                                 const SglangSettings& s) {
-  try {
-    return sglang_budget(r, total, mib, s);
-  } catch (const Error& e) {
-    if (e.field() != Field::none) throw;
-    std::string flag = "--" + e.subject();
-    for (char& c : flag)
-      if (c == '_') c = '-';
-    throw Error(flag, e.message());
-  }
-}
-
-ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
-  refuse_vllm_flags(a);
-  RawPlan raw = a.plan;
-  const bool gpus_auto = raw.given.count("gpus") && raw.given.at("gpus") == "auto";
-  if (gpus_auto) raw.given.erase("gpus");
-  if (!raw.given.count("precision")) raw.given["precision"] = "bf16";
-  raw.given["mode"] = "infer";
-  const std::string kv = sglang_kv_format(a.kv_cache_dtype);
-  if (!kv.empty()) {
-    if (raw.given.count("kv_format"))
-      throw Error("--kv-cache-dtype",
-                  "\"" + a.kv_cache_dtype + "\" given with --kv-format: give one of them");
-    raw.given["kv_format"] = kv;
-  }
-  const Plan plan = resolve_plan(raw);
-  if (!plan.gpu_given) throw Error("--gpu", "required: the GPU to serve on (e.g. --gpu h100-80gb)");
-  if (plan.targets.gpus.size() != 1)
-    throw Error("--gpu",
-                "serve plans one GPU type at a time (got " + std::to_string(plan.targets.gpus.size()) + ")");
-  const GpuSpec& gpu = plan.targets.gpus[0];
-  SglangSettings s = sglang_settings_from(a);
-  if (plan.request.parallel) {
-    const ParallelLayout& l = *plan.request.parallel;
-    if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)
-      throw Error("--zero", "shards training state; a serving engine splits the model with --tp/--pp");
-    s.tp = l.tp;
-    s.pp = l.pp;
-  }
-  uint64_t total = gpu.usable_bytes();
-  if (!a.gpu_memory.empty()) total = parse_size("--gpu-memory", a.gpu_memory);
-  if (total == 0) throw Error("--gpu-memory", "the GPU has no memory to plan with");
-  // SGLang's rule reads nvidia-smi's total in MiB; a GPU given by size alone has only that size.
-  const uint64_t mib = (gpu.memory_total_bytes ? gpu.memory_total_bytes : total) >> 20;
-
-  SglangServeResult res;
-  res.model_id = plan.request.model.id;
-  res.model_name = plan.request.model.name;
-  res.gpu_id = gpu.id;
-  res.gpu_name = gpu.name;
-  res.kv_cache_dtype = kv.empty() ? "" : a.kv_cache_dtype;
-  res.non_torch_default = plan.request.overhead_bytes == k_default_overhead_bytes;
-  if (gpus_auto) {
-    bool found = false;
-    for (uint64_t tp : k_auto_tp) {
-      SglangSettings t = s;
-      t.tp = tp;
-      try {
-        res.budget = sglang_budget_named(plan.request, total, mib, t);
-      } catch (const Error& e) {
-        if (e.field() != Field::tp) throw;
-        continue;  // tp does not divide the heads: the next size
-      }
-      if (res.budget.fits) {
-        found = true;
-        res.notes.push_back("--gpus auto: the smallest tensor-parallel size whose pool holds one " +
-                            group_thousands(res.budget.settings.context_length) + "-token request is " +
-                            std::to_string(tp) + " x " + gpu.id);
-        break;
-      }
-    }
-    if (!found) res.notes.push_back("--gpus auto: no tensor-parallel size up to 64 holds one request");
-  } else {
-    res.budget = sglang_budget_named(plan.request, total, mib, s);
-  }
-  if (!a.check_log.empty()) {
-    const std::string text = read_small_file(a.check_log, k_log_limit, "--check-log");
-    res.log_path = a.check_log;
-    res.checks = check_against_sglang_log(res.budget, read_sglang_log(text));
-  }
-  for (const std::string& n : plan.request.model.notes) res.notes.push_back(n);
-  if (!a.plan.given.count("precision"))
-    res.notes.push_back("dtype bf16, SGLang's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
-  if (res.non_torch_default)
-    res.notes.push_back(
-        "non-torch memory (CUDA context, NCCL, cuBLAS) is memplan's 512 MiB overhead default; SGLang's log "
-        "prints the free memory it leaves (\"Load weight begin. avail mem\"); --overhead to set it");
-  res.notes.push_back(
-      std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
-      ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "
-      "and the multimodal adjustment of mem_fraction_static are not modelled");
-
-  if (out.format == Format::json)
-    io.out << sglang_json(res, plan.inputs).dump(2) << "\n";
-  else if (out.format == Format::csv)
-    throw Error("--format", "serve prints table, markdown or json");
-  else
-    io.out << sglang_table(res, out);
-  bool ok = res.budget.fits;
-  for (const LogCheck& c : res.checks) ok = ok && c.within();
-  return ok ? k_ok : k_no_fit;
 }
 
 }  // namespace
@@ -333,7 +153,7 @@ void add_serve(CLI::App& sub, Runner& run) {
     res.gpu_name = gpu.name;
     if (gpus_auto) {
       bool found = false;
-      for (uint64_t tp : k_auto_tp) {
+      for (uint64_t tp : k_serve_auto_tp) {
         VllmSettings t = s;
         t.tp = tp;
         try {
@@ -355,7 +175,7 @@ void add_serve(CLI::App& sub, Runner& run) {
       res.budget = budget(plan.request, total, s);
     }
     if (!a->check_log.empty()) {
-      const std::string text = read_small_file(a->check_log, k_log_limit, "--check-log");
+      const std::string text = read_small_file(a->check_log, k_serve_log_limit, "--check-log");
       res.log_path = a->check_log;
       res.checks = check_against_log(res.budget, read_vllm_log(text));
     }
