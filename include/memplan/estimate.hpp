@@ -70,6 +70,7 @@ enum class LineCode : uint8_t {
   kv_cache_layers,        // n0 cached elements per token and layer x (n1 full layers x seq + n2 windowed x n3
                           // tokens)
   kv_cache_latent,        // MLA: n0 latent elements per token (n1 naive per-head) x n2 layers x seq n3
+  bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
 };
 
 // What a product line counts.
@@ -80,7 +81,8 @@ enum class Counted : uint8_t {
   gradients,
   gradient_copy,  // the fp32 gradient copy the optimizer steps on (--grad-format half+fp32)
   master_weights,
-  optimizer_state
+  optimizer_state,
+  unquantised_embedding  // the token embedding a Linear-only quantiser leaves in the weight format
 };
 
 // The inference working buffer kinds (kv_cache.cpp).
