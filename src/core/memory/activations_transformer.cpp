@@ -526,6 +526,11 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
         "LoRA r=" + std::to_string(opts.lora->rank) + " on " + lora_target_names(*opts.lora, arch) +
         ": base weights frozen, so frozen Linears keep no input and layer 0 keeps only what its adapters "
         "need; each adapter keeps its input and x.A (batch x seq x r)");
+  if (opts.litgpt)
+    n.push_back(
+        "Lit-GPT 8641822 on Fabric 2.1 and torch 2.1 (framework litgpt): RMSNorm in the model's format "
+        "with torch 2.1's mean keeping x*x, one fused qkv Linear (v a view of its output), LoRAQKVLinear's "
+        "one dropout and zero_pad source, fp32 logits by chunks (Fabric converts the output), F.gelu");
   if (arch.intermediate == 0) n.push_back("intermediate size unknown: 4 x hidden assumed");
   if (arch.experts > 0)
     n.push_back("mixture of experts: MLP activations counted for " +
