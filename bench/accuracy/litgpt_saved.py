@@ -18,12 +18,15 @@ as given, the output and an fp32 log-sum-exp of batch x heads x seq): what matte
 a mask of the input's dtype; torch 2.1's fused CUDA dropout keeps a 1-byte mask, which the report
 converts (the column cuda_bytes).
 
-    /usr/bin/python3 bench/accuracy/litgpt_saved.py [--seq 64 --batch 2]
+    /usr/bin/python3 bench/accuracy/litgpt_saved.py [--seq 64 --batch 2] [--out tests/data/litgpt_cpu_saved.json]
 
-Prints one line per saved storage (its shape, dtype, bytes and which op saved it) and the total in
-units of (batch x seq x hidden) bf16 elements, for Llama-2-style and StableLM-alpha-style blocks.
+Prints one line per saved storage (its shape, dtype, bytes and the op that made it) and the total in
+units of (batch x seq x hidden) bf16 elements, for Llama-2-style and StableLM-alpha-style blocks. The
+block's input counts (in a model it is the previous layer's output, kept by this layer's norm).
+--out writes the totals that tests/unit/test_litgpt_saved.cpp compares with memplan's ledger.
 """
 import argparse
+import json
 import math
 
 import torch
@@ -156,7 +159,7 @@ def measure(name, C, n_head, ff, neox, rotary_pct, batch, seq, r=8, alpha=16, dr
     cos, sin = rope_cache(seq, blk.n_elem)
     x = torch.randn(batch, seq, C, dtype=torch.bfloat16, requires_grad=True)  # a layer after the first
     seen = {}
-    params = {p.data_ptr() for p in blk.parameters()} | {cos.data_ptr(), sin.data_ptr(), x.data_ptr()}
+    params = {p.data_ptr() for p in blk.parameters()} | {cos.data_ptr(), sin.data_ptr()}
 
     def pack(t):
         st = t.storage()
@@ -179,16 +182,35 @@ def measure(name, C, n_head, ff, neox, rotary_pct, batch, seq, r=8, alpha=16, dr
     print(f"  total {total} B = {total / unit:.3f} units; with CUDA's 1-byte dropout mask {cuda} B = "
           f"{cuda / unit:.3f} units")
     del out
-    return total, cuda
+    index = sum(v[2] for v in seen.values() if v[1] == "int64")
+    # LayerNorm's mean and rstd (batch, seq, 1): the CPU keeps them in bf16, CUDA in fp32 (twice the bytes)
+    stats = sum(v[2] for v in seen.values() if v[0] == (batch, seq, 1) and v[3] is None)
+    return {"case": name, "hidden": C, "heads": n_head, "intermediate": ff, "neox": neox, "rotary_pct": rotary_pct,
+            "batch": batch, "seq": seq, "lora_rank": r, "lora_dropout": dropout, "saved_bytes_cpu": total,
+            "dropout_mask_bytes_cpu": mask_bytes, "index_bytes": index, "layernorm_stats_bytes_cpu": stats}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    measure("llama-style (Llama-2 shapes / 32)", 128, 4, 344, False, 1.0, a.batch, a.seq)
-    measure("neox-style (StableLM-alpha shapes / 32)", 128, 4, 512, True, 0.25, a.batch, a.seq)
+    cases = [measure("llama-style (Llama-2 shapes / 32)", 128, 4, 344, False, 1.0, a.batch, a.seq),
+             measure("neox-style (StableLM-alpha shapes / 32)", 128, 4, 512, True, 0.25, a.batch, a.seq)]
+    if a.out:
+        doc = {"schema": "litgpt_cpu_saved/1",
+               "description": "One Lit-GPT 8641822 block (bench/accuracy/litgpt_saved.py), bf16, base weights "
+                              "frozen, LoRA on q and v: the bytes of every storage autograd keeps "
+                              "(saved_tensors_hooks, torch " + torch.__version__ + " on the CPU; attention by a "
+                              "stand-in saving what torch 2.1's flash kernel saves). The CPU keeps the dropout "
+                              "mask in bf16 (dropout_mask_bytes_cpu), CUDA in 1 byte; LayerNorm's mean and rstd in bf16 "
+                              "(layernorm_stats_bytes_cpu), CUDA in fp32; index_bytes is zero_pad's int64 index "
+                              "(batch independent).",
+               "cases": cases}
+        with open(a.out, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":
