@@ -70,6 +70,8 @@ enum class LineCode : uint8_t {
   kv_cache_layers,        // n0 cached elements per token and layer x (n1 full layers x seq + n2 windowed x n3
                           // tokens)
   kv_cache_latent,        // MLA: n0 latent elements per token (n1 naive per-head) x n2 layers x seq n3
+  kv_cache_cross,         // n0 cached elements per token and layer x (n1 self-attention layers x seq +
+                          // n2 cross-attention layers x n3 image tokens)
   bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
 };
 

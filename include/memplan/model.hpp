@@ -69,6 +69,12 @@ struct TransformerArch {
   // The MLP's activation is written out in Python ops, so autograd keeps its pieces: Hugging
   // Face's gelu_new (NewGELUActivation). false: one fused function (F.gelu, F.silu, ...).
   bool python_gelu = false;
+  // Cross-attention layers (Llama 3.2 Vision, mllama): `cross_attention_layers` of the `layers`
+  // attend to the image features instead of the text, so their KV cache holds
+  // `cross_attention_tokens` per sequence (the images' tiles x (patches + 1), set from the
+  // request's images) and no text tokens.
+  uint64_t cross_attention_layers = 0;
+  uint64_t cross_attention_tokens = 0;
 
   bool mla() const { return kv_lora_rank > 0; }
   uint64_t moe_layers() const { return experts ? layers - dense_layers : 0; }
@@ -112,6 +118,11 @@ struct ModelSpec {
   // Dynamic-resolution vision-language models (Qwen2-VL): one language-model token per
   // image_token_pixels x image_token_pixels square of the resized image; 0 = image_tokens per image.
   uint64_t image_token_pixels = 0;
+  // Tiled vision encoders (mllama): an image is cut into up to max_image_tiles tiles of
+  // image_tile_pixels x image_tile_pixels, each giving image_tile_tokens features (patches + 1).
+  uint64_t image_tile_tokens = 0;
+  uint64_t max_image_tiles = 0;
+  uint64_t image_tile_pixels = 0;
 };
 
 // How model files are read.

@@ -211,6 +211,17 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
              " = " + std::to_string(a.lines[0].bytes) + " B";
     }
+    case LineCode::kv_cache_cross: {
+      const Term& a = e.term(TermKind::activations);
+      const char* buffer = a.line_count ? kv_buffer_name(static_cast<KvBuffer>(a.lines[0].n[0])) : "";
+      return "KV cache = " + std::to_string(l.n[0]) + " elements per token (2 x kv heads x head dim) x (" +
+             std::to_string(l.n[1]) + " self-attention layers x " + std::to_string(t.per_sample) +
+             " text tokens + " + std::to_string(l.n[2]) + " cross-attention layers x " +
+             std::to_string(l.n[3]) + " image tokens) x " + std::to_string(t.batch) + " batch x " +
+             format_name(l.format, r) + " = " + std::to_string(l.bytes) +
+             " B; working buffer = hidden states (2 x seq x hidden) + " + buffer + " = " +
+             std::to_string(a.lines[0].bytes) + " B";
+    }
     case LineCode::kv_working_buffer:
       return std::string("working buffer (") + kv_buffer_name(static_cast<KvBuffer>(l.n[0])) +
              ") = " + group_thousands(l.bytes) + " B" +

@@ -32,6 +32,65 @@ uint64_t dynamic_image_tokens(uint64_t size, uint64_t f, std::string& how) {
   return (side / f) * (side / f);
 }
 
+// The side of the square canvas of tiles get_optimal_tiled_canvas (mllama) and get_best_fit
+// (Llama 4) choose for an S x S image: the smallest k x k canvas of tiles with k x tile >= S (the
+// least upscaling; among equal scales the smallest area), at most the largest square that fits in
+// max_tiles; a larger image is scaled down onto that one.
+uint64_t canvas_side(uint64_t size, const ModelSpec& m) {
+  uint64_t k = 1;
+  while ((k + 1) * (k + 1) <= m.max_image_tiles) ++k;
+  const uint64_t need = (size + m.image_tile_pixels - 1) / m.image_tile_pixels;
+  return std::max<uint64_t>(1, std::min(need, k));
+}
+
+// Llama 4: Llama4Processor._prompt_split_image writes an image of k x k > 1 tiles as
+// <|image_start|>, each tile's tokens followed by a separator (tile_x / tile_y), <|image|>, the
+// global tile's tokens, <|image_end|>; one tile: no tile tokens, only the global ones.
+uint64_t tiled_image_tokens(uint64_t size, const ModelSpec& m, std::string& how) {
+  const uint64_t k = canvas_side(size, m), tiles = k * k, t = m.image_tile_tokens;
+  const uint64_t tokens = 3 + t + (tiles > 1 ? tiles * (t + 1) : 0);
+  how = "--image-size " + std::to_string(size) + ": " + std::to_string(k) + " x " + std::to_string(k) +
+        " tiles of " + std::to_string(m.image_tile_pixels) + " px (get_best_fit, at most " +
+        std::to_string(m.max_image_tiles) + " tiles)" +
+        (tiles > 1 ? " x (" + std::to_string(t) + " tokens + a separator) + the global tile's "
+                   : ", the global tile's ") +
+        std::to_string(t) + " + 3 image tokens = " + std::to_string(tokens) + " tokens an image";
+  return tokens;
+}
+
+// mllama (Llama 3.2 Vision): each image adds one <|image|> token to the text, and its features
+// fill the cross-attention layers' KV cache: MllamaImageProcessor cuts it into tiles of
+// image_tile_pixels and pads every image to max_image_tiles tiles (pack_images), so the cache holds
+// max_image_tiles x image_tile_tokens per image whatever its size. For a square S x S image
+// get_optimal_tiled_canvas fills a k x k canvas, k = min(ceil(S / tile), floor(sqrt(max tiles))).
+void add_cross_attention_images(const PlanValues& v, EstimateRequest& r) {
+  if (!v.images) throw Error(Field::image_size, "needs --images N (how many images each sequence holds)");
+  const ModelSpec& m = r.model;
+  const uint64_t images = *v.images;
+  const uint64_t per_image = checked_mul(m.max_image_tiles, m.image_tile_tokens, "image tokens");
+  r.images = images;
+  r.image_size = v.image_size.value_or(0);
+  r.model.arch->cross_attention_tokens = checked_mul(images, per_image, "image tokens");
+  const uint64_t text = r.seq;
+  r.seq = checked_add(r.seq, images, "sequence length");
+  r.model.notes.push_back(
+      "--images " + std::to_string(images) + ": " + std::to_string(images) + " <|image|> token(s) + " +
+      std::to_string(text) + " text tokens = " + group_thousands(r.seq) +
+      " tokens in the self-attention layers; the " + std::to_string(m.arch->cross_attention_layers) +
+      " cross-attention layers cache " + std::to_string(images) + " x " + std::to_string(m.max_image_tiles) +
+      " tiles x " + std::to_string(m.image_tile_tokens) + " = " +
+      group_thousands(r.model.arch->cross_attention_tokens) + " image tokens each");
+  if (v.image_size) {
+    const uint64_t side = canvas_side(*v.image_size, m);
+    r.model.notes.push_back(
+        "--image-size " + std::to_string(*v.image_size) + ": the image fills " + std::to_string(side * side) +
+        " of its " + std::to_string(m.max_image_tiles) + " tiles of " + std::to_string(m.image_tile_pixels) +
+        " px (get_optimal_tiled_canvas)" +
+        (side * side < m.max_image_tiles ? "; transformers pads the rest with zeros and caches them too"
+                                         : ""));
+  }
+}
+
 }  // namespace
 
 void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
@@ -50,22 +109,18 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
               std::to_string(f) + " = " + std::to_string(per_image) +
               " tokens an image (the processor's smart_resize, default min/max pixels)";
   }
-  if (per_image == 0 && r.model.arch && r.model.arch->model_type == "mllama")
-    throw Error(
-        v.images ? Field::images : Field::image_size,
-        "is not counted for mllama (Llama 3.2 Vision): its images join no tokens to the text but are "
-        "read by the cross-attention layers, whose cache of image features memplan does not model yet");
+  if (per_image == 0 && r.model.image_tile_tokens && r.model.arch && r.model.arch->cross_attention_layers) {
+    add_cross_attention_images(v, r);
+    return;
+  }
   if (per_image == 0)
     throw Error(v.images ? Field::images : Field::image_size,
                 "applies to vision-language models (a config.json with a vision_config); " + r.model.name +
                     " takes no images");
   if (!v.images) throw Error(Field::image_size, "needs --images N (how many images each sequence holds)");
-  if (v.image_size && r.model.arch && r.model.arch->model_type == "llama4")
-    throw Error(
-        Field::image_size,
-        "is not counted for llama4: its processor cuts an image into up to 16 tiles plus a global one, "
-        "which memplan does not model; give --images alone (one tile, " +
-            std::to_string(per_image) + " tokens, per image)");
+  if (v.image_size && r.model.image_tile_tokens) {
+    per_image = tiled_image_tokens(*v.image_size, r.model, dynamic);
+  }
   const uint64_t images = *v.images;
   r.images = images;
   r.image_size = v.image_size.value_or(0);

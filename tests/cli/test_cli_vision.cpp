@@ -70,24 +70,55 @@ TEST_CASE("inspect shows each part of a vision-language model with its config fi
   CHECK(qwen.out.find("from vision_config: spatial_merge_size, hidden_size") != std::string::npos);
   const auto mllama = run_cli({"inspect", dir + "Llama-3.2-11B-Vision-Instruct.json"});
   CHECK(mllama.out.find("cross-attention extras x 8: 258 parameters each") != std::string::npos);
-  // Llama 3.2 Vision's images are not tokens of the text: --images is refused, saying why.
-  const auto images = run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode",
-                               "infer", "--seq", "100", "--images", "1"});
-  CHECK(images.code == 2);
-  CHECK(images.err.find("memplan: error: --images: is not counted for mllama") == 0);
+  CHECK(mllama.out.find("cross attention x 8") != std::string::npos);
+  CHECK(mllama.out.find("full attention x 32") != std::string::npos);
 }
 
-TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, --image-size refused", "[cli][vision]") {
+TEST_CASE("estimate --images on Llama 3.2 Vision: the cross-attention layers cache the image tiles",
+          "[cli][vision][mllama]") {
+  // By hand from transformers' mllama: 40 layers, 8 of them cross-attention (cross_attention_layers);
+  // 8 kv heads x 128 x 2 (K and V) x 2 B = 4,096 B per token and layer. The 32 self-attention layers
+  // cache the 100 text tokens + 1 <|image|> token; the 8 cross-attention layers cache the image:
+  // MllamaImageProcessor pads it to max_num_tiles 4 tiles of (560 / 14)^2 = 1,600 patches + 1 class
+  // token = 6,404 tokens, whatever its size. (32 x 101 + 8 x 6,404) x 4,096 B = 223,084,544 B.
+  const std::string dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+  const auto r =
+      run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode", "infer",
+               "--precision", "bf16", "--seq", "100", "--images", "1", "--format", "json"});
+  REQUIRE(r.err.empty());
+  CHECK(nlohmann::json::parse(r.out)["breakdown"]["kv_cache"] == 223084544ull);
+  const auto explain =
+      run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode", "infer",
+               "--precision", "bf16", "--seq", "100", "--images", "1", "--image-size", "448", "--explain"});
+  REQUIRE(explain.code == 0);
+  CHECK(explain.out.find("32 self-attention layers x 101 text tokens + 8 cross-attention layers x 6404 image "
+                         "tokens") != std::string::npos);
+  CHECK(explain.out.find("the image fills 1 of its 4 tiles") != std::string::npos);
+  // Two images: twice the image tokens (the cache does not depend on the text beyond its own layers).
+  const auto two =
+      run_cli({"estimate", "--config", dir + "Llama-3.2-11B-Vision-Instruct.json", "--mode", "infer",
+               "--precision", "bf16", "--seq", "100", "--images", "2", "--format", "json"});
+  CHECK(nlohmann::json::parse(two.out)["breakdown"]["kv_cache"] == (32ull * 102 + 8ull * 12808) * 4096);
+}
+
+TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, tiles from --image-size", "[cli][vision]") {
   // Scout's cache: 12 global layers hold every token, 36 chunked layers at most 8,192; below the
   // chunk all 48 hold all: 48 x 8 kv heads x 128 x 2 (K and V) x 2 B = 196,608 B a token.
-  // 100 text + 2 x 144 image tokens = 388.
+  // An image of one tile: <|image_start|>, <|image|>, 144 tokens, <|image_end|> = 147
+  // (Llama4Processor._prompt_split_image). 100 text + 2 x 147 image tokens = 394.
   const std::string s = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-4-Scout-17B-16E.json";
   const auto r = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq", "100",
                           "--images", "2", "--format", "json"});
   REQUIRE(r.err.empty());
-  CHECK(nlohmann::json::parse(r.out)["breakdown"]["kv_cache"] == 196608ull * 388);
-  const auto sized = run_cli({"estimate", "--config", s, "--mode", "infer", "--seq", "100", "--images", "1",
-                              "--image-size", "1024"});
-  CHECK(sized.code == 2);
-  CHECK(sized.err.find("memplan: error: --image-size: is not counted for llama4") == 0);
+  CHECK(nlohmann::json::parse(r.out)["breakdown"]["kv_cache"] == 196608ull * 394);
+  // 1,024 px: ceil(1,024 / 336) = 4, a 4 x 4 canvas (16 = max_patches): 16 x (144 + 1 separator)
+  // + the global tile's 144 + 3 = 2,467 tokens; 100 + 2,467 = 2,567.
+  const auto sized = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq",
+                              "100", "--images", "1", "--image-size", "1024", "--format", "json"});
+  REQUIRE(sized.err.empty());
+  CHECK(nlohmann::json::parse(sized.out)["breakdown"]["kv_cache"] == 196608ull * 2567);
+  // 600 px: a 2 x 2 canvas: 4 x 145 + 147 = 727 tokens.
+  const auto small = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq",
+                              "100", "--images", "1", "--image-size", "600", "--format", "json"});
+  CHECK(nlohmann::json::parse(small.out)["breakdown"]["kv_cache"] == 196608ull * 827);
 }

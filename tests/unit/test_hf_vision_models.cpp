@@ -7,6 +7,7 @@
 #include <string>
 
 #include <memplan/error.hpp>
+#include "core/memory/kv_cache.hpp"
 #include "core/models/hf_config.hpp"
 
 using namespace memplan;
@@ -94,6 +95,22 @@ TEST_CASE("Llama-3.2-11B-Vision: cross-attention layers, gated global vision lay
   REQUIRE(kind(m, "vision global layer"));
   CHECK(kind(m, "vision global layer")->layers == 8);
   CHECK(m.image_tokens == 0);  // images reach the text through cross-attention, not as tokens
+  // The cache per layer kind: 32 self-attention layers over the text, 8 cross-attention layers
+  // (cross_attention_layers) over the image's max_num_tiles 4 x ((560 / 14)^2 + 1) = 6,404 tokens.
+  CHECK(m.arch->cross_attention_layers == 8);
+  CHECK(m.max_image_tiles == 4);
+  CHECK(m.image_tile_tokens == 1601);
+  REQUIRE(kind(m, "cross attention"));
+  CHECK(kind(m, "cross attention")->layers == 8);
+  CHECK(kind(m, "cross attention")->kv_elements_per_token == 2 * 8 * 128);
+  REQUIRE(kind(m, "full attention"));
+  CHECK(kind(m, "full attention")->layers == 32);
+  TransformerArch a = *m.arch;
+  a.cross_attention_tokens = 2 * 6404;  // two images
+  InferenceOptions o;
+  o.seq = 1000;
+  // (32 x 1,000 + 8 x 12,808) x 2 x 8 x 128 x 2 B
+  CHECK(inference_memory(a, o).bytes == (32ull * 1000 + 8ull * 12808) * 4096);
 }
 
 TEST_CASE("Llama 4 Scout and Maverick: MoE language model + vision encoder + projector",
@@ -105,7 +122,8 @@ TEST_CASE("Llama 4 Scout and Maverick: MoE language model + vision encoder + pro
   CHECK(scout.parameters == 108641793536ull);
   CHECK(scout.active_parameters == 17172894720ull);
   CHECK(scout.active_parameters / 1000000000 == 17);
-  CHECK(scout.image_tokens == 144);        // (336 / 14)^2 = 576 patches, pixel shuffle 0.5 x 0.5
+  CHECK(scout.image_tile_tokens == 144);   // (336 / 14)^2 = 576 patches, pixel shuffle 0.5 x 0.5
+  CHECK(scout.image_tokens == 147);        // one tile + <|image_start|>, <|image|>, <|image_end|>
   CHECK(scout.arch->window_layers == 36);  // no_rope_layers: 36 chunked, 12 global
   const ModelSpec maverick = read_hf_config(k_dir + "Llama-4-Maverick-17B-128E.json");
   CHECK(maverick.parameters == 401583781376ull);

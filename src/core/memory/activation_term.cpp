@@ -167,6 +167,12 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
     kl.n[0] = c.elements_per_token;
     kl.n[1] = arch.heads * (arch.qk_nope_head_dim + arch.qk_rope_head_dim + arch.v_head_dim);
     kl.n[2] = arch.layers;
+  } else if (c.cross_layers) {  // self-attention layers over the text, cross-attention over the images
+    kl.code = LineCode::kv_cache_cross;
+    kl.n[0] = c.elements_per_token;
+    kl.n[1] = c.full_layers;
+    kl.n[2] = c.cross_layers;
+    kl.n[3] = c.cross_tokens;
   } else if (c.window_layers) {
     kl.code = LineCode::kv_cache_layers;
     kl.n[0] = c.elements_per_token;

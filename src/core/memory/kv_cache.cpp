@@ -1,7 +1,8 @@
 // Inference memory: the KV cache and the largest transient buffer of the prefill pass.
 //
 // KV cache = 2 (k and v) x layers x kv_heads x head_dim x seq x batch x bytes per element; a
-// windowed layer (sliding or chunked) holds min(window, seq) tokens; with multi-head latent
+// windowed layer (sliding or chunked) holds min(window, seq) tokens; a cross-attention layer
+// (mllama) holds the images' tokens instead of the text's; with multi-head latent
 // attention one latent of kv_lora_rank + qk_rope_head_dim per token and layer replaces 2 x kv_heads
 // x head_dim (the naive per-head layout, heads x (qk_nope + qk_rope + v), is kept as naive_bytes).
 // Working buffer (one forward pass of t tokens, no autograd; t = batch x seq, or the prefill
@@ -45,11 +46,14 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   kv.elements_per_token =
       arch.mla() ? checked_add(arch.kv_lora_rank, arch.qk_rope_head_dim, "kv elements") : mul3(2, kvh, hd);
   kv.window_layers = arch.attention_window ? std::min(arch.window_layers, arch.layers) : 0;
-  kv.full_layers = arch.layers - kv.window_layers;
+  kv.cross_layers = std::min(arch.cross_attention_layers, arch.layers - kv.window_layers);
+  kv.cross_tokens = kv.cross_layers ? arch.cross_attention_tokens : 0;
+  kv.full_layers = arch.layers - kv.window_layers - kv.cross_layers;
   kv.window_tokens = kv.window_layers ? std::min(arch.attention_window, s) : 0;
   const uint64_t layer_tokens =
-      checked_add(checked_mul(kv.full_layers, s, "kv elements"),
-                  checked_mul(kv.window_layers, kv.window_tokens, "kv elements"), "kv elements");
+      checked_add(checked_add(checked_mul(kv.full_layers, s, "kv elements"),
+                              checked_mul(kv.window_layers, kv.window_tokens, "kv elements"), "kv elements"),
+                  checked_mul(kv.cross_layers, kv.cross_tokens, "kv elements"), "kv elements");
   uint64_t elements = checked_mul(kv.elements_per_token, layer_tokens, "kv elements");
   kv.bytes_per_sample = bytes_for(elements, opts.kv_cost, "KV cache bytes");
   kv.bytes = checked_mul(opts.batch, kv.bytes_per_sample, "KV cache bytes");

@@ -37,6 +37,8 @@ struct KvCache {
   uint64_t full_layers = 0;
   uint64_t window_layers = 0;
   uint64_t window_tokens = 0;         // tokens a windowed layer holds
+  uint64_t cross_layers = 0;          // cross-attention layers (mllama): they hold the image tokens
+  uint64_t cross_tokens = 0;          // tokens a cross-attention layer holds (the images', not seq)
   uint64_t naive_bytes = 0;           // MLA: the per-head cache (heads x (k + v)) of a naive implementation
   uint64_t bytes = 0;                 // the cache, for the whole batch
   uint64_t bytes_per_sample = 0;      // the cache for one sequence

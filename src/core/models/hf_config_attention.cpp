@@ -3,6 +3,7 @@
 // the family's own rule in its transformers module; plus the fields that change no memory but
 // are read rather than ignored (soft-capping, sinks, q/k norms). Then the per-kind rows that
 // `inspect` prints.
+#include <algorithm>
 #include <string>
 
 #include "core/models/hf_config_reader.hpp"
@@ -220,9 +221,15 @@ std::vector<LayerKind> layer_kinds(const FamilyCount& r) {
               : "k and v: 2 x kv_heads " + to_s(a.resolved_kv_heads()) + " x head_dim " +
                     to_s(a.resolved_head_dim()) + " per token";
   const std::string kv_fields = a.mla() ? "kv_lora_rank, qk_rope_head_dim" : "num_key_value_heads, head_dim";
-  if (a.layers > a.window_layers)
-    out.push_back({a.mla() ? "full attention (latent)" : "full attention", a.layers - a.window_layers, 0, kv,
-                   0, cache, kv_fields});
+  const uint64_t cross = std::min(a.cross_attention_layers, a.layers - a.window_layers);
+  if (a.layers > a.window_layers + cross)
+    out.push_back({a.mla() ? "full attention (latent)" : "full attention", a.layers - a.window_layers - cross,
+                   0, kv, 0, cache, kv_fields});
+  if (cross)
+    out.push_back(
+        {"cross attention", cross, 0, kv, 0,
+         cache + ", over the image features (max_num_tiles x (patches + 1) tokens an image), not the text",
+         kv_fields + ", cross_attention_layers"});
   if (a.window_layers)
     out.push_back({a.chunked_attention ? "chunked attention" : "sliding attention", a.window_layers, 0, kv,
                    a.attention_window, cache + ", at most " + to_s(a.attention_window) + " tokens",

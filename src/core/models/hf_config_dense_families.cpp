@@ -110,6 +110,11 @@ void apply_dense_family(std::string_view mt, const TransformerArch& a, Parameter
     l.norm_tensors = 1;  // CohereLayerNorm has no bias
   } else if (mt == "olmo2") {
     l.qk_norm_width = all_heads;  // q_norm over heads x head_dim, k_norm over kv_heads x head_dim
+  } else if (mt == "phimoe") {
+    // A bare architecture (a preset) states no attention_bias / lm_head_bias: Phi-3.5-MoE-instruct,
+    // the published phimoe model, sets both (its config.json); a config.json is read as written.
+    l.qkv_bias = l.out_bias = true;
+    l.head_bias = true;
   } else if (mt == "glm4") {
     l.norms_per_layer = 4;  // input, post_self_attn, post_attention, post_mlp
     l.fused_gate_up = true;

@@ -71,6 +71,8 @@ struct FamilyCount {
       0;                         // dynamic resolution: one token per this many pixels a side (Qwen2-VL: 28)
   bool attention_read = false;   // the family read the attention kinds itself (from text_config)
   std::vector<LayerKind> parts;  // rows for inspect beyond the decoder's: vision tower, projector, ...
+  // Tiled vision encoders (mllama): features per tile, tiles per image, tile side in pixels.
+  uint64_t image_tile_tokens = 0, max_image_tiles = 0, image_tile_pixels = 0;
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);

@@ -76,19 +76,27 @@ FamilyCount count_llama4(ConfigReader& c, const std::string& mt) {
   r.tensors = r.tensors + 7 + Count(L) * 16 + 2 + 1;
   // One tile of image_size x image_size pixels: its patches, pixel-shuffled by ratio on each side.
   const double tokens = std::floor(static_cast<double>(patches) * ratio * ratio + 0.5);
-  r.image_tokens = static_cast<uint64_t>(tokens);
+  // Llama4Processor._prompt_split_image writes an image as <|image_start|>, the tiles' tokens each
+  // followed by a tile separator (only when there is more than one tile), <|image|>, the global
+  // tile's tokens and <|image_end|>: one tile = tokens + 3. Llama4ImageProcessorFast cuts an image
+  // into at most max_patches tiles, 16 in the processor's preprocessor_config.json (not in config.json).
+  r.image_tile_tokens = static_cast<uint64_t>(tokens);
+  r.image_tokens = r.image_tile_tokens + 3;
+  r.max_image_tiles = 16;
+  r.image_tile_pixels = size;
   r.notes.push_back(mt + ": language model (llama4_text, text_config) " + group_thousands(language.v) +
                     " parameters (" + group_thousands(language_active.v) +
                     " active); vision encoder (vision_config) " + group_thousands(tower.v) + "; projector " +
                     group_thousands(projector.v) +
                     "; active parameters are the language model's per token (the vision "
                     "encoder and projector run once per image tile)");
-  r.notes.push_back(mt + ": one image tile = " + to_s(r.image_tokens) +
-                    " language-model tokens ((image_size " + to_s(size) + " / patch_size " + to_s(p) +
-                    ")^2 = " + to_s(patches) + " patches x pixel_shuffle_ratio^2); " +
-                    field_ref(Field::images) +
-                    " counts one tile per image (a larger image "
-                    "is cut into several tiles plus a global one, each as many tokens)");
+  r.notes.push_back(
+      mt + ": one image tile = " + to_s(r.image_tile_tokens) + " language-model tokens ((image_size " +
+      to_s(size) + " / patch_size " + to_s(p) + ")^2 = " + to_s(patches) +
+      " patches x pixel_shuffle_ratio^2); an image of one tile is " + to_s(r.image_tokens) +
+      " tokens with <|image_start|>, <|image|> and <|image_end|>; a larger one (" +
+      field_ref(Field::image_size) + ") is cut into up to 16 tiles (the processor's max_patches) " +
+      "plus a global one, each tile with a separator token");
 
   r.parts.push_back({"vision layer", L, layer.v, 0, 0,
                      "q, k, v, o " + to_s(d) + " wide with biases + fc1/fc2 " + to_s(I) +

@@ -87,6 +87,10 @@ FamilyCount count_mllama(ConfigReader& c, const std::string& mt) {
   const Count projector = Count(out) * h + h;
 
   r.total = language + tower + projector;
+  r.arch.cross_attention_layers = X;
+  r.image_tile_tokens = positions;
+  r.max_image_tiles = tiles;
+  r.image_tile_pixels = size;
   r.tensors = r.tensors + Count(X) * 4 + 13 + Count(L) * 12 + Count(G) * 14 + 2;
   r.image_tokens = 0;
   r.notes.push_back(mt + ": language model (text_config, " + to_s(a.layers) + " layers, " + to_s(X) +
@@ -95,11 +99,12 @@ FamilyCount count_mllama(ConfigReader& c, const std::string& mt) {
                     " layers + " + to_s(G) + " gated global layers, " + to_s(tiles) + " tiles of " +
                     to_s(positions) + " positions) " + group_thousands(tower.v) + "; projector " +
                     group_thousands(projector.v));
-  r.notes.push_back(mt + ": an image adds no tokens to the text (one <|image|> token); the " + to_s(X) +
-                    " cross-attention layers attend to its " + to_s(tiles) + " x " + to_s(positions) +
-                    " projected patch features. The KV cache here counts all " + to_s(a.layers) +
-                    " layers over the text; the cross-attention layers really cache the image's features "
-                    "instead (not modelled)");
+  r.notes.push_back(
+      mt + ": an image adds one <|image|> token to the text; the " + to_s(X) +
+      " cross-attention layers cache k and v of its features instead of the text's: " + to_s(tiles) +
+      " tiles (max_num_tiles; transformers' processor pads every image to " + "that many) x " +
+      to_s(positions) + " (patches + class token) = " + to_s(tiles * positions) +
+      " tokens an image; the other " + to_s(a.layers - X) + " layers cache the text");
 
   r.parts.push_back(
       {"cross-attention extras", X, cross_extra.v, 0, 0,
