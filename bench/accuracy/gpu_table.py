@@ -31,17 +31,21 @@ DATA = os.path.join(ROOT, "tests", "data", "gpu_measurements.json")
 BERT = ["--model", "bert-large-uncased", "--seq", "512", "--attention", "eager", "--overhead", "1343MiB",
         "--zero-grad", "zeros", "--optimizer-loop", "per-tensor"]
 GA4 = ["--grad-accum", "4"]
-# Lit-GPT: LM head and cross-entropy by chunks of 128 positions in bf16 (no fp32 logits); its own
-# LoRA layers in the model's format (bf16-true) with lora_dropout 0.05 on the adapters' input.
-LITGPT_LORA = ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--optimizer", "adamw",
-               "--attention", "sdpa", "--loss", "chunked", "--lora-dtype", "base", "--lora-dropout", "0.05"]
-STABLELM_3B = ["--family", "gpt2", "--layers", "16", "--hidden", "4096", "--heads", "32", "--intermediate",
-               "16384", "--vocab", "50688"]
-PHI_15 = ["--family", "gpt2", "--layers", "24", "--hidden", "2048", "--heads", "32", "--intermediate", "8192",
-          "--vocab", "51200"]
+# Lit-GPT at commit 8641822 on Lightning Fabric 2.1 and torch 2.1 (--framework litgpt, framework.hpp):
+# LM head and cross-entropy by chunks of 128 positions, the logits converted to fp32 by Fabric's
+# bf16-true; its own LoRAQKVLinear on the fused qkv in the model's format (bf16-true) with lora_dropout
+# 0.05 on the adapter's input; its RMSNorm in bf16 (torch 2.1's mean keeps x*x).
+LITGPT = ["--framework", "litgpt"]
+LITGPT_LORA = LITGPT + ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--optimizer", "adamw",
+                        "--attention", "sdpa", "--loss", "chunked", "--lora-dtype", "base", "--lora-dropout", "0.05"]
+HF_CONFIGS = "tests/data/hf_configs"  # relative: memplan runs in the repository root
+# The real families: StableLM-alpha is GPT-NeoX (parallel residual, LayerNorm, rotary on 25%), Phi-1.5 a
+# parallel block with one shared LayerNorm and rotary on half of each head.
+STABLELM_3B = ["--config", HF_CONFIGS + "/stablelm-base-alpha-3b.json"]
+PHI_15 = ["--config", HF_CONFIGS + "/phi-1_5.json"]
 CODELLAMA_34B = ["--family", "llama", "--layers", "48", "--hidden", "8192", "--heads", "64", "--kv-heads", "8",
                  "--intermediate", "22016", "--vocab", "32000"]
-INFER = ["--mode", "infer", "--precision", "bf16", "--seq", "57", "--batch", "1"]
+INFER = LITGPT + ["--mode", "infer", "--precision", "bf16", "--seq", "57", "--batch", "1"]
 
 # id -> the memplan flags a user would give for that run (None: not expressible, with the reason).
 ARGS = {
@@ -66,11 +70,11 @@ ARGS = {
     "litgpt23-llama2-7b-qlora-nf4-mb1": ["--model", "llama-2-7b", "--seq", "1304", "--batch", "1",
                                          "--quantize", "nf4"] + LITGPT_LORA,
     "litgpt23-llama2-7b-qlora-nf4dq-mb1": ["--model", "llama-2-7b", "--seq", "1304", "--batch", "1",
-                                           "--quantize", "nf4"] + LITGPT_LORA,
+                                           "--quantize", "nf4-dq"] + LITGPT_LORA,
     "litgpt23-llama2-13b-qlora-nf4-mb1": ["--model", "llama-2-13b", "--seq", "1304", "--batch", "1",
                                           "--quantize", "nf4"] + LITGPT_LORA,
     "litgpt23-llama2-13b-qlora-nf4dq-mb1": ["--model", "llama-2-13b", "--seq", "1304", "--batch", "1",
-                                            "--quantize", "nf4"] + LITGPT_LORA,
+                                            "--quantize", "nf4-dq"] + LITGPT_LORA,
     "litgpt23-stablelm3b-lora-mb1": STABLELM_3B + ["--seq", "1034", "--batch", "1"] + LITGPT_LORA,
     "litgpt23-stablelm3b-lora-mb2": STABLELM_3B + ["--seq", "1034", "--batch", "2"] + LITGPT_LORA,
     "litgpt23-stablelm3b-lora-mb4": STABLELM_3B + ["--seq", "1034", "--batch", "4"] + LITGPT_LORA,
@@ -78,17 +82,18 @@ ARGS = {
     "litgpt23-llama2-7b-infer-bf16": ["--model", "llama-2-7b"] + INFER,
     "litgpt23-llama2-13b-infer-bf16": ["--model", "llama-2-13b"] + INFER,
     "litgpt23-llama2-7b-infer-nf4": ["--model", "llama-2-7b", "--quantize", "nf4"] + INFER,
-    "litgpt23-llama2-7b-infer-nf4dq": ["--model", "llama-2-7b", "--quantize", "nf4"] + INFER,
+    "litgpt23-llama2-7b-infer-nf4dq": ["--model", "llama-2-7b", "--quantize", "nf4-dq"] + INFER,
     "litgpt23-llama2-13b-infer-nf4": ["--model", "llama-2-13b", "--quantize", "nf4"] + INFER,
-    "litgpt23-llama2-13b-infer-nf4dq": ["--model", "llama-2-13b", "--quantize", "nf4"] + INFER,
+    "litgpt23-llama2-13b-infer-nf4dq": ["--model", "llama-2-13b", "--quantize", "nf4-dq"] + INFER,
     "litgpt23-codellama34b-infer-nf4": CODELLAMA_34B + ["--quantize", "nf4"] + INFER,
-    "litgpt23-codellama34b-infer-nf4dq": CODELLAMA_34B + ["--quantize", "nf4"] + INFER,
+    "litgpt23-codellama34b-infer-nf4dq": CODELLAMA_34B + ["--quantize", "nf4-dq"] + INFER,
     "litgpt23-stablelm3b-infer-bf16": STABLELM_3B + INFER,
 }
 
 
 def run_memplan(binary, args):
-    p = subprocess.run([binary, "estimate", *args, "--format", "json"], capture_output=True, text=True)
+    p = subprocess.run([os.path.abspath(binary), "estimate", *args, "--format", "json"], capture_output=True,
+                       text=True, cwd=ROOT)
     if p.returncode != 0:
         return None, p.stderr.strip()
     return json.loads(p.stdout), ""
@@ -150,6 +155,10 @@ def main():
     ap.add_argument("--memplan", default=os.environ.get("MEMPLAN_BINARY", os.path.join(ROOT, "build", "memplan")))
     ap.add_argument("--write", default=None, help="insert the table into this markdown file")
     ap.add_argument("--json", default=None, help="also write the rows as JSON")
+    ap.add_argument("--replay", default=None,
+                    help="write the rows' commands, measured bytes and errors for tests/cli/test_cli_gpu_published.cpp "
+                         "(tests/data/gpu_measurements_replay.json): rows inside -5%% .. +10%% must stay inside, the "
+                         "others are listed with their error and must not move")
     args = ap.parse_args()
     rows = compare(args.memplan)
     text = table(rows)
@@ -158,6 +167,22 @@ def main():
         write(args.write, text)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
+    if args.replay:
+        out = []
+        for r in rows:
+            if "error" not in r:
+                continue
+            out.append({"id": r["id"], "counter": r["kind"], "measured": r["measured"], "args": r["args"],
+                        "error": round(r["error"], 4), "in_band": -0.05 <= r["error"] <= 0.10})
+        doc = {"schema": "gpu_measurements_replay/1",
+               "description": "Written by bench/accuracy/gpu_table.py --replay: each expressible row of "
+                              "tests/data/gpu_measurements.json as the memplan command that replays it (run in the "
+                              "repository root), the measured bytes and memplan's error when written. "
+                              "counter allocated = peak_bytes, nvidia-smi = required_bytes.",
+               "rows": out}
+        with open(args.replay, "w") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":

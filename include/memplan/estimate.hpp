@@ -72,6 +72,7 @@ enum class LineCode : uint8_t {
   kv_cache_latent,        // MLA: n0 latent elements per token (n1 naive per-head) x n2 layers x seq n3
   kv_cache_cross,         // n0 cached elements per token and layer x (n1 self-attention layers x seq +
                           // n2 cross-attention layers x n3 image tokens)
+  bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
 };
 
 // What a product line counts.
@@ -82,7 +83,8 @@ enum class Counted : uint8_t {
   gradients,
   gradient_copy,  // the fp32 gradient copy the optimizer steps on (--grad-format half+fp32)
   master_weights,
-  optimizer_state
+  optimizer_state,
+  unquantised_embedding  // the token embedding a Linear-only quantiser leaves in the weight format
 };
 
 // The inference working buffer kinds (kv_cache.cpp).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <memplan/compute.hpp>
+#include <memplan/framework.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/optimizer.hpp>
@@ -65,6 +66,9 @@ struct EstimateRequest {
   // max_num_batched_tokens, llama.cpp's n_batch); the working buffer covers this many tokens,
   // not the whole batch at once. 0 = the whole batch in one pass.
   uint64_t prefill_chunk = k_default_prefill_chunk;
+  // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
+  // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
+  Framework framework = Framework::hf;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
   // weights, gradients and optimizer state are fp32 whatever the recipe's formats.

@@ -49,6 +49,9 @@ enum class TransientCode : uint8_t {
   foreach_copy,       // torch foreach AdamW: one copy of n0 trainable numbers x n1 B (sqrt of exp_avg_sq)
   per_tensor_copies,  // torch 1.13 per-tensor AdamW: 2 x the largest tensor, n0 numbers x n1 B
   mlp_gradients,      // the last layer's backward: n0 tokens x (n1 MLP width + hidden) gradients
+  // The LM head's backward under Lit-GPT's bitsandbytes 4-bit layers: cross-entropy's two gradients
+  // of n0 B each, and the head's weight (n1 elements) dequantised to fp16 and cast to bf16 (4 B each).
+  loss_and_dequant,
 };
 
 struct Transient {

@@ -143,6 +143,10 @@ void device_rule(const std::string& flag, const std::string& text, V& v) {
 
 void loss_rule(const std::string& flag, const std::string& text, V& v) { v.loss = parse_loss(flag, text); }
 
+void framework_rule(const std::string& flag, const std::string& text, V& v) {
+  v.framework = parse_framework(flag, text);
+}
+
 void zero_grad_rule(const std::string& flag, const std::string& text, V& v) {
   one_of(flag, text, {"none", "zeros"});
   v.grads_kept = text == "zeros";
@@ -305,6 +309,10 @@ const std::vector<OptionSpec>& table() {
        "The training loop keeps the logits through backward (logits = model(x); nanoGPT, Lit-GPT); "
        "default: only the loss (HF Trainer)",
        switch_rule<&V::keep_logits>, true},
+      {"--framework", F::framework,
+       "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric 2.1 "
+       "and torch 2.1: its RMSNorm, fused-qkv LoRA, fp32 logits, bitsandbytes layers)",
+       framework_rule},
   };
   return t;
 }

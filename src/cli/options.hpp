@@ -69,6 +69,7 @@ struct PlanValues {
   std::optional<bool> lora_fp32;       // --lora-dtype fp32 (true) or base (false)
   std::optional<double> lora_dropout;  // in [0, 1)
   bool keep_logits = false;            // the training loop keeps the logits through backward
+  std::optional<Framework> framework;  // hf (default) or litgpt
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -333,6 +333,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.overhead_bytes = v.overhead.value_or(k_default_overhead_bytes);
   r.device = v.device.value_or(Device::cuda);
   r.loss = v.loss.value_or(Loss::plain);
+  r.framework = v.framework.value_or(Framework::hf);
   r.keep_logits = v.keep_logits;
   r.grad_accum = v.grad_accum.value_or(1);
   r.grads_kept = v.grads_kept.value_or(false);
@@ -402,6 +403,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["device"] = to_string(r.device);
   in["loss"] = to_string(r.loss);
   if (v.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
+  if (r.framework != Framework::hf) in["framework"] = to_string(r.framework);  // likewise
   in["grad_accum"] = r.grad_accum;
   in["zero_grad"] = r.grads_kept ? "zeros" : "none";
   if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged

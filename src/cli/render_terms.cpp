@@ -97,6 +97,8 @@ const char* counted_name(Counted c) {
       return "master weights";
     case Counted::optimizer_state:
       return "";
+    case Counted::unquantised_embedding:
+      return "token embedding (not an nn.Linear: bitsandbytes leaves it unquantised)";
   }
   return "";
 }
@@ -225,6 +227,10 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              ") = " + group_thousands(l.bytes) + " B" +
              (l.n[1] ? " for one prefill pass of " + group_thousands(l.n[1]) + " tokens (--prefill-chunk)"
                      : "");
+    case LineCode::bnb_dequant_weight:
+      return "bitsandbytes dequantises the largest 4-bit weight for the prompt's matmul (Lit-GPT: an fp16 "
+             "copy, cast to bf16) = " +
+             group_thousands(l.n[0]) + " x 4 B = " + group_thousands(l.bytes) + " B";
     case LineCode::most_loaded:
       return std::string(term_key(t.kind)) + " on the most-loaded GPU = " + group_thousands(l.bytes) +
              " B (one GPU would hold " + group_thousands(l.n[0]) + " B)";

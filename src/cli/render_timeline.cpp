@@ -26,6 +26,11 @@ std::string transient_text(const Transient& t) {
              "hidden state, " +
              group_thousands(t.n[0]) + " tokens x (" + group_thousands(t.n[1]) +
              " + hidden) = " + group_thousands(t.bytes) + " B";
+    case TransientCode::loss_and_dequant:
+      return "cross-entropy's backward, 2 x " + group_thousands(t.n[0]) +
+             " B, while bitsandbytes' 4-bit LM head dequantises its weight for the input gradient (an fp16 "
+             "copy, cast to bf16: " +
+             group_thousands(t.n[1]) + " x 4 B) = " + group_thousands(t.bytes) + " B";
     case TransientCode::per_tensor_copies:
       return "per-tensor AdamW (torch 1.13, foreach=False; --optimizer-loop): sqrt(exp_avg_sq) and its "
              "quotient for the largest tensor, 2 x " +

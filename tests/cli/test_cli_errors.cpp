@@ -212,6 +212,8 @@ const BadInput k_bad_inputs[] = {
      "--lora-dropout: \"1\" is outside [0, 1) (expected a dropout probability, e.g. 0.05)"},
     {{"estimate", "--model", "llama-2-7b", "--lora", "8", "--lora-dropout", "x"},
      "--lora-dropout: \"x\" is not a number"},
+    {{"estimate", "--model", "llama-2-7b", "--framework", "lightning"},
+     "--framework: \"lightning\" is not a framework (expected hf or litgpt)"},
     {{"estimate", "--model", "llama-2-7b", "--keep-logits=maybe"},
      "--keep-logits: \"maybe\" is not valid (a switch: expected it alone, or =true / =false)"},
     {{"estimate", "--mlp", "3,4", "--batchnorm=maybe"},

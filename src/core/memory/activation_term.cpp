@@ -28,6 +28,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.loss = r.loss;
   o.keep_logits = r.keep_logits;
   o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  o.litgpt = r.framework == Framework::litgpt;
   o.record = record;
   return o;
 }
@@ -137,6 +138,10 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   }
   TransformerArch arch = *m.arch;
   apply_layout_defaults(arch);
+  const bool litgpt = r.framework == Framework::litgpt;
+  // Lit-GPT's KVCache (lit_gpt/model.py build_kv_cache at 8641822) holds every query head unless
+  // there is a single kv head: grouped k and v are expanded before they are cached.
+  if (litgpt && arch.resolved_kv_heads() != 1) arch.kv_heads = arch.heads;
   InferenceOptions o;
   o.batch = r.batch;
   o.seq = r.seq;
@@ -185,6 +190,24 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   wl.n[1] = c.prefill_tokens < r.batch * r.seq ? c.prefill_tokens : 0;  // a chunk, not the whole batch
   wl.bytes = c.working_buffer_bytes;
   a.add(wl);
+  // Lit-GPT on Fabric's bitsandbytes layers: a matmul of more than one token (the prompt) dequantises
+  // the 4-bit weight to fp16 (Fabric quantised it from an fp16 copy) and casts it to bf16.
+  const bool bnb =
+      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  if (litgpt && bnb) {
+    const uint64_t hd = arch.resolved_head_dim();
+    const uint64_t qkv =
+        checked_mul(arch.hidden, checked_mul(arch.heads + 2 * m.arch->resolved_kv_heads(), hd, "w"), "w");
+    const uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "w");
+    const uint64_t largest =
+        std::max({checked_mul(arch.vocab, arch.hidden, "w"), qkv, checked_mul(arch.hidden, ff, "w")});
+    Line dl{};
+    dl.code = LineCode::bnb_dequant_weight;
+    dl.n[0] = largest;
+    dl.bytes = checked_mul(4, largest, "activation bytes");
+    a.add(dl);
+    a.bytes = checked_add(a.bytes, dl.bytes, "activation bytes");
+  }
 }
 
 }  // namespace

@@ -52,6 +52,9 @@ struct ActivationOptions {
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;
+  // Lit-GPT 8641822 on Fabric 2.1 / torch 2.1 runs the step (framework.hpp): its RMSNorm, fused
+  // qkv (v a view of it) and LoRAQKVLinear, F.gelu, fp32 logits by chunks, a 4-bit LM head.
+  bool litgpt = false;
   // List the rows and notes (false: only the byte counts, which builds no string).
   bool record = true;
 };

@@ -11,7 +11,7 @@ namespace memplan::detail {
 
 LayerModel::Grads LayerModel::lora_grads(bool first) const {
   const LoraTargets& t = *m_opts.lora;
-  const bool fused = m_arch.fused_qkv && (t.q || t.k || t.v);
+  const bool fused = (m_arch.fused_qkv || m_opts.litgpt) && (t.q || t.k || t.v);
   Grads g;
   g.in = !first;
   g.q = g.in || t.q || fused;
@@ -51,6 +51,24 @@ void LayerModel::lora_intermediate(Entries& e, const std::string& matrix) const 
   add_entry(
       e, [&] { return matrix + " LoRA x.A (B input, rank " + std::to_string(m_opts.lora->rank) + ")"; },
       {m_shape.s, m_opts.lora->rank}, lora_format());
+}
+
+// Lit-GPT's LoRAQKVLinear (lit_gpt/lora.py at 8641822): one A for every adapted part of the fused
+// qkv (x.A is n x rank wide, kept by the grouped conv1d that applies B), and when not all of q, k,
+// v are adapted zero_pad scatters the (batch, seq, adapted widths) update into the full width with
+// index_copy, whose backward keeps that source (a reshape copy). Measured with
+// bench/accuracy/litgpt_saved.py (saved_tensors_hooks).
+void LayerModel::litgpt_qkv_adapter(Entries& e) const {
+  const LoraTargets& t = *m_opts.lora;
+  if (!(t.q || t.k || t.v)) return;
+  const Shape& d = m_shape;
+  const uint64_t parts = uint64_t(t.q) + uint64_t(t.k) + uint64_t(t.v);
+  add_entry(
+      e, [&] { return "qkv LoRA x.A (conv1d input, " + std::to_string(parts) + " x rank)"; },
+      {d.s, checked_mul(parts, m_opts.lora->rank, "LoRA width")}, lora_format());
+  if (parts == 3) return;
+  const uint64_t width = (t.q ? d.qd : 0) + (t.k ? d.kvd : 0) + (t.v ? d.kvd : 0);
+  add_entry(e, "qkv LoRA update before zero_pad (index_copy source, kept)", {d.s, width}, lora_format());
 }
 
 // peft >= 0.12 keeps the adapters in fp32 when the model is half (autocast_adapter_dtype=True,
@@ -134,7 +152,12 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
   const bool qk = g.q || g.k;
   const char* o_input = "attention output (o LoRA input)";
   if (!m_eager) {  // the fused kernel keeps all or nothing
-    if (g.attn) {
+    if (g.attn && m_opts.litgpt) {
+      litgpt_qkv(e);
+      add_entry(e, t.o && !lora_copies_input() ? o_input : "attention output", {d.s, d.qd}, m_act);
+      add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+      if (t.o && lora_copies_input()) lora_inputs(e, "attention output", {"o"}, d.qd, m_act);
+    } else if (g.attn) {
       add_entry(e, "q", {d.s, d.qd}, m_act);
       add_entry(e, "k", {d.s, d.kvd}, m_act);
       add_entry(e, "v", {d.s, d.kvd}, m_act);
@@ -182,7 +205,7 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
     if (g.up) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
     if (down_input && (lora_copies_input() || !g.up)) lora_inputs(e, "ReLU output", {"down"}, d.ff, m_act);
   } else {
-    if (g.up && m_arch.python_gelu)
+    if (g.up && m_arch.python_gelu && !m_opts.litgpt)
       gelu_new(e);
     else if (g.up)
       add_entry(
@@ -207,13 +230,19 @@ Entries LayerModel::lora_layer(bool first) const {
   e.record = m_opts.record;
   if (m_arch.norm_first) {
     norm(e, "attention norm", g.in, true);
-    lora_inputs(e, "attention norm output (q/k/v LoRA input)", qkv, m_shape.h, m_res);
+    if (m_opts.litgpt && !qkv.empty())  // one LoRAQKVLinear adapter for all of q, k, v
+      lora_inputs(e, "attention norm output (qkv LoRA input)", {"qkv"}, m_shape.h, m_res);
+    else
+      lora_inputs(e, "attention norm output (q/k/v LoRA input)", qkv, m_shape.h, m_res);
   } else if (!(fed_hidden && !m_opts.autocast &&
                !lora_copies_input())) {  // the model's input is no activation
     lora_inputs(e, "layer input (q/k/v LoRA input)", qkv, m_shape.h, m_res);
   }
   qk_norms(e, g.q, g.k);
-  for (const std::string& m : qkv) lora_intermediate(e, m);
+  if (m_opts.litgpt)
+    litgpt_qkv_adapter(e);
+  else
+    for (const std::string& m : qkv) lora_intermediate(e, m);
   lora_attention_core(e, g);
   if (t.o) lora_intermediate(e, "o");
   if (m_drop_hidden && g.attn_out)

@@ -67,6 +67,24 @@ void LayerModel::norm(Entries& e, const char* name_text, bool input_grad, bool c
   const Shape& d = m_shape;
   const std::string_view name = name_text;
   if (m_opts.lora && !input_grad) return;  // frozen weight, input needs no gradient: keeps nothing
+  if (m_arch.norm == "rmsnorm" && m_opts.litgpt) {
+    // Lit-GPT's RMSNorm: x * rsqrt(mean(x * x) + eps) * weight in the model's format. x * x and
+    // x * rsqrt keep x; torch 2.1's mean keeps its input x * x (pytorch/pytorch#109935, torch 2.2).
+    if (input_grad) {
+      if (count_input)
+        add_entry(
+            e, [&] { return std::string(name) + " input"; }, {d.s, d.h}, m_res);
+      add_entry(
+          e, [&] { return std::string(name) + " input squared (torch 2.1's mean keeps its input)"; },
+          {d.s, d.h}, m_res);
+      add_entry(
+          e, [&] { return std::string(name) + " rsqrt"; }, {d.s, 1}, m_res);
+    }
+    if (!m_opts.lora)
+      add_entry(
+          e, [&] { return std::string(name) + " normalised (weight-multiply input)"; }, {d.s, d.h}, m_res);
+    return;
+  }
   if (m_arch.norm == "rmsnorm") {
     if (input_grad) {
       bool already_fp32 = m_res.cost == detail::fp32_fmt().cost;
@@ -133,11 +151,34 @@ void LayerModel::attention_core(Entries& e) const {
     add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
     return;
   }
+  if (m_opts.litgpt) {
+    litgpt_qkv(e);
+    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+    add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+    return;
+  }
   add_entry(e, "q", {d.s, d.qd}, m_act);
   add_entry(e, "k", {d.s, d.kvd}, m_act);
   add_entry(e, "v", {d.s, d.kvd}, m_act);
   add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
   add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+}
+
+// What sdpa keeps of q, k, v in Lit-GPT (lit_gpt/model.py CausalSelfAttention at 8641822): q and k
+// are new tensors (rotary, then torch.cat with the unrotated part); with grouped kv heads k and v
+// are expanded to every query head and reshaped into copies; without grouping v is a view of the
+// fused qkv Linear's output, so the whole output stays alive with it.
+void LayerModel::litgpt_qkv(Entries& e) const {
+  const Shape& d = m_shape;
+  const bool grouped = m_arch.resolved_kv_heads() != m_arch.heads;
+  add_entry(e, "q (rotary + cat copy)", {d.s, d.qd}, m_act);
+  add_entry(e, grouped ? "k (expanded to every head, rotary + cat copy)" : "k (rotary + cat copy)",
+            {d.s, grouped ? d.qd : d.kvd}, m_act);
+  if (grouped)
+    add_entry(e, "v (expanded to every head and reshaped: a copy)", {d.s, d.qd}, m_act);
+  else
+    add_entry(e, "fused qkv output (v is a view of it: sdpa keeps all of it)",
+              {d.s, checked_add(d.qd, checked_mul(2, d.kvd, "qkv width"), "qkv width")}, m_act);
 }
 
 // HF's q_norm / k_norm (Qwen3RMSNorm and kin) on the projections' output: x.float() kept by x^2
@@ -182,7 +223,7 @@ void LayerModel::mlp_core(Entries& e) const {
         e, [&] { return fn + "(gate) x up (down projection input)"; }, {d.s, d.ff}, m_act);
   } else if (fn == "relu") {
     add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
-  } else if (m_arch.python_gelu) {
+  } else if (m_arch.python_gelu && !m_opts.litgpt) {
     gelu_new(e);
     add_entry(e, "gelu_new output (down projection input)", {d.s, d.ff}, m_act);
   } else {
@@ -223,7 +264,7 @@ Entries LayerModel::layer(bool first) const {
   e.record = m_opts.record;
   const Shape& d = m_shape;
   const bool fed_hidden = first && m_arch.vocab == 0;
-  const uint64_t qkv_calls = m_arch.fused_qkv ? 1 : 3;
+  const uint64_t qkv_calls = m_arch.fused_qkv || m_opts.litgpt ? 1 : 3;
   const uint64_t mlp_calls = m_arch.gated_mlp ? 2 : 1;
   if (m_arch.norm_first) {
     norm(e, "attention norm", !fed_hidden, !fed_hidden);
@@ -259,7 +300,9 @@ Entries LayerModel::outside() const {
   if (d.vocab > 0 && m_drop_hidden && !lora) add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
   if (m_arch.final_norm) norm(e, "final norm", true, true);
   if (!(m_arch.causal && d.vocab > 0)) return e;
-  if (lora)
+  if (lora && m_opts.litgpt && m_opts.bnb_4bit)
+    add_entry(e, "final norm output (kept by bitsandbytes' 4-bit LM head)", {d.s, d.h}, m_res);
+  else if (lora)
     ;  // a frozen LM head keeps no input
   else if (m_opts.autocast)
     add_entry(
@@ -269,6 +312,16 @@ Entries LayerModel::outside() const {
   if (m_opts.loss == Loss::fused) {
     add_entry(e, "LM head input's gradient (fused linear cross-entropy computes it in forward)", {d.s, d.h},
               m_act);
+    return e;
+  }
+  if (m_opts.loss == Loss::chunked && m_opts.litgpt) {
+    // Lit-GPT 8641822: model(x, lm_head_chunk_size=128) returns every chunk; Fabric's bf16-true
+    // converts the output to the default dtype (fp32) and chunked_cross_entropy keeps each chunk's
+    // fp32 log-softmax. The training loop holds the logits through backward.
+    add_entry(e, "logits, every chunk, converted to fp32 by Fabric (held by the training loop)",
+              {d.s, d.vocab}, detail::fp32_fmt());
+    add_entry(e, "log-softmax of each chunk (fp32, kept by cross-entropy)", {d.s, d.vocab},
+              detail::fp32_fmt());
     return e;
   }
   if (m_opts.loss == Loss::chunked) {
@@ -412,8 +465,8 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
         bytes_for(checked_mul(d.s, d.vocab, "logits"), model.loss_format().cost, "activation bytes");
   else if (arch.causal && d.vocab > 0 && opts.loss == Loss::chunked)
     ledger.loss_input_bytes_per_sample =
-        bytes_for(checked_mul(std::min<uint64_t>(d.s, k_loss_chunk), d.vocab, "logits"), model.act().cost,
-                  "activation bytes");
+        bytes_for(checked_mul(std::min<uint64_t>(d.s, k_loss_chunk), d.vocab, "logits"),
+                  opts.litgpt ? detail::fp32_fmt().cost : model.act().cost, "activation bytes");
   else if (arch.causal && d.vocab > 0)
     ledger.loss_input_bytes_per_sample = 0;  // fused: no logits gradient as a whole
   else
@@ -473,6 +526,11 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
         "LoRA r=" + std::to_string(opts.lora->rank) + " on " + lora_target_names(*opts.lora, arch) +
         ": base weights frozen, so frozen Linears keep no input and layer 0 keeps only what its adapters "
         "need; each adapter keeps its input and x.A (batch x seq x r)");
+  if (opts.litgpt)
+    n.push_back(
+        "Lit-GPT 8641822 on Fabric 2.1 and torch 2.1 (framework litgpt): RMSNorm in the model's format "
+        "with torch 2.1's mean keeping x*x, one fused qkv Linear (v a view of its output), LoRAQKVLinear's "
+        "one dropout and zero_pad source, fp32 logits by chunks (Fabric converts the output), F.gelu");
   if (arch.intermediate == 0) n.push_back("intermediate size unknown: 4 x hidden assumed");
   if (arch.experts > 0)
     n.push_back("mixture of experts: MLP activations counted for " +

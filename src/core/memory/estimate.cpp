@@ -53,9 +53,24 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   if (r.quantize) {
     const StorageFormat& q = storage_format(*r.quantize);
     t.basis = Basis::quantized;
-    const uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
+    uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
+    // Lit-GPT's bitsandbytes precision (Fabric) replaces nn.Linear layers only: the token
+    // embedding stays in the weight format (framework.hpp).
+    const bool bnb = *r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq;
+    const uint64_t emb = r.framework == Framework::litgpt && bnb && r.model.arch
+                             ? checked_mul(r.model.arch->vocab, r.model.arch->hidden, "parameter bytes")
+                             : 0;
+    uint64_t eb = 0;
+    if (emb && emb < frozen) {
+      frozen -= emb;
+      eb = bytes_for(emb, r.recipe.weights.cost, "parameter bytes");
+    }
     t.bytes = bytes_for(frozen, q.cost, "parameter bytes");
     t.add(product(Counted::frozen_weights, FormatId::quantized, frozen, t.bytes));
+    if (eb) {
+      t.add(product(Counted::unquantised_embedding, FormatId::weights, emb, eb));
+      t.bytes = checked_add(t.bytes, eb, "parameter bytes");
+    }
     if (r.mode == Mode::train && trainable) {
       const bool fp32 = r.fp32_lora_adapters();
       const uint64_t tb =

@@ -104,6 +104,15 @@ Transient mlp_gradients(const EstimateRequest& r) {
   return t;
 }
 
+// The LM head's weight elements when Lit-GPT's bitsandbytes 4-bit layers run it (its matmuls
+// dequantise it, 4 B per element at once), else 0.
+uint64_t litgpt_dequantised_head(const EstimateRequest& r) {
+  const bool bnb =
+      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  if (r.framework != Framework::litgpt || !bnb || !r.model.arch || !r.model.arch->causal) return 0;
+  return checked_mul(r.model.arch->vocab, r.model.arch->hidden, "tensor");
+}
+
 PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, uint64_t t) {
   PhasePoint p;
   p.phase = phase;
@@ -138,6 +147,14 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
     loss.code = TransientCode::loss_gradients;
     loss.n[0] = e.ledger.loss_input_bytes;
     loss.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
+  }
+  // Lit-GPT's bitsandbytes layers (framework.hpp): the 4-bit LM head's backward, the first to run,
+  // dequantises its weight (fp16, then a bf16 copy) while the loss gradients of a chunk are alive.
+  const uint64_t head = litgpt_dequantised_head(r);
+  if (head) {
+    loss.code = TransientCode::loss_and_dequant;
+    loss.n[1] = head;
+    loss.bytes = add(loss.bytes, checked_mul(4, head, "timeline bytes"));
   }
   tl.optimizer_transient = optimizer_transient(r, e.trainable_parameters);
 

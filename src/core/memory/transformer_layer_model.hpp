@@ -37,6 +37,7 @@ class LayerModel {
   // autocast one half copy per Linear call.
   void linear_inputs(Entries& e, const char* name, uint64_t calls) const;
 
+  void litgpt_qkv(Entries& e) const;
   void attention_core(Entries& e) const;
 
   // q_norm / k_norm (arch.qk_norm) between the q/k projections and rotary: what each keeps when
@@ -85,6 +86,7 @@ class LayerModel {
   std::vector<std::string> lora_mlp_in() const;
 
   // B(A(x)) keeps x (A's input, counted by the caller) and x.A, B's input (batch x seq x r).
+  void litgpt_qkv_adapter(Entries& e) const;
   void lora_intermediate(Entries& e, const std::string& matrix) const;
 
   // The format the adapters compute in: fp32 adapters (peft's default) on a half model without
