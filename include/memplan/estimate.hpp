@@ -84,7 +84,8 @@ enum class Counted : uint8_t {
   gradient_copy,  // the fp32 gradient copy the optimizer steps on (--grad-format half+fp32)
   master_weights,
   optimizer_state,
-  unquantised_embedding  // the token embedding a Linear-only quantiser leaves in the weight format
+  unquantised_embedding,  // the token embedding a Linear-only quantiser leaves in the weight format
+  unquantised_lm_head     // the LM head transformers' quantisers leave in the weight format
 };
 
 // The inference working buffer kinds (kv_cache.cpp).

@@ -98,7 +98,9 @@ const char* counted_name(Counted c) {
     case Counted::optimizer_state:
       return "";
     case Counted::unquantised_embedding:
-      return "token embedding (not an nn.Linear: bitsandbytes leaves it unquantised)";
+      return "embedding tables (not nn.Linear layers: the quantiser leaves them in the weight format)";
+    case Counted::unquantised_lm_head:
+      return "LM head (transformers skips the output embeddings when it quantises)";
   }
   return "";
 }

@@ -42,6 +42,50 @@ Line line(LineCode code, uint64_t bytes, uint64_t n0 = 0, uint64_t n1 = 0, uint6
   return l;
 }
 
+// What a --quantize run leaves in the weight format, in elements. The quantisers behind the
+// formats that are not llama.cpp's (bitsandbytes' Linear4bit/Linear8bitLt, AutoGPTQ/AutoAWQ's
+// QuantLinear, fp8/int8/int4 weight-only schemes) replace nn.Linear layers only: the token
+// embedding and a learned position table (nn.Embedding) stay as they are. transformers also skips
+// the LM head (get_keys_to_not_convert: the output embeddings, and any weight tied to the input
+// ones; integrations/bitsandbytes.py), Lit-GPT's Fabric quantises it as any other Linear.
+// llama.cpp's types (q8_0, q4_0) quantise every tensor by their own rules, and a float format is
+// the whole model cast: nothing kept there.
+struct UnquantisedTables {
+  uint64_t embeddings = 0;
+  uint64_t lm_head = 0;
+};
+
+UnquantisedTables unquantised_tables(const EstimateRequest& r, uint64_t frozen) {
+  UnquantisedTables k;
+  switch (*r.quantize) {
+    case StorageFormatId::fp8_e4m3:
+    case StorageFormatId::fp8_e5m2:
+    case StorageFormatId::int8:
+    case StorageFormatId::int4:
+    case StorageFormatId::nf4:
+    case StorageFormatId::nf4_dq:
+    case StorageFormatId::gptq_4bit:
+    case StorageFormatId::awq_4bit:
+    case StorageFormatId::mxfp4:
+      break;
+    default:  // a float format (the whole model cast: advise's half-precision frozen weights) or llama.cpp's
+      return k;
+  }
+  if (!r.model.arch) return k;
+  const TransformerArch& a = *r.model.arch;
+  uint64_t emb = checked_mul(a.vocab, a.hidden, "parameter count");
+  if (a.position_embedding == "learned")
+    emb = checked_add(emb, checked_mul(a.max_positions, a.hidden, "parameter count"), "parameter count");
+  const uint64_t head = a.causal && !a.tied_embeddings && r.framework == Framework::hf
+                            ? checked_mul(a.vocab, a.hidden, "parameter count")
+                            : 0;
+  // Only what the frozen count holds (a model whose count is smaller is left as it is).
+  if (checked_add(emb, head, "parameter count") >= frozen) return k;
+  k.embeddings = emb;
+  k.lm_head = head;
+  return k;
+}
+
 void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   const uint64_t p = r.model.parameters;
   if (r.stored_weights && r.mode == Mode::infer && r.model.weight_bytes) {
@@ -54,22 +98,19 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     const StorageFormat& q = storage_format(*r.quantize);
     t.basis = Basis::quantized;
     uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
-    // Lit-GPT's bitsandbytes precision (Fabric) replaces nn.Linear layers only: the token
-    // embedding stays in the weight format (framework.hpp).
-    const bool bnb = *r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq;
-    const uint64_t emb = r.framework == Framework::litgpt && bnb && r.model.arch
-                             ? checked_mul(r.model.arch->vocab, r.model.arch->hidden, "parameter bytes")
-                             : 0;
-    uint64_t eb = 0;
-    if (emb && emb < frozen) {
-      frozen -= emb;
-      eb = bytes_for(emb, r.recipe.weights.cost, "parameter bytes");
-    }
+    const UnquantisedTables kept = unquantised_tables(r, frozen);
+    frozen -= kept.embeddings + kept.lm_head;
+    const uint64_t eb = bytes_for(kept.embeddings, r.recipe.weights.cost, "parameter bytes");
+    const uint64_t hb = bytes_for(kept.lm_head, r.recipe.weights.cost, "parameter bytes");
     t.bytes = bytes_for(frozen, q.cost, "parameter bytes");
     t.add(product(Counted::frozen_weights, FormatId::quantized, frozen, t.bytes));
-    if (eb) {
-      t.add(product(Counted::unquantised_embedding, FormatId::weights, emb, eb));
+    if (kept.embeddings) {
+      t.add(product(Counted::unquantised_embedding, FormatId::weights, kept.embeddings, eb));
       t.bytes = checked_add(t.bytes, eb, "parameter bytes");
+    }
+    if (kept.lm_head) {
+      t.add(product(Counted::unquantised_lm_head, FormatId::weights, kept.lm_head, hb));
+      t.bytes = checked_add(t.bytes, hb, "parameter bytes");
     }
     if (r.mode == Mode::train && trainable) {
       const bool fp32 = r.fp32_lora_adapters();
