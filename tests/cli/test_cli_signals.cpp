@@ -6,11 +6,14 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 TEST_CASE("ladder: SIGTERM is reported as SIGTERM with exit 143", "[cli][ladder][signals]") {
-  const std::string err_file = "signals_stderr.txt";
+  // In the temporary directory: a run from the source tree leaves nothing there.
+  const std::string err_file =
+      (std::filesystem::temp_directory_path() / "memplan_signals_stderr.txt").string();
   const std::string cmd = std::string("'") + MEMPLAN_BINARY +
                           "' ladder --start 2 -- /bin/sh -c 'kill -TERM $PPID; sleep 10' 2>" + err_file +
                           " >/dev/null";
@@ -20,6 +23,7 @@ TEST_CASE("ladder: SIGTERM is reported as SIGTERM with exit 143", "[cli][ladder]
   std::ostringstream text;
   text << in.rdbuf();
   const std::string err = text.str();
+  std::filesystem::remove(err_file);
   INFO(err);
   CHECK(WEXITSTATUS(status) == 143);
   CHECK(err.find("(stopped by SIGTERM,") != std::string::npos);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <streambuf>
@@ -29,7 +30,9 @@ struct Shell {
 
 // Runs `memplan <args> <redirections>` through /bin/sh; stderr goes to a file read back.
 // `err_file` differs per test case: CTest runs them in parallel.
-Shell run_binary(const std::string& args_and_redirections, const std::string& err_file) {
+// The file lies in the temporary directory, so a run from the source tree leaves nothing there.
+Shell run_binary(const std::string& args_and_redirections, const std::string& err_name) {
+  const std::string err_file = (std::filesystem::temp_directory_path() / ("memplan_" + err_name)).string();
   const std::string cmd = std::string("'") + MEMPLAN_BINARY + "' " + args_and_redirections + " 2>" + err_file;
   const int status = std::system(cmd.c_str());
   Shell s;
@@ -38,6 +41,7 @@ Shell run_binary(const std::string& args_and_redirections, const std::string& er
   std::ostringstream text;
   text << in.rdbuf();
   s.err = text.str();
+  std::filesystem::remove(err_file);
   return s;
 }
 
