@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include <memplan/quantity.hpp>
+#include "cli/render_log_checks.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -163,23 +164,7 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
          "; chunked prefill is on by default above 32,768 tokens of context\n";
   }
 
-  if (r.log_path) {
-    TextTable c({{"log figure", A::left},
-                 {"log", A::right},
-                 {"memplan", A::right},
-                 {"difference", A::right},
-                 {"within", A::left}});
-    for (const LogCheck& k : r.checks) {
-      const int digits = k.unit == "GiB" || k.unit == "x" ? 2 : 0;
-      c.add_row({k.figure, fixed(k.logged, digits) + (k.unit.empty() ? "" : " " + k.unit),
-                 fixed(k.predicted, digits) + (k.unit.empty() ? "" : " " + k.unit),
-                 (k.difference() >= 0 ? "+" : "") + fixed(100.0 * k.difference(), 1) + "%",
-                 (k.within() ? "yes (" : "no (") + fixed(100.0 * k.tolerance, 0) + "%)"});
-    }
-    o += "\ncompared with " + *r.log_path + ":\n";
-    o += r.checks.empty() ? "  no vLLM memory line found in the log\n"
-                          : (out.format == Format::markdown ? c.render_markdown() : c.render());
-  }
+  if (r.log_path) o += log_checks_text(r.checks, *r.log_path, "vLLM", out);
   if (!out.quiet)
     for (const std::string& n : r.notes) o += "  note: " + n + "\n";
   return o;
@@ -189,14 +174,6 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
   using nlohmann::json;
   const VllmBudget& b = r.budget;
   const VllmSettings& s = b.settings;
-  json checks = json::array();
-  for (const LogCheck& k : r.checks)
-    checks.push_back({{"figure", k.figure},
-                      {"log", k.logged},
-                      {"predicted", k.predicted},
-                      {"difference", k.difference()},
-                      {"tolerance", k.tolerance},
-                      {"within", k.within()}});
   return {{"schema", "memplan.serve/1"},
           {"engine", "vllm"},
           {"engine_version", k_vllm_version},
@@ -228,7 +205,7 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
           {"largest_max_model_len", b.largest_model_len},
           {"fits", b.fits},
           {"flags", vllm_flags(r)},
-          {"log_checks", r.log_path ? checks : json(nullptr)},
+          {"log_checks", r.log_path ? log_checks_json(r.checks) : json(nullptr)},
           {"notes", r.notes}};
 }
 

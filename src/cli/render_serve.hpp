@@ -10,19 +10,9 @@
 #include "core/serving/vllm_log.hpp"
 
 #include "cli/command.hpp"
+#include "cli/render_log_checks.hpp"
 
 namespace memplan::cli {
-
-// One figure of a start-up log beside memplan's prediction.
-struct LogCheck {
-  std::string figure;  // "weights", "GPU blocks", ...
-  double logged = 0;
-  double predicted = 0;
-  double tolerance = 0;  // relative: 0.01 = 1%
-  std::string unit;      // "GiB", "" for counts, "x"
-  double difference() const { return logged != 0 ? (predicted - logged) / logged : 0.0; }
-  bool within() const { return difference() <= tolerance && difference() >= -tolerance; }
-};
 
 // What the command computed, for the renderers.
 struct ServeResult {

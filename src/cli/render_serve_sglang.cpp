@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include <memplan/quantity.hpp>
+#include "cli/render_log_checks.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
@@ -189,23 +190,7 @@ std::string sglang_table(const SglangServeResult& r, const OutputOptions& out) {
          " = " + fixed(b.max_concurrency, 2) + "\n";
   }
 
-  if (r.log_path) {
-    TextTable c({{"log figure", A::left},
-                 {"log", A::right},
-                 {"memplan", A::right},
-                 {"difference", A::right},
-                 {"within", A::left}});
-    for (const LogCheck& k : r.checks) {
-      const int digits = k.unit == "GiB" ? 2 : k.figure == "mem_fraction_static" ? 3 : 0;
-      c.add_row({k.figure, fixed(k.logged, digits) + (k.unit.empty() ? "" : " " + k.unit),
-                 fixed(k.predicted, digits) + (k.unit.empty() ? "" : " " + k.unit),
-                 (k.difference() >= 0 ? "+" : "") + fixed(100.0 * k.difference(), 1) + "%",
-                 (k.within() ? "yes (" : "no (") + fixed(100.0 * k.tolerance, 0) + "%)"});
-    }
-    o += "\ncompared with " + *r.log_path + ":\n";
-    o += r.checks.empty() ? "  no SGLang memory line found in the log\n"
-                          : (out.format == Format::markdown ? c.render_markdown() : c.render());
-  }
+  if (r.log_path) o += log_checks_text(r.checks, *r.log_path, "SGLang", out);
   if (!out.quiet)
     for (const std::string& n : r.notes) o += "  note: " + n + "\n";
   return o;
@@ -215,14 +200,6 @@ nlohmann::json sglang_json(const SglangServeResult& r, const nlohmann::json& inp
   using nlohmann::json;
   const SglangBudget& b = r.budget;
   const SglangSettings& s = b.settings;
-  json checks = json::array();
-  for (const LogCheck& k : r.checks)
-    checks.push_back({{"figure", k.figure},
-                      {"log", k.logged},
-                      {"predicted", k.predicted},
-                      {"difference", k.difference()},
-                      {"tolerance", k.tolerance},
-                      {"within", k.within()}});
   return {{"schema", "memplan.serve-sglang/1"},
           {"engine", "sglang"},
           {"engine_version", version(s)},
@@ -256,7 +233,7 @@ nlohmann::json sglang_json(const SglangServeResult& r, const nlohmann::json& inp
           {"max_concurrency", b.max_concurrency},
           {"fits", b.fits},
           {"flags", sglang_flags(r)},
-          {"log_checks", r.log_path ? checks : json(nullptr)},
+          {"log_checks", r.log_path ? log_checks_json(r.checks) : json(nullptr)},
           {"notes", r.notes}};
 }
 
