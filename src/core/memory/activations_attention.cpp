@@ -1,0 +1,100 @@
+// Activations of a transformer layer's attention (transformer_layer_model.hpp): what eager
+// attention, sdpa and Lit-GPT's attention keep of q, k, v, and HF's q/k norms. The rules and their
+// measurements are listed in activations_transformer.cpp.
+//   eager attn  q, k, v as batched-matmul copies, softmax probabilities (heads x s x s), the
+//               attention output; scores themselves are not kept (scaling keeps a scalar).
+//   sdpa        q, k, v, output, log-sum-exp (heads x s, fp32).
+
+#include <string>
+
+#include "core/base/checked.hpp"
+#include "core/memory/activation_ledger.hpp"
+#include "core/memory/transformer_layer_model.hpp"
+
+namespace memplan {
+namespace detail {
+
+void LayerModel::attention_core(Entries& e) const {
+  const Shape& d = m_shape;
+  const Role core = m_opts.checkpointing == Checkpointing::selective ? Role::recomputed : Role::saved;
+  if (m_eager) {
+    add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
+    add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+    bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+    if (fp32_softmax) {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
+      add_entry(
+          e, [&] { return "probabilities cast to " + m_act.name; }, {d.nh, d.s, d.s}, m_act, core);
+    } else {
+      add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, m_act, core);
+    }
+    if (m_drop_attn) {
+      add_entry(e, "attention dropout mask", {d.nh, d.s, d.s}, mask(m_act), core);
+      add_entry(e, "attention dropout output", {d.nh, d.s, d.s}, m_act, core);
+    }
+    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+    return;
+  }
+  if (m_opts.litgpt) {
+    litgpt_qkv(e);
+    add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+    add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+    return;
+  }
+  add_entry(e, "q", {d.s, d.qd}, m_act);
+  add_entry(e, "k", {d.s, d.kvd}, m_act);
+  add_entry(e, "v", {d.s, d.kvd}, m_act);
+  add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
+  add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+}
+
+// What sdpa keeps of q, k, v in Lit-GPT (lit_gpt/model.py CausalSelfAttention at 8641822): q and k
+// are new tensors (rotary, then torch.cat with the unrotated part); with grouped kv heads k and v
+// are expanded to every query head and reshaped into copies; without grouping v is a view of the
+// fused qkv Linear's output, so the whole output stays alive with it.
+void LayerModel::litgpt_qkv(Entries& e) const {
+  const Shape& d = m_shape;
+  const bool grouped = m_arch.resolved_kv_heads() != m_arch.heads;
+  add_entry(e, "q (rotary + cat copy)", {d.s, d.qd}, m_act);
+  add_entry(e, grouped ? "k (expanded to every head, rotary + cat copy)" : "k (rotary + cat copy)",
+            {d.s, grouped ? d.qd : d.kvd}, m_act);
+  if (grouped)
+    add_entry(e, "v (expanded to every head and reshaped: a copy)", {d.s, d.qd}, m_act);
+  else
+    add_entry(e, "fused qkv output (v is a view of it: sdpa keeps all of it)",
+              {d.s, checked_add(d.qd, checked_mul(2, d.kvd, "qkv width"), "qkv width")}, m_act);
+}
+
+// HF's q_norm / k_norm (Qwen3RMSNorm and kin) on the projections' output: x.float() kept by x^2
+// and the multiply (the projection's own output when that is fp32 already), rsqrt per token and
+// head ("head") or per token ("all"), and the normalised tensor cast back for the weight's
+// gradient. Their output feeds rotary, whose multiplies by cos/sin keep only cos/sin.
+// Measured on an H200 (Qwen3-1.7B, bench/accuracy/gpu_peak_contents.py): 4 fp32 upcasts per layer.
+void LayerModel::qk_norms(Entries& e, bool q_grad, bool k_grad) const {
+  if (m_arch.qk_norm.empty()) return;
+  const Shape& d = m_shape;
+  const bool per_head = m_arch.qk_norm == "head";
+  const bool input_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  auto one = [&](const std::string& which, bool grad, uint64_t width, uint64_t heads) {
+    if (grad) {
+      add_entry(
+          e, [&] { return which + (input_fp32 ? " norm input" : " norm input upcast to fp32"); },
+          {d.s, width}, detail::fp32_fmt());
+      if (m_opts.runtime == Runtime::cpu_torch113)
+        add_entry(
+            e, [&] { return which + " norm input squared (torch 1.13 mean keeps its input)"; }, {d.s, width},
+            detail::fp32_fmt());
+      add_entry(
+          e, [&] { return which + " norm rsqrt"; }, {d.s, per_head ? heads : 1}, detail::fp32_fmt());
+    }
+    if (!m_opts.lora)  // kept for the norm weight's gradient only
+      add_entry(
+          e, [&] { return which + " norm normalised (weight-multiply input)"; }, {d.s, width}, m_act);
+  };
+  one("q", q_grad, d.qd, m_arch.heads);
+  one("k", k_grad, d.kvd, m_arch.resolved_kv_heads());
+}
+
+}  // namespace detail
+}  // namespace memplan
