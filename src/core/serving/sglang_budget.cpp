@@ -3,6 +3,8 @@
 // code it follows).
 #include "core/serving/sglang_budget.hpp"
 
+#include "core/serving/model_weights.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -15,17 +17,6 @@ namespace memplan {
 namespace {
 
 uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
-
-// The weights as estimate() counts them for inference on one GPU (recipe, quantisation, stored
-// file bytes).
-uint64_t model_weight_bytes(const EstimateRequest& r) {
-  EstimateRequest one = r;
-  one.mode = Mode::infer;
-  one.parallel.reset();
-  one.batch = 1;
-  one.seq = 1;
-  return estimate(one).bytes(TermKind::parameters);
-}
 
 constexpr uint64_t k_gib_mib = 1024;
 constexpr uint64_t k_mib = 1ull << 20;

@@ -1,27 +1,14 @@
 // Reading SGLang's start-up figures out of a log: each key phrase, then the number after it.
 #include "core/serving/sglang_log.hpp"
 
+#include "core/serving/log_number.hpp"
+
 #include <cctype>
 #include <cstdlib>
 #include <string>
 
 namespace memplan {
 namespace {
-
-// The number that follows `pos` after spaces, '=', ':' (thousands commas allowed).
-std::optional<double> number_after(std::string_view text, size_t pos) {
-  while (pos < text.size() && (text[pos] == ' ' || text[pos] == '=' || text[pos] == ':')) ++pos;
-  std::string digits;
-  while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.' ||
-                               (text[pos] == ',' && !digits.empty() && pos + 1 < text.size() &&
-                                std::isdigit(static_cast<unsigned char>(text[pos + 1]))))) {
-    if (text[pos] != ',') digits += text[pos];
-    ++pos;
-    if (digits.size() > 30) return std::nullopt;
-  }
-  if (digits.empty() || digits == ".") return std::nullopt;
-  return std::strtod(digits.c_str(), nullptr);
-}
 
 // The line (without its end) that holds `at`.
 std::string_view line_of(std::string_view text, size_t at) {

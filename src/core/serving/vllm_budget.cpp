@@ -2,6 +2,8 @@
 // KV-cache blocks of block_size tokens (see vllm_budget.hpp for the engine code it follows).
 #include "core/serving/vllm_budget.hpp"
 
+#include "core/serving/model_weights.hpp"
+
 #include <algorithm>
 
 #include <memplan/error.hpp>
@@ -13,17 +15,6 @@ namespace memplan {
 namespace {
 
 uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
-
-// The weights as estimate() counts them for inference on one GPU (recipe, quantisation, stored
-// file bytes).
-uint64_t model_weight_bytes(const EstimateRequest& r) {
-  EstimateRequest one = r;
-  one.mode = Mode::infer;
-  one.parallel.reset();
-  one.batch = 1;
-  one.seq = 1;
-  return estimate(one).bytes(TermKind::parameters);
-}
 
 }  // namespace
 
