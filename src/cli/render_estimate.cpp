@@ -200,6 +200,7 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"peak_phase", e.timeline.present ? json(to_string(e.timeline.peak_phase)) : json(nullptr)},
               {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
+              {"reserved", reserved_json(e.timeline)},
               {"fit", fits},
               {"explain", arithmetic(e, r)},
               {"assumptions", assumptions(e, r, ledger)}};

@@ -7,6 +7,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
+#include "core/memory/step_events.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/parallel/inference_split.hpp"
 #include "core/parallel/sharded_estimate.hpp"
@@ -329,6 +330,7 @@ Estimate estimate(const EstimateRequest& r) {
 
   if (r.parallel) apply_layout(r, e);
   e.timeline = step_timeline(r, e);
+  e.timeline.reserved = replay_reserved(r, e, false);
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;

@@ -1,0 +1,252 @@
+// PyTorch's CUDA caching allocator replayed on sizes (caching_allocator.hpp). Blocks live in a
+// vector and are linked to their neighbours within a segment (Block::prev / next in torch); each
+// pool is a set of free blocks ordered by (size, address), as torch's BlockComparator orders them,
+// so the first block not smaller than a request is torch's best fit. Addresses are a counter:
+// only their order matters (ties between equal sizes go to the lower address, as in torch).
+
+#include "core/memory/caching_allocator.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/checked.hpp"
+
+namespace memplan {
+
+uint64_t allocator_round_size(uint64_t bytes) {
+  if (bytes < k_alloc_min_block) return k_alloc_min_block;
+  return checked_mul(k_alloc_min_block, (bytes + k_alloc_min_block - 1) / k_alloc_min_block,
+                     "allocator bytes");
+}
+
+uint64_t allocator_segment_size(uint64_t rounded) {
+  if (rounded <= k_alloc_small_size) return k_alloc_small_buffer;
+  if (rounded < k_alloc_min_large_alloc) return k_alloc_large_buffer;
+  return checked_mul(k_alloc_round_large, (rounded + k_alloc_round_large - 1) / k_alloc_round_large,
+                     "allocator bytes");
+}
+
+namespace {
+
+constexpr int32_t k_none = -1;
+
+struct Block {
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  int32_t prev = k_none;
+  int32_t next = k_none;
+  bool small = false;
+  bool allocated = false;
+  bool expandable = false;
+};
+
+struct Key {
+  uint64_t size;
+  uint64_t addr;
+  int32_t index;
+  bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
+};
+
+}  // namespace
+
+struct CachingAllocator::State {
+  AllocatorConfig config;
+  AllocatorStats stats;
+  std::vector<Block> blocks;
+  std::vector<int32_t> unused;                  // indices of blocks merged away, for reuse
+  std::array<std::set<Key>, 2> pools;           // [0] large, [1] small: the free cached blocks
+  std::array<int32_t, 2> tail{k_none, k_none};  // expandable: the last block of each pool's segment
+  std::array<uint64_t, 2> tail_end{0, 0};       // expandable: the end of the mapped range
+  std::unordered_map<uint64_t, int32_t> live;
+  uint64_t next_addr = 0;
+
+  std::set<Key>& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
+  Key key(int32_t i) const { return {blocks[i].size, blocks[i].addr, i}; }
+
+  int32_t new_block(const Block& b) {
+    if (!unused.empty()) {
+      const int32_t i = unused.back();
+      unused.pop_back();
+      blocks[i] = b;
+      return i;
+    }
+    blocks.push_back(b);
+    return static_cast<int32_t>(blocks.size() - 1);
+  }
+
+  void grow_reserved(uint64_t bytes, bool new_segment) {
+    stats.reserved = checked_add(stats.reserved, bytes, "allocator bytes");
+    stats.peak_reserved = std::max(stats.peak_reserved, stats.reserved);
+    ++stats.cuda_mallocs;
+    if (new_segment) {
+      ++stats.segments;
+      stats.peak_segments = std::max(stats.peak_segments, stats.segments);
+    }
+  }
+
+  // release_cached_blocks: every wholly free (unsplit) cached segment goes back to CUDA.
+  void release_cached() {
+    for (std::set<Key>& pool : pools)
+      for (auto it = pool.begin(); it != pool.end();) {
+        Block& b = blocks[it->index];
+        if (b.prev == k_none && b.next == k_none && !b.expandable) {
+          stats.reserved -= b.size;
+          --stats.segments;
+          ++stats.releases;
+          unused.push_back(it->index);
+          it = pool.erase(it);
+        } else {
+          ++it;
+        }
+      }
+  }
+
+  bool fits(uint64_t bytes) const {
+    return !config.capacity ||
+           (stats.reserved <= config.capacity && bytes <= config.capacity - stats.reserved);
+  }
+
+  // alloc_block: a new segment of get_allocation_size(size); on failure release the cache, retry.
+  int32_t new_segment(uint64_t size, bool small) {
+    const uint64_t bytes = allocator_segment_size(size);
+    if (!fits(bytes)) release_cached();
+    if (!fits(bytes)) return k_none;
+    Block b;
+    b.addr = next_addr;
+    b.size = bytes;
+    b.small = small;
+    next_addr =
+        checked_add(next_addr, checked_add(bytes, k_alloc_round_large, "allocator bytes"), "allocator bytes");
+    grow_reserved(bytes, true);
+    return new_block(b);
+  }
+
+  // expandable_segments: map pages at the end of the pool's one segment until its free tail
+  // holds `size` (the tail block, if free, grows; else a new block follows it).
+  int32_t expand(uint64_t size, bool small) {
+    const int p = small ? 1 : 0;
+    const uint64_t page = small ? k_alloc_small_buffer : k_alloc_large_buffer;
+    int32_t t = tail[p];
+    const bool tail_free = t != k_none && !blocks[t].allocated;
+    const uint64_t have = tail_free ? blocks[t].size : 0;
+    const uint64_t pages = (size - have + page - 1) / page;
+    const uint64_t bytes = checked_mul(pages, page, "allocator bytes");
+    if (!fits(bytes)) return k_none;
+    if (t == k_none) {
+      tail_end[p] = next_addr;
+      next_addr = checked_add(next_addr, 1ull << 50, "allocator bytes");  // the reserved address space
+    }
+    grow_reserved(bytes, t == k_none);
+    if (tail_free) {
+      pools[p].erase(key(t));
+      blocks[t].size += bytes;
+    } else {
+      Block b;
+      b.addr = tail_end[p];
+      b.size = bytes;
+      b.small = small;
+      b.expandable = true;
+      b.prev = t;
+      const int32_t i = new_block(b);
+      if (t != k_none) blocks[t].next = i;
+      tail[p] = t = i;
+    }
+    tail_end[p] += bytes;
+    return t;
+  }
+
+  bool should_split(const Block& b, uint64_t size) const {
+    const uint64_t remaining = b.size - size;
+    if (b.small || b.expandable) return remaining >= k_alloc_min_block;
+    return remaining > k_alloc_small_size;
+  }
+
+  bool malloc(uint64_t id, uint64_t bytes) {
+    const uint64_t size = allocator_round_size(bytes);
+    const bool small = size <= k_alloc_small_size;
+    std::set<Key>& pool = pools[small ? 1 : 0];
+    int32_t i = k_none;
+    const auto it = pool.lower_bound(Key{size, 0, 0});
+    if (it != pool.end()) {
+      i = it->index;
+      pool.erase(it);
+    } else {
+      i = config.expandable_segments ? expand(size, small) : new_segment(size, small);
+      if (i == k_none) return false;
+    }
+    if (should_split(blocks[i], size)) {
+      Block rest = blocks[i];
+      rest.addr += size;
+      rest.size -= size;
+      rest.prev = i;
+      const int32_t r = new_block(rest);  // may reallocate blocks: index again below
+      blocks[i].size = size;
+      blocks[i].next = r;
+      if (blocks[r].next != k_none) blocks[blocks[r].next].prev = r;
+      const int p = small ? 1 : 0;
+      if (tail[p] == i) tail[p] = r;
+      pools[p].insert(key(r));
+    }
+    blocks[i].allocated = true;
+    stats.allocated = checked_add(stats.allocated, blocks[i].size, "allocator bytes");
+    stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
+    live[id] = i;
+    return true;
+  }
+
+  // try_merge_blocks: `src` (free, cached) is absorbed into `dst`, its neighbour.
+  void merge(int32_t dst, int32_t src) {
+    Block& d = blocks[dst];
+    Block& s = blocks[src];
+    pool_of(s).erase(key(src));
+    if (d.prev == src) {
+      d.addr = s.addr;
+      d.prev = s.prev;
+      if (d.prev != k_none) blocks[d.prev].next = dst;
+    } else {
+      d.next = s.next;
+      if (d.next != k_none) blocks[d.next].prev = dst;
+    }
+    d.size += s.size;
+    const int p = d.small ? 1 : 0;
+    if (tail[p] == src) tail[p] = dst;
+    unused.push_back(src);
+  }
+
+  void free(uint64_t id) {
+    const auto it = live.find(id);
+    if (it == live.end()) return;
+    const int32_t i = it->second;
+    live.erase(it);
+    blocks[i].allocated = false;
+    stats.allocated -= blocks[i].size;
+    const int32_t prev = blocks[i].prev;
+    const int32_t next = blocks[i].next;
+    if (prev != k_none && !blocks[prev].allocated) merge(i, prev);
+    if (next != k_none && !blocks[next].allocated) merge(i, next);
+    pool_of(blocks[i]).insert(key(i));
+  }
+};
+
+CachingAllocator::CachingAllocator(AllocatorConfig config) : s_(std::make_unique<State>()) {
+  s_->config = config;
+}
+CachingAllocator::~CachingAllocator() = default;
+CachingAllocator::CachingAllocator(CachingAllocator&&) noexcept = default;
+CachingAllocator& CachingAllocator::operator=(CachingAllocator&&) noexcept = default;
+
+bool CachingAllocator::malloc(uint64_t id, uint64_t bytes) { return s_->malloc(id, bytes); }
+void CachingAllocator::free(uint64_t id) { s_->free(id); }
+const AllocatorStats& CachingAllocator::stats() const { return s_->stats; }
+
+uint64_t CachingAllocator::largest_free_block() const {
+  uint64_t best = 0;
+  for (const auto& pool : s_->pools)
+    if (!pool.empty()) best = std::max(best, pool.rbegin()->size);
+  return best;
+}
+
+}  // namespace memplan
