@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
-#include <unordered_map>
 #include <vector>
 
 #include "core/base/checked.hpp"
@@ -50,6 +48,42 @@ struct Key {
   bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
 };
 
+// The free blocks of a pool, sorted by (size, address): a sorted vector (a few hundred entries at
+// most; estimate() replays thousands of events, so this is faster than a node-based set).
+class Pool {
+ public:
+  // The first block of at least `size` bytes (best fit), or keys_.size().
+  size_t lower_bound(uint64_t size, uint64_t addr) const {
+    size_t lo = 0;
+    size_t hi = keys_.size();
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      const Key& k = keys_[mid];
+      if (k.size < size || (k.size == size && k.addr < addr))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+  void insert(const Key& k) {
+    keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(lower_bound(k.size, k.addr)), k);
+  }
+  void erase(const Key& k) {
+    const size_t i = lower_bound(k.size, k.addr);
+    if (i < keys_.size() && keys_[i].addr == k.addr && keys_[i].size == k.size)
+      keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  void erase_at(size_t i) { keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(i)); }
+  size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
+  const Key& operator[](size_t i) const { return keys_[i]; }
+  const Key& back() const { return keys_.back(); }
+
+ private:
+  std::vector<Key> keys_;
+};
+
 }  // namespace
 
 struct CachingAllocator::State {
@@ -57,13 +91,13 @@ struct CachingAllocator::State {
   AllocatorStats stats;
   std::vector<Block> blocks;
   std::vector<int32_t> unused;                  // indices of blocks merged away, for reuse
-  std::array<std::set<Key>, 2> pools;           // [0] large, [1] small: the free cached blocks
+  std::array<Pool, 2> pools;                    // [0] large, [1] small: the free cached blocks
   std::array<int32_t, 2> tail{k_none, k_none};  // expandable: the last block of each pool's segment
   std::array<uint64_t, 2> tail_end{0, 0};       // expandable: the end of the mapped range
-  std::unordered_map<uint64_t, int32_t> live;
+  std::vector<int32_t> live;                    // block index by allocation id (k_none: not live)
   uint64_t next_addr = 0;
 
-  std::set<Key>& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
+  Pool& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
   Key key(int32_t i) const { return {blocks[i].size, blocks[i].addr, i}; }
 
   int32_t new_block(const Block& b) {
@@ -89,17 +123,18 @@ struct CachingAllocator::State {
 
   // release_cached_blocks: every wholly free (unsplit) cached segment goes back to CUDA.
   void release_cached() {
-    for (std::set<Key>& pool : pools)
-      for (auto it = pool.begin(); it != pool.end();) {
-        Block& b = blocks[it->index];
+    for (Pool& pool : pools)
+      for (size_t i = 0; i < pool.size();) {
+        const int32_t index = pool[i].index;
+        const Block& b = blocks[index];
         if (b.prev == k_none && b.next == k_none && !b.expandable) {
           stats.reserved -= b.size;
           --stats.segments;
           ++stats.releases;
-          unused.push_back(it->index);
-          it = pool.erase(it);
+          unused.push_back(index);
+          pool.erase_at(i);
         } else {
-          ++it;
+          ++i;
         }
       }
   }
@@ -167,12 +202,12 @@ struct CachingAllocator::State {
   bool malloc(uint64_t id, uint64_t bytes) {
     const uint64_t size = allocator_round_size(bytes);
     const bool small = size <= k_alloc_small_size;
-    std::set<Key>& pool = pools[small ? 1 : 0];
+    Pool& pool = pools[small ? 1 : 0];
     int32_t i = k_none;
-    const auto it = pool.lower_bound(Key{size, 0, 0});
-    if (it != pool.end()) {
-      i = it->index;
-      pool.erase(it);
+    const size_t at = pool.lower_bound(size, 0);
+    if (at < pool.size()) {
+      i = pool[at].index;
+      pool.erase_at(at);
     } else {
       i = config.expandable_segments ? expand(size, small) : new_segment(size, small);
       if (i == k_none) return false;
@@ -193,6 +228,7 @@ struct CachingAllocator::State {
     blocks[i].allocated = true;
     stats.allocated = checked_add(stats.allocated, blocks[i].size, "allocator bytes");
     stats.peak_allocated = std::max(stats.peak_allocated, stats.allocated);
+    if (id >= live.size()) live.resize(std::max<size_t>(id + 1, live.size() * 2), k_none);
     live[id] = i;
     return true;
   }
@@ -217,10 +253,9 @@ struct CachingAllocator::State {
   }
 
   void free(uint64_t id) {
-    const auto it = live.find(id);
-    if (it == live.end()) return;
-    const int32_t i = it->second;
-    live.erase(it);
+    if (id >= live.size() || live[id] == k_none) return;
+    const int32_t i = live[id];
+    live[id] = k_none;
     blocks[i].allocated = false;
     stats.allocated -= blocks[i].size;
     const int32_t prev = blocks[i].prev;
@@ -245,7 +280,7 @@ const AllocatorStats& CachingAllocator::stats() const { return s_->stats; }
 uint64_t CachingAllocator::largest_free_block() const {
   uint64_t best = 0;
   for (const auto& pool : s_->pools)
-    if (!pool.empty()) best = std::max(best, pool.rbegin()->size);
+    if (!pool.empty()) best = std::max(best, pool.back().size);
   return best;
 }
 

@@ -60,7 +60,8 @@ class CachingAllocator {
   CachingAllocator(CachingAllocator&&) noexcept;
   CachingAllocator& operator=(CachingAllocator&&) noexcept;
 
-  // Allocates `bytes` under the caller's handle `id` (unique among live allocations). False when
+  // Allocates `bytes` under the caller's handle `id` (unique among live allocations; small
+  // numbers: the allocator indexes a table by it). False when
   // a capacity is set and cannot be met even after releasing the cache (an out-of-memory error).
   bool malloc(uint64_t id, uint64_t bytes);
   // Frees the allocation `id`; unknown ids are ignored.

@@ -1,5 +1,6 @@
 #include <memplan/estimate.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <memplan/error.hpp>
@@ -283,8 +284,12 @@ uint64_t Estimate::total_bytes() const {
 
 uint64_t Estimate::peak_bytes() const { return timeline.present ? timeline.peak_bytes : total_bytes(); }
 
+uint64_t Estimate::reserved_bytes() const {
+  return timeline.reserved.present ? std::max(timeline.reserved.reserved_peak, peak_bytes()) : peak_bytes();
+}
+
 uint64_t Estimate::required_bytes() const {
-  return checked_add(peak_bytes(), bytes(TermKind::overhead), "required bytes");
+  return checked_add(reserved_bytes(), bytes(TermKind::overhead), "required bytes");
 }
 
 Estimate estimate(const EstimateRequest& r) {
