@@ -69,6 +69,9 @@ struct EstimateRequest {
   // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
   // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
   Framework framework = Framework::hf;
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): the caching allocator grows one
+  // segment per pool instead of one cudaMalloc per miss (caching_allocator.hpp).
+  bool expandable_segments = false;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
   // weights, gradients and optimizer state are fp32 whatever the recipe's formats.

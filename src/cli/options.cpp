@@ -313,6 +313,10 @@ const std::vector<OptionSpec>& table() {
        "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric 2.1 "
        "and torch 2.1: its RMSNorm, fused-qkv LoRA, fp32 logits, bitsandbytes layers)",
        framework_rule},
+      {"--expandable-segments", F::expandable_segments,
+       "torch's caching allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): "
+       "one growing segment per pool, less fragmentation in the reserved bytes",
+       switch_rule<&V::expandable_segments>, true},
   };
   return t;
 }

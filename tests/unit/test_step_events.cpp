@@ -90,3 +90,21 @@ TEST_CASE("step events: full checkpointing rebuilds one layer at a time", "[step
   CHECK(peak >= e.timeline.peak_bytes);
   CHECK(peak <= e.timeline.peak_bytes + e.term(TermKind::activations).bytes);
 }
+
+TEST_CASE("step events: expandable segments keep one segment per pool", "[step_events]") {
+  EstimateRequest r = train("gpt2", "bf16", 8, 1024);
+  r.checkpointing = Checkpointing::full;
+  const Estimate plain = estimate(r);
+  r.expandable_segments = true;
+  const Estimate grown = estimate(r);
+  const ReservedPeak& e = grown.timeline.reserved;
+  REQUIRE(e.present);
+  CHECK(e.expandable_segments);
+  CHECK(e.segments <= 2);  // the small pool's and the large pool's (Note [Expandable Segments])
+  CHECK(e.reserved_peak >= e.allocated_peak);
+  CHECK(plain.timeline.reserved.segments > 2);
+  // The same tensors; expandable blocks split whenever 512 B remain (should_split), so none keeps
+  // the up-to-1-MiB tail a large block keeps otherwise.
+  CHECK(e.requested_peak == plain.timeline.reserved.requested_peak);
+  CHECK(e.allocated_peak <= plain.timeline.reserved.allocated_peak);
+}

@@ -335,7 +335,7 @@ Estimate estimate(const EstimateRequest& r) {
 
   if (r.parallel) apply_layout(r, e);
   e.timeline = step_timeline(r, e);
-  e.timeline.reserved = replay_reserved(r, e, false);
+  e.timeline.reserved = replay_reserved(r, e, r.expandable_segments);
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;
