@@ -73,6 +73,8 @@ enum class LineCode : uint8_t {
   kv_cache_cross,         // n0 cached elements per token and layer x (n1 self-attention layers x seq +
                           // n2 cross-attention layers x n3 image tokens)
   bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
+  vision_tower,           // batch x n0 images x (n1 B tower + n2 B projector per image) = bytes; n1 = 0: the
+                          // tower is frozen, n3 its working memory per image while it runs (not added)
 };
 
 // What a product line counts.
