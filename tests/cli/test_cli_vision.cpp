@@ -231,3 +231,27 @@ TEST_CASE("serve (vLLM) on Llama 3.2 Vision: each request's image takes cross-at
   // the pool itself is the text-only one: a block spans all 40 layers either way
   CHECK(four["block_bytes"] == text["block_bytes"]);
 }
+
+TEST_CASE("training Gemma 3 4B with an image: SigLIP's 4,096 patch tokens, the pooling projector",
+          "[cli][vision]") {
+  const std::string g = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gemma-3-4b-it.json";
+  auto act = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"estimate", "--config", g, "--precision", "bf16", "--format", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return activations(a);
+  };
+  // The language model sees 100 + 256 (mm_tokens_per_image) tokens either way. Frozen tower, trained
+  // projector (Gemma3MultiModalProjector): its RMSNorm keeps the normalised fp32 tensor for the
+  // weight's gradient (256 x 1152 x 4 B) and the matmul its bf16 input (256 x 1152 x 2 B).
+  const uint64_t text_only = act({"--seq", "356"});
+  const uint64_t projector = 256ull * 1152 * 4 + 256ull * 1152 * 2;
+  CHECK(act({"--seq", "100", "--images", "1"}) - text_only == projector);
+  // Trained: 27 SigLIP layers over (896 / 14)^2 = 4,096 tokens (hidden 1152, 16 heads, MLP 4304,
+  // gelu_pytorch_tanh: its input and output), sdpa; post_layernorm's input and stats; the projector
+  // now also keeps the avg-pool's input (4,096 x 1152 bf16), the RMSNorm's fp32 input and rsqrt.
+  const uint64_t sh = 4096ull * 1152 * 2, stats = 4096ull * 2 * 4;
+  const uint64_t layer = 2 * (sh + stats + sh) + 4 * sh + 16ull * 4096 * 4 + 2ull * 4096 * 4304 * 2;
+  const uint64_t trained_projector = projector + sh + 256ull * 1152 * 4 + 256ull * 4;
+  CHECK(act({"--seq", "100", "--images", "1", "--train-vision"}) - text_only ==
+        27 * layer + sh + stats + trained_projector);
+}
