@@ -105,6 +105,8 @@ enum class Field {
   keep_logits,
   // whose code runs the step
   framework,
+  // vision-language training
+  train_vision,
   // torch's caching allocator configuration
   expandable_segments,
 };
@@ -191,6 +193,7 @@ inline const char* field_key(Field f) {
       "lora_dropout",
       "keep_logits",
       "framework",
+      "train_vision",
       "expandable_segments",
   };
   static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::expandable_segments) + 1,

@@ -69,6 +69,9 @@ struct EstimateRequest {
   // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
   // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
   Framework framework = Framework::hf;
+  // Vision-language training: the vision tower's weights train too (its layers keep their
+  // activations); false: frozen, as LLaVA's and LoRA recipes leave it (vision_activations.hpp).
+  bool train_vision = false;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): the caching allocator grows one
   // segment per pool instead of one cudaMalloc per miss (caching_allocator.hpp).
   bool expandable_segments = false;

@@ -214,7 +214,8 @@ const std::vector<OptionSpec>& table() {
       {"--precision", F::precision,
        "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number", precision_rule},
       {"--optimizer", F::optimizer,
-       "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, or copies",
+       "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, "
+       "paged-adamw(-8bit), or copies",
        optimizer_rule},
       {"--mode", F::mode, "train (default) or infer", mode_rule},
       {"--trainable", F::trainable, "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)",
@@ -313,6 +314,10 @@ const std::vector<OptionSpec>& table() {
        "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric 2.1 "
        "and torch 2.1: its RMSNorm, fused-qkv LoRA, fp32 logits, bitsandbytes layers)",
        framework_rule},
+      {"--train-vision", F::train_vision,
+       "Vision-language training with --images: the vision tower trains too (its layers keep their "
+       "activations); default frozen, as LLaVA's and LoRA recipes",
+       switch_rule<&V::train_vision>, true},
       {"--expandable-segments", F::expandable_segments,
        "torch's caching allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): "
        "one growing segment per pool, less fragmentation in the reserved bytes",

@@ -71,6 +71,7 @@ struct PlanValues {
   bool keep_logits = false;            // the training loop keeps the logits through backward
   bool expandable_segments = false;    // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::optional<Framework> framework;  // hf (default) or litgpt
+  bool train_vision = false;           // the vision tower trains (default frozen)
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.
