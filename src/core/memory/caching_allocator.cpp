@@ -153,8 +153,9 @@ struct CachingAllocator::State {
     b.addr = next_addr;
     b.size = bytes;
     b.small = small;
-    next_addr =
-        checked_add(next_addr, checked_add(bytes, k_alloc_round_large, "allocator bytes"), "allocator bytes");
+    // Addresses only order blocks of equal size: a counter that wraps (absurd sizes in a search) is
+    // harmless where a checked one would throw.
+    next_addr += bytes + k_alloc_round_large;
     grow_reserved(bytes, true);
     return new_block(b);
   }
@@ -172,7 +173,7 @@ struct CachingAllocator::State {
     if (!fits(bytes)) return k_none;
     if (t == k_none) {
       tail_end[p] = next_addr;
-      next_addr = checked_add(next_addr, 1ull << 50, "allocator bytes");  // the reserved address space
+      next_addr += 1ull << 50;  // the reserved address space (wraps harmlessly, as above)
     }
     grow_reserved(bytes, t == k_none);
     if (tail_free) {
