@@ -108,3 +108,13 @@ TEST_CASE("step events: expandable segments keep one segment per pool", "[step_e
   CHECK(e.requested_peak == plain.timeline.reserved.requested_peak);
   CHECK(e.allocated_peak <= plain.timeline.reserved.allocated_peak);
 }
+
+TEST_CASE("step events: no replay on cpu, where there is no caching allocator", "[step_events]") {
+  EstimateRequest r = train("gpt2", "bf16", 2, 512);
+  r.device = Device::cpu;
+  const Estimate e = estimate(r);
+  REQUIRE(e.timeline.present);
+  CHECK_FALSE(e.timeline.reserved.present);
+  CHECK(e.reserved_bytes() == e.peak_bytes());
+  CHECK(e.required_bytes() == e.peak_bytes() + e.bytes(TermKind::overhead));
+}
