@@ -123,6 +123,8 @@ struct ModelSpec {
   uint64_t image_tile_tokens = 0;
   uint64_t max_image_tiles = 0;
   uint64_t image_tile_pixels = 0;
+  std::string
+      hf_repo;  // the Hugging Face repository id ("meta-llama/Meta-Llama-3-8B"; presets), "" = unknown
 };
 
 // How model files are read.

@@ -46,6 +46,7 @@ VllmLogFigures read_vllm_log(std::string_view text) {
   f.kv_tokens = as_count(first_key(text, tokens));
   f.total_gib = first_key(text, totals);
   f.kv_gib = first_key(text, kv);
+  f.non_torch_gib = last_after(text, "non_torch_memory=");
   // "Maximum concurrency for 20000 tokens per request: 1.56x"
   const std::string_view key = "Maximum concurrency for";
   for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
