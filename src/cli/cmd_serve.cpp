@@ -15,6 +15,7 @@
 #include "cli/render_serve.hpp"
 #include "cli/serve_args.hpp"
 #include "cli/serve_model_arg.hpp"
+#include "cli/serve_notes.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -193,6 +194,8 @@ void add_serve(CLI::App& sub, Runner& run) {
       res.notes.push_back(
           "non-torch memory leaves out NCCL's buffers (their size depends on the topology NCCL finds); add "
           "the logged non_torch_memory with --overhead");
+    if (auto n = sliding_window_note(plan.request.model, "vllm")) res.notes.push_back(*n);
+    res.notes.push_back(vllm_v1_note());
     res.notes.push_back("vLLM " + std::string(k_vllm_version) +
                         " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
                         "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");

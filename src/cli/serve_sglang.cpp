@@ -13,6 +13,7 @@
 #include "cli/render_serve_sglang.hpp"
 #include "cli/serve_args.hpp"
 #include "cli/serve_model_arg.hpp"
+#include "cli/serve_notes.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -172,6 +173,7 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
         "non-torch memory is the CUDA context (400 MiB with lazy loading, pytorch#109888); NCCL's buffers at "
         "tp > 1 are not predicted. SGLang's log prints the free memory it leaves (\"Load weight begin. avail "
         "mem\"); --overhead to set it");
+  if (auto n = sliding_window_note(plan.request.model, "sglang")) res.notes.push_back(*n);
   res.notes.push_back(
       std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
       ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "

@@ -303,7 +303,21 @@ TEST_CASE("serve prints a preset's Hugging Face repository id, or the path given
   const auto r = run_cli({"serve", "--model", "gpt3-175b", "--gpu", "h100-80gb", "--tp", "8"});
   CHECK(r.out.find("vllm serve gpt3-175b") != std::string::npos);
   CHECK(r.out.find("no Hugging Face repository id is known for the preset gpt3-175b") != std::string::npos);
-  const auto custom = run_cli({"serve", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab", "32000", "--gpu",
-                               "a100-80gb", "--max-model-len", "4096"});
+  const auto custom = run_cli({"serve", "--layers", "32", "--hidden", "4096", "--heads", "32", "--vocab",
+                               "32000", "--gpu", "a100-80gb", "--max-model-len", "4096"});
   CHECK(custom.out.find("vllm serve MODEL ") != std::string::npos);
+}
+
+TEST_CASE("serve names what it does not model: vLLM's V1 engine, sliding-window pools", "[serve][notes]") {
+  // Gemma 2 (config.json: sliding_window 4096, every other layer) on both engines.
+  const auto v = run_cli({"serve", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
+  CHECK(v.out.find("13 of 26 layers attend to a window of 4,096 tokens") != std::string::npos);
+  CHECK(v.out.find("V1's hybrid KV-cache manager") != std::string::npos);
+  CHECK(v.out.find("the V1 engine (vLLM's default from 0.8) is not modelled") != std::string::npos);
+  const auto s = run_cli(
+      {"serve", "--engine", "sglang", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
+  CHECK(s.out.find("SGLang keeps their KV in a pool of its own") != std::string::npos);
+  // A model without windows gets neither window note.
+  const auto l = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"});
+  CHECK(l.out.find("attend to a window") == std::string::npos);
 }
