@@ -73,6 +73,8 @@ enum class LineCode : uint8_t {
   kv_cache_cross,         // n0 cached elements per token and layer x (n1 self-attention layers x seq +
                           // n2 cross-attention layers x n3 image tokens)
   bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
+  paged_state,  // paged optimizer: the state of n0 numbers in n1 tensors of 1e5+ = bytes, in unified
+                // memory (not in the term's bytes)
 };
 
 // What a product line counts.
@@ -149,6 +151,7 @@ enum class NoteCode : uint8_t {
   loss_scaling,             // fp16 training needs GradScaler
   gib,                      // GiB = 2^30 B; allocator not included
   inference_split,          // --mode infer over tp GPUs (x): n0 KV heads per GPU, n1 GPUs per KV head
+  paged,                    // paged optimizer: n0 = 1 when the paged share is known, else all on the GPU
 };
 
 struct Note {  // plain data: see Line

@@ -47,9 +47,9 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
     switch (n.code) {
       case NoteCode::blockwise8bit:
         out.push_back(
-            "adamw-8bit: bitsandbytes blockwise quantisation, 256-element blocks; tensors under 4096 "
-            "elements "
-            "stay 32-bit (not modelled)");
+            r.optimizer.name +
+            ": bitsandbytes blockwise quantisation, 256-element blocks; tensors under 4096 elements stay "
+            "32-bit (not modelled)");
         break;
       case NoteCode::factored: {
         const auto shapes = static_cast<FactoredShapes>(n.n[0]);
@@ -113,6 +113,16 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
             " KV head(s) per GPU" +
             (n.n[1] > 1 ? ", each held by " + std::to_string(n.n[1]) + " GPUs (tp > KV heads)" : "") +
             "; figures are the most-loaded GPU's");
+        break;
+      case NoteCode::paged:
+        out.push_back(n.n[0] ? r.optimizer.name +
+                                   ": bitsandbytes pages the state of tensors of 100,000 numbers or more "
+                                   "(cudaMallocManaged); "
+                                   "smaller tensors' state and the rest stay on the GPU and are counted"
+                             : r.optimizer.name +
+                                   ": the trainable tensors' shapes are unknown, so all of its state is "
+                                   "counted on the GPU "
+                                   "(bitsandbytes would page the tensors of 100,000 numbers or more)");
         break;
     }
   }

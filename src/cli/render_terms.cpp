@@ -233,6 +233,11 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "bitsandbytes dequantises the largest 4-bit weight for the prompt's matmul (Lit-GPT: an fp16 "
              "copy, cast to bf16) = " +
              group_thousands(l.n[0]) + " x 4 B = " + group_thousands(l.bytes) + " B";
+    case LineCode::paged_state:
+      return "paged: the state of " + group_thousands(l.n[0]) + " numbers in " + group_thousands(l.n[1]) +
+             " tensors of 100,000 or more = " + group_thousands(l.bytes) +
+             " B in CUDA unified memory (bitsandbytes cudaMallocManaged), not in this term: torch does not "
+             "count it and the driver pages it to host memory under pressure";
     case LineCode::most_loaded:
       return std::string(term_key(t.kind)) + " on the most-loaded GPU = " + group_thousands(l.bytes) +
              " B (one GPU would hold " + group_thousands(l.n[0]) + " B)";
@@ -277,7 +282,8 @@ std::string optimizer_format(const EstimateRequest& r) {
   switch (r.optimizer.kind) {
     case StateKind::copies:
       if (r.optimizer.copies)
-        format += plus + std::to_string(r.optimizer.copies) + " x " + r.recipe.optimizer_state.name;
+        format += plus + std::to_string(r.optimizer.copies) + " x " +
+                  (r.fp32_lora_adapters() || r.optimizer.fp32_state ? "fp32" : r.recipe.optimizer_state.name);
       break;
     case StateKind::blockwise8bit:
       format += plus + "2 x int8 (blockwise)";

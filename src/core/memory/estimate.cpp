@@ -1,5 +1,6 @@
 #include <memplan/estimate.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <memplan/error.hpp>
@@ -7,6 +8,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
+#include "core/memory/paged_state.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/parallel/inference_split.hpp"
 #include "core/parallel/sharded_estimate.hpp"
@@ -154,6 +156,22 @@ void gradients_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
   }
 }
 
+// bitsandbytes' paged optimizers: the state of the tensors of 1e5 numbers or more moves out of the
+// term into unified memory (paged_state.hpp), named by a line.
+void page_state(const EstimateRequest& r, uint64_t trainable, Estimate& e, Term& t) {
+  const PagedShare share = paged_share(r.model, e.lora, trainable);
+  e.note({NoteCode::paged, {share.known ? 1u : 0u, 0}, 0.0});
+  if (!share.known || share.elements == 0) return;
+  const Optimizer& o = r.optimizer;
+  const uint64_t n = checked_mul(share.elements, o.copies, "optimizer state bytes");
+  const ElementCost cost = o.kind == StateKind::blockwise8bit ? k_blockwise8bit_cost : ElementCost{4, 1};
+  const uint64_t b = std::min(bytes_for(n, cost, "optimizer state bytes"), t.bytes);
+  Line l = line(LineCode::paged_state, b, share.elements, share.tensors);
+  l.format = o.kind == StateKind::blockwise8bit ? FormatId::int8_blockwise : FormatId::fp32;
+  t.add(l);
+  t.bytes -= b;
+}
+
 // trainable_tensors: the trainable parameter tensors when known apart from the model's (LoRA's A
 // and B per adapted matrix), else 0.
 void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t trainable_tensors, Estimate& e) {
@@ -172,7 +190,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
     case StateKind::copies: {
       if (o.copies) {
         const uint64_t n = checked_mul(trainable, o.copies, "optimizer state bytes");
-        const bool fp32 = r.fp32_lora_adapters();
+        const bool fp32 = r.fp32_lora_adapters() || o.fp32_state;
         const uint64_t b =
             bytes_for(n, fp32 ? ElementCost{4, 1} : r.recipe.optimizer_state.cost, "optimizer state bytes");
         t.add(product(Counted::optimizer_state, fp32 ? FormatId::fp32 : FormatId::optimizer_state, trainable,
@@ -207,6 +225,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
       break;
     }
   }
+  if (o.paged) page_state(r, trainable, e, t);
   if (o.step_per_tensor) {
     if (trainable_tensors) {
       const uint64_t b = checked_mul(trainable_tensors, 4, "optimizer state bytes");

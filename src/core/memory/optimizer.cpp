@@ -15,6 +15,8 @@ struct Row {
   StateKind kind;
   bool step;
   const char* description;
+  bool paged = false;
+  bool fp32_state = false;
 };
 
 // Facts, not logic: one row per optimizer.
@@ -33,6 +35,12 @@ const Row k_table[] = {
      "bitsandbytes AdamW8bit: 2 states of 1 byte + fp32 absmax per 256-element block"},
     {"adafactor", 1, StateKind::factored, false,
      "Adafactor (no momentum): row and column second-moment statistics per matrix"},
+    {"paged-adamw", 2, StateKind::copies, false,
+     "bitsandbytes PagedAdamW: exp_avg and exp_avg_sq in float32, tensors of 1e5+ numbers in unified memory",
+     true, true},
+    {"paged-adamw-8bit", 2, StateKind::blockwise8bit, false,
+     "bitsandbytes PagedAdamW8bit: 2 blockwise 8-bit states, tensors of 1e5+ numbers in unified memory", true,
+     false},
 };
 
 }  // namespace
@@ -45,17 +53,24 @@ std::vector<std::string> optimizer_names() {
 
 Optimizer parse_optimizer(std::string_view subject, std::string_view text) {
   for (const Row& r : k_table)
-    if (text == r.name) return {r.name, r.copies, r.kind, r.step, r.description};
+    if (text == r.name) return {r.name, r.copies, r.kind, r.step, r.paged, r.fp32_state, r.description};
   if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
     const uint64_t copies = parse_count(subject, text, 16);
-    return {std::string(text), copies, StateKind::copies, false,
+    return {std::string(text),
+            copies,
+            StateKind::copies,
+            false,
+            false,
+            false,
             std::to_string(copies) + " state copies per parameter (as given)"};
   }
-  throw Error(std::string(subject),
-              "\"" + std::string(text) +
-                  "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
-                  "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor or a number of copies" +
-                  did_you_mean(text, optimizer_names()) + ")");
+  throw Error(
+      std::string(subject),
+      "\"" + std::string(text) +
+          "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
+          "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor, paged-adamw, paged-adamw-8bit or a "
+          "number of copies" +
+          did_you_mean(text, optimizer_names()) + ")");
 }
 
 }  // namespace memplan
