@@ -257,7 +257,7 @@ TEST_CASE("advise --mode infer offers the smallest tensor-parallel size that fit
         if (k == "tensor-parallel") CHECK(s["gpus"].get<uint64_t>() >= 2);
 }
 
-TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts; --overhead overrides it",
+TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --overhead overrides it",
           "[serve][non-torch]") {
   // vLLM 0.6.4 logs non_torch_memory=0.35GiB on the RTX 3090 (vllm#10517): the CUDA context
   // (about 400 MB with lazy loading, pytorch#109888) is the part memplan predicts.
