@@ -321,3 +321,15 @@ TEST_CASE("serve names what it does not model: vLLM's V1 engine, sliding-window 
   const auto l = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"});
   CHECK(l.out.find("attend to a window") == std::string::npos);
 }
+
+TEST_CASE("serve: Llama-3.2-11B-Vision on an H100, weights and the block size (vllm PR 12126)", "[serve]") {
+  // The log's activation peak (36.63 GiB) is the vision encoder's profile run, which memplan does
+  // not predict; the weights and the bytes of one block (all 40 layers, the 8 cross-attention
+  // layers included, as V0 allocates them) are checked.
+  const auto j = serve({"--config", k_configs + "Llama-3.2-11B-Vision-Instruct.json", "--gpu", "h100-80gb",
+                        "--gpu-memory", "79.22GiB", "--max-model-len", "65536", "--max-num-seqs", "128"});
+  CHECK(rel(gib(j["budget"]["weight_bytes"]), 19.86) < 0.01);  // "model weights take 19.86GiB"
+  // "reserved for KV Cache is 14.65GiB" over "# CUDA blocks: 6001": 2.5 MiB a block (to the
+  // rounding of 14.65).
+  CHECK(rel(j["block_bytes"].get<double>(), 14.65 * double(1ull << 30) / 6001) < 0.001);
+}

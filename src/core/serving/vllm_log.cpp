@@ -35,7 +35,7 @@ std::optional<uint64_t> as_count(std::optional<double> v) {
 VllmLogFigures read_vllm_log(std::string_view text) {
   static const std::string_view weights[] = {"Loading model weights took", "Model loading took",
                                              "model weights take"};
-  static const std::string_view blocks[] = {"# GPU blocks", "# cuda blocks", "GPU blocks"};
+  static const std::string_view blocks[] = {"# GPU blocks", "# cuda blocks", "# CUDA blocks", "GPU blocks"};
   static const std::string_view tokens[] = {"GPU KV cache size"};
   static const std::string_view totals[] = {"total_gpu_memory"};
   static const std::string_view kv[] = {"available_kv_cache_memory", "kv_cache_size",

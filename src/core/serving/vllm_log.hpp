@@ -3,7 +3,7 @@
 // (V0 0.4-0.7 and V1 engines):
 //   "Loading model weights took 14.9888 GB" / "Model loading took 14.99 GiB" /
 //   "model weights take 14.96GiB"                                 -> weights (GiB = 2^30 B)
-//   "# GPU blocks: 1952" / "# cuda blocks: 1952"                  -> GPU blocks
+//   "# GPU blocks: 1952" / "# cuda blocks: 1952" / "# CUDA blocks"  -> GPU blocks
 //   "GPU KV cache size: 2,042,016 tokens"                         -> KV tokens
 //   "Maximum concurrency for 20000 tokens per request: 1.56x"     -> concurrency and its length
 //   "total_gpu_memory (23.58GiB)" / "total_gpu_memory=23.58GiB"   -> the GPU's total
