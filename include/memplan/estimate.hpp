@@ -75,6 +75,9 @@ enum class LineCode : uint8_t {
   bnb_dequant_weight,     // Lit-GPT + bitsandbytes 4-bit: the largest weight (n0 elements) dequantised, x 4 B
   paged_state,  // paged optimizer: the state of n0 numbers in n1 tensors of 1e5+ = bytes, in unified
                 // memory (not in the term's bytes)
+  // batch x n0 images x (n1 B tower + n2 B projector per image) = bytes; n1 = 0: the tower is frozen,
+  // n3 its working memory per image while it runs (not added)
+  vision_tower,
 };
 
 // What a product line counts.

@@ -83,6 +83,24 @@ struct TransformerArch {
   uint64_t resolved_kv_heads() const { return kv_heads ? kv_heads : heads; }
 };
 
+// The vision tower of a vision-language model whose encoder layers the activation ledger counts
+// (vision_activations.cpp): ViT layers (pre-LayerNorm, q/k/v/out Linears with biases, full
+// bidirectional attention over one image's tokens, a two-matrix MLP) and the projector after them.
+struct VisionTower {
+  std::string model_type;    // "clip_vision_model" (LLaVA), "siglip_vision_model" (Gemma 3)
+  uint64_t layers = 0;       // encoder layers in the tower
+  uint64_t used_layers = 0;  // layers whose output reaches the language model (LLaVA's
+                             // vision_feature_layer -2: all but the last)
+  uint64_t hidden = 0;
+  uint64_t heads = 0;
+  uint64_t intermediate = 0;
+  uint64_t tokens = 0;     // tokens per image through every layer (patches, + CLIP's class token)
+  std::string activation;  // "quick_gelu" (x * sigmoid(1.702 x), Python ops) or "gelu_pytorch_tanh"
+  std::string projector;   // "llava_mlp" (linear, GELU, linear) or "gemma3" (avg-pool, RMSNorm, matrix)
+  uint64_t projector_tokens = 0;  // tokens out of the projector per image (language-model tokens)
+  uint64_t text_hidden = 0;       // the language model's width (the projector's output)
+};
+
 // One kind of layer of a model read from a config.json (dense or MoE MLP, multi-token prediction,
 // full / sliding / chunked attention): how many layers, what one of them holds, and which config
 // fields said so. `memplan inspect` lists them.
@@ -123,8 +141,10 @@ struct ModelSpec {
   uint64_t image_tile_tokens = 0;
   uint64_t max_image_tiles = 0;
   uint64_t image_tile_pixels = 0;
-  std::string
-      hf_repo;  // the Hugging Face repository id ("meta-llama/Meta-Llama-3-8B"; presets), "" = unknown
+  // The vision tower the activation ledger counts for training with images (LLaVA, Gemma 3).
+  std::optional<VisionTower> vision;
+  // The Hugging Face repository id ("meta-llama/Meta-Llama-3-8B"; presets), "" = unknown.
+  std::string hf_repo;
 };
 
 // How model files are read.

@@ -69,6 +69,9 @@ struct EstimateRequest {
   // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
   // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
   Framework framework = Framework::hf;
+  // Vision-language training: the vision tower's weights train too (its layers keep their
+  // activations); false: frozen, as LLaVA's and LoRA recipes leave it (vision_activations.hpp).
+  bool train_vision = false;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
   // weights, gradients and optimizer state are fp32 whatever the recipe's formats.

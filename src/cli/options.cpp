@@ -314,6 +314,10 @@ const std::vector<OptionSpec>& table() {
        "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric 2.1 "
        "and torch 2.1: its RMSNorm, fused-qkv LoRA, fp32 logits, bitsandbytes layers)",
        framework_rule},
+      {"--train-vision", F::train_vision,
+       "Vision-language training with --images: the vision tower trains too (its layers keep their "
+       "activations); default frozen, as LLaVA's and LoRA recipes",
+       switch_rule<&V::train_vision>, true},
   };
   return t;
 }

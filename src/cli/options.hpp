@@ -70,6 +70,7 @@ struct PlanValues {
   std::optional<double> lora_dropout;  // in [0, 1)
   bool keep_logits = false;            // the training loop keeps the logits through backward
   std::optional<Framework> framework;  // hf (default) or litgpt
+  bool train_vision = false;           // the vision tower trains (default frozen)
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

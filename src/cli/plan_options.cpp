@@ -335,6 +335,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.loss = v.loss.value_or(Loss::plain);
   r.framework = v.framework.value_or(Framework::hf);
   r.keep_logits = v.keep_logits;
+  r.train_vision = v.train_vision;
   r.grad_accum = v.grad_accum.value_or(1);
   r.grads_kept = v.grads_kept.value_or(false);
   r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
@@ -404,6 +405,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["loss"] = to_string(r.loss);
   if (v.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
   if (r.framework != Framework::hf) in["framework"] = to_string(r.framework);  // likewise
+  if (v.train_vision) in["train_vision"] = true;                               // likewise
   in["grad_accum"] = r.grad_accum;
   in["zero_grad"] = r.grads_kept ? "zeros" : "none";
   if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged

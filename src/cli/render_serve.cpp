@@ -105,6 +105,13 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   o += "  GPU KV cache size: " + group_thousands(b.kv_tokens) + " tokens\n";
   o += "  Maximum concurrency for " + group_thousands(s.max_model_len) +
        " tokens per request: " + fixed(b.max_concurrency, 2) + "x\n";
+  if (const auto& c = b.cross)
+    o += "  requests with their images: " + group_thousands(c->requests) + " (each " +
+         group_thousands(c->decoder_blocks) + " blocks of text + " + std::to_string(c->images) +
+         " image(s) x " + std::to_string(c->tiles_per_image) + " tiles x " +
+         group_thousands(c->tokens_per_tile) + " = " + group_thousands(c->encoder_tokens) +
+         " encoder tokens in " + group_thousands(c->encoder_blocks) +
+         " cross-attention blocks from the same pool: block_manager.py can_allocate)\n";
   o += "  largest max_model_len that fits: " + group_thousands(b.largest_model_len) + " tokens";
   if (b.model_context && b.largest_model_len > b.model_context)
     o += " (the model was trained for " + group_thousands(b.model_context) + ")";
@@ -212,6 +219,11 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
           {"max_concurrency", b.max_concurrency},
           {"largest_max_model_len", b.largest_model_len},
           {"fits", b.fits},
+          {"cross_attention", b.cross ? json{{"encoder_tokens", b.cross->encoder_tokens},
+                                             {"encoder_blocks", b.cross->encoder_blocks},
+                                             {"decoder_blocks", b.cross->decoder_blocks},
+                                             {"requests", b.cross->requests}}
+                                      : json(nullptr)},
           {"flags", vllm_flags(r)},
           {"log_checks", r.log_path ? log_checks_json(r.checks) : json(nullptr)},
           {"notes", r.notes}};

@@ -238,6 +238,18 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              " tensors of 100,000 or more = " + group_thousands(l.bytes) +
              " B in CUDA unified memory (bitsandbytes cudaMallocManaged), not in this term: torch does not "
              "count it and the driver pages it to host memory under pressure";
+    case LineCode::vision_tower: {
+      const std::string images =
+          "batch " + group_thousands(t.batch) + " x " + group_thousands(l.n[0]) + " images";
+      if (l.n[1])
+        return "+ vision tower (trained, --train-vision) and projector = " + images + " x (" +
+               group_thousands(l.n[1]) + " B tower + " + group_thousands(l.n[2]) +
+               " B projector per image) = " + group_thousands(l.bytes) + " B";
+      return "+ vision projector = " + images + " x " + group_thousands(l.n[2]) +
+             " B per image = " + group_thousands(l.bytes) +
+             " B; the frozen vision tower keeps nothing (its largest layer's " + group_thousands(l.n[3]) +
+             " B per image of working memory is freed before the language model runs)";
+    }
     case LineCode::most_loaded:
       return std::string(term_key(t.kind)) + " on the most-loaded GPU = " + group_thousands(l.bytes) +
              " B (one GPU would hold " + group_thousands(l.n[0]) + " B)";

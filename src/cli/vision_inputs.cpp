@@ -94,6 +94,8 @@ void add_cross_attention_images(const PlanValues& v, EstimateRequest& r) {
 }  // namespace
 
 void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
+  if (v.train_vision && !v.images)
+    throw Error(Field::train_vision, "needs --images N (the images whose vision tower trains)");
   if (!v.images && !v.image_size) return;
   uint64_t per_image = r.model.image_tokens;
   std::string dynamic;

@@ -248,10 +248,15 @@ TEST_CASE("docs/json.md: memplan.gguf-fit/1, gguf-fit-check/1 and models-fits/1 
 
 TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
   const std::string log = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/llama-2-7b_a100-80gb.log";
-  check_documented("memplan.serve/1",
-                   printed("memplan.serve/1", {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb",
-                                                 "--check-log", log, "--format", "json"},
-                                                0}}));
+  check_documented(
+      "memplan.serve/1",
+      printed(
+          "memplan.serve/1",
+          {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--check-log", log, "--format", "json"},
+            0},
+           {{"serve", "--config", MEMPLAN_TEST_DATA_DIR "/hf_configs/Llama-3.2-11B-Vision-Instruct.json",
+             "--gpu", "a100-80gb", "--max-model-len", "4096", "--images", "1", "--format", "json"},
+            0}}));
 }
 
 TEST_CASE("docs/json.md: memplan.serve-sglang/1 fields", "[cli][json][docs]") {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -121,4 +122,136 @@ TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, tiles from --i
   const auto small = run_cli({"estimate", "--config", s, "--mode", "infer", "--precision", "bf16", "--seq",
                               "100", "--images", "1", "--image-size", "600", "--format", "json"});
   CHECK(nlohmann::json::parse(small.out)["breakdown"]["kv_cache"] == 196608ull * 827);
+}
+
+namespace {
+
+uint64_t activations(const std::vector<std::string>& args) {
+  const auto r = run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out)["breakdown"]["activations"].get<uint64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("training LLaVA-1.5-7B with an image: the frozen tower keeps nothing, the projector its inputs",
+          "[cli][vision]") {
+  // The language model sees 100 text + 576 image tokens either way; what the image adds beside them
+  // is LlavaMultiModalProjector's saved inputs: linear_1's (576 x 1024), GELU's input and output
+  // (576 x 4096 each), bf16.
+  const std::vector<std::string> base = {"estimate", "--config", k_llava, "--precision",
+                                         "bf16",     "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const uint64_t text_only = activations(with({"--seq", "676"}));
+  const uint64_t frozen = activations(with({"--seq", "100", "--images", "1"}));
+  const uint64_t projector = 576ull * 1024 * 2 + 2 * 576ull * 4096 * 2;
+  CHECK(frozen - text_only == projector);
+
+  // --train-vision: 23 of the 24 CLIP layers reach the loss (vision_feature_layer -2), each keeping
+  // over 577 tokens (576 patches + class): two LayerNorms' input, fp32 mean and rstd, and output;
+  // q, k, v, the attention output, sdpa's fp32 log-sum-exp (16 heads x 577); fc1's output,
+  // sigmoid(1.702 x) and quick_gelu's product (577 x 4096); plus pre_layrnorm's input and stats.
+  const uint64_t sh = 577ull * 1024 * 2, stats = 577ull * 2 * 4;
+  const uint64_t layer = 2 * (sh + stats + sh) + 4 * sh + 16ull * 577 * 4 + 3ull * 577 * 4096 * 2;
+  const uint64_t trained = activations(with({"--seq", "100", "--images", "1", "--train-vision"}));
+  CHECK(trained - text_only == 23 * layer + sh + stats + projector);
+
+  // LoRA (peft on the language model): tower and projector frozen, nothing beside the tokens.
+  const uint64_t lora_text = activations(with({"--seq", "676", "--lora", "16"}));
+  const uint64_t lora = activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
+  CHECK(lora == lora_text);
+
+  // --explain says what was counted.
+  const auto ex = run_cli({"estimate", "--config", k_llava, "--precision", "bf16", "--seq", "100", "--images",
+                           "1", "--train-vision", "--explain"});
+  REQUIRE(ex.code == 0);
+  CHECK(ex.out.find("+ vision tower (trained, --train-vision) and projector = batch 1 x 1 images") !=
+        std::string::npos);
+  CHECK(ex.out.find("[vision layer, each of 23] quick_gelu sigmoid(1.702 x)") != std::string::npos);
+  const auto fz = run_cli(
+      {"estimate", "--config", k_llava, "--precision", "bf16", "--seq", "100", "--images", "1", "--explain"});
+  CHECK(fz.out.find("the frozen vision tower keeps nothing") != std::string::npos);
+  // inspect names the tower's layer and what training runs through it
+  const auto in = run_cli({"inspect", k_llava});
+  CHECK(in.out.find("vision layer x 24: 12,596,224 parameters each") != std::string::npos);
+  CHECK(in.out.find("577 tokens x 1024 through 23 layer(s)") != std::string::npos);
+}
+
+TEST_CASE("training with images on a tower the ledger does not model is refused, naming --images",
+          "[cli][vision]") {
+  const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
+  const auto r = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
+                          "--image-size", "448"});
+  CHECK(r.code == 2);
+  CHECK(r.err.find("memplan: error: --images: training with images needs the vision tower's activations") ==
+        0);
+  const auto alone = run_cli({"estimate", "--config", k_llava, "--seq", "100", "--train-vision"});
+  CHECK(alone.code == 2);
+  CHECK(alone.err ==
+        "memplan: error: --train-vision: needs --images N (the images whose vision tower trains)\n");
+  // inference needs no tower ledger
+  CHECK(run_cli({"estimate", "--config", q, "--mode", "infer", "--seq", "100", "--images", "1",
+                 "--image-size", "448"})
+            .code == 0);
+}
+
+TEST_CASE("serve (vLLM) on Llama 3.2 Vision: each request's image takes cross-attention blocks from the pool",
+          "[cli][vision][mllama][serve]") {
+  // vLLM 0.6.4's input_processor_for_mllama: encoder tokens = tiles x ((560 // 14)^2 + 1) = tiles x 1,601,
+  // tiles from get_optimal_tiled_canvas (no padding: a 448 px square is 1 tile, 1,120 px or no size
+  // the worst case of max_num_tiles 4); block_manager.py can_allocate takes ceil(tokens / 16) of the
+  // pool's blocks for them beside ceil(max_model_len / 16) for the text.
+  const std::string cfg =
+      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-11B-Vision-Instruct.json";
+  auto serve = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"serve",           "--config", cfg,        "--gpu", "a100-80gb",
+                                  "--max-model-len", "4096",     "--format", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = run_cli(a);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto text = serve({});
+  CHECK(text["cross_attention"].is_null());
+  const auto four = serve({"--images", "1"});
+  CHECK(four["cross_attention"]["encoder_tokens"] == 4 * 1601);
+  CHECK(four["cross_attention"]["encoder_blocks"] == 401);  // ceil(6,404 / 16)
+  CHECK(four["cross_attention"]["decoder_blocks"] == 256);
+  const uint64_t blocks = four["gpu_blocks"];
+  CHECK(four["cross_attention"]["requests"] == blocks / (256 + 401));
+  const auto one = serve({"--images", "1", "--image-size", "448"});
+  CHECK(one["cross_attention"]["encoder_tokens"] == 1601);
+  CHECK(one["cross_attention"]["encoder_blocks"] == 101);  // ceil(1,601 / 16)
+  // the pool itself is the text-only one: a block spans all 40 layers either way
+  CHECK(four["block_bytes"] == text["block_bytes"]);
+}
+
+TEST_CASE("training Gemma 3 4B with an image: SigLIP's 4,096 patch tokens, the pooling projector",
+          "[cli][vision]") {
+  const std::string g = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gemma-3-4b-it.json";
+  auto act = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"estimate", "--config", g, "--precision", "bf16", "--format", "json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return activations(a);
+  };
+  // The language model sees 100 + 256 (mm_tokens_per_image) tokens either way. Frozen tower, trained
+  // projector (Gemma3MultiModalProjector): its RMSNorm keeps the normalised fp32 tensor for the
+  // weight's gradient (256 x 1152 x 4 B) and the matmul its bf16 input (256 x 1152 x 2 B).
+  const uint64_t text_only = act({"--seq", "356"});
+  const uint64_t projector = 256ull * 1152 * 4 + 256ull * 1152 * 2;
+  CHECK(act({"--seq", "100", "--images", "1"}) - text_only == projector);
+  // Trained: 27 SigLIP layers over (896 / 14)^2 = 4,096 tokens (hidden 1152, 16 heads, MLP 4304,
+  // gelu_pytorch_tanh: its input and output), sdpa; post_layernorm's input and stats; the projector
+  // now also keeps the avg-pool's input (4,096 x 1152 bf16), the RMSNorm's fp32 input and rsqrt.
+  const uint64_t sh = 4096ull * 1152 * 2, stats = 4096ull * 2 * 4;
+  const uint64_t layer = 2 * (sh + stats + sh) + 4 * sh + 16ull * 4096 * 4 + 2ull * 4096 * 4304 * 2;
+  const uint64_t trained_projector = projector + sh + 256ull * 1152 * 4 + 256ull * 4;
+  CHECK(act({"--seq", "100", "--images", "1", "--train-vision"}) - text_only ==
+        27 * layer + sh + stats + trained_projector);
 }

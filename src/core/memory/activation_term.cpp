@@ -1,11 +1,13 @@
 #include "core/memory/activation_term.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
 #include "core/memory/kv_cache.hpp"
+#include "core/memory/vision_activations.hpp"
 #include "core/models/arch_layout.hpp"
 
 namespace memplan {
@@ -66,6 +68,23 @@ ActivationLedger training_ledger(const EstimateRequest& r, bool record) {
   return transformer_activations(arch, options_for(r, &arch, record));
 }
 
+// Training with images: the vision tower and projector (vision_activations.hpp). A vision-language
+// model whose tower the ledger does not model is refused rather than counted without it.
+std::optional<VisionActivations> vision_part(const EstimateRequest& r, bool record) {
+  if (!r.images || r.mode != Mode::train) return std::nullopt;
+  if (!r.model.vision)
+    throw Error(
+        Field::images,
+        "training with images needs the vision tower's activations, which memplan counts for "
+        "clip_vision_model (LLaVA) and siglip_vision_model (Gemma 3) towers read from a config.json; " +
+            (r.model.arch ? r.model.arch->model_type : std::string("this model")) +
+            "'s tower is not in the ledger");
+  TransformerArch arch = *r.model.arch;
+  apply_layout_defaults(arch);
+  return vision_activations(*r.model.vision, r.images, r.train_vision, !r.lora,
+                            options_for(r, &arch, record));
+}
+
 bool is_transformer(const ModelSpec& m) {
   return m.arch && m.arch->layers && m.arch->hidden && m.arch->heads;
 }
@@ -99,6 +118,20 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   total.n[1] = l.bytes_per_sample;
   total.bytes = l.total_bytes;
   a.add(total);
+  if (const auto v = vision_part(r, false)) {
+    Line vl{};
+    vl.code = LineCode::vision_tower;
+    vl.n[0] = v->images;
+    vl.n[1] = v->tower_bytes_per_image;
+    vl.n[2] = v->projector_bytes_per_image;
+    vl.n[3] = v->transient_bytes_per_image;
+    vl.bytes = checked_mul(r.batch, v->bytes_per_sample, "activation bytes");
+    a.add(vl);
+    a.per_sample = checked_add(a.per_sample, v->bytes_per_sample, "activation bytes");
+    a.fixed_bytes = checked_add(a.fixed_bytes, v->fixed_bytes, "activation bytes");
+    a.bytes =
+        checked_add(a.bytes, checked_add(vl.bytes, v->fixed_bytes, "activation bytes"), "activation bytes");
+  }
   if (l.fixed_bytes) {
     Line fixed{};
     fixed.code = LineCode::autocast_weights;
@@ -265,6 +298,12 @@ LedgerDetail activation_ledger_detail(const EstimateRequest& r) {
     d.rows.push_back({"[outside layers] " + t.name + (t.role == Role::recomputed ? " (recomputed)" : ""),
                       t.shape, t.format, t.bytes});
   d.notes = l.notes;
+  if (const auto v = vision_part(r, true)) {
+    for (const SavedTensor& t : v->rows)
+      d.rows.push_back({t.name, std::to_string(checked_mul(r.batch, r.images, "images")) + " x " + t.shape,
+                        t.format, checked_mul(r.batch, t.bytes, "activation bytes")});
+    d.notes.insert(d.notes.end(), v->notes.begin(), v->notes.end());
+  }
   return d;
 }
 

@@ -141,6 +141,12 @@ void LayerModel::mlp_core(Entries& e) const {
         e, [&] { return fn + "(gate) x up (down projection input)"; }, {d.s, d.ff}, m_act);
   } else if (fn == "relu") {
     add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
+  } else if (fn == "quick_gelu") {
+    // CLIP's QuickGELUActivation, x * sigmoid(1.702 x) in Python ops: sigmoid keeps its output, the
+    // multiply both operands (bench/accuracy/vit_saved.py).
+    add_entry(e, "up projection output (quick_gelu input)", {d.s, d.ff}, m_act);
+    add_entry(e, "quick_gelu sigmoid(1.702 x)", {d.s, d.ff}, m_act);
+    add_entry(e, "quick_gelu output (down projection input)", {d.s, d.ff}, m_act);
   } else if (m_arch.python_gelu && !m_opts.litgpt) {
     gelu_new(e);
     add_entry(e, "gelu_new output (down projection input)", {d.s, d.ff}, m_act);

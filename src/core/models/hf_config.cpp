@@ -372,6 +372,7 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   m.image_tile_tokens = fc.image_tile_tokens;
   m.max_image_tiles = fc.max_image_tiles;
   m.image_tile_pixels = fc.image_tile_pixels;
+  m.vision = fc.vision;
   fc.arch.model_type = model_type.empty() ? "unknown" : model_type;
   m.arch = fc.arch;
   // transformers' ACT2FN["gelu_new"] is NewGELUActivation, written out in Python ops.

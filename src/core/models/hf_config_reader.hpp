@@ -73,6 +73,7 @@ struct FamilyCount {
   std::vector<LayerKind> parts;  // rows for inspect beyond the decoder's: vision tower, projector, ...
   // Tiled vision encoders (mllama): features per tile, tiles per image, tile side in pixels.
   uint64_t image_tile_tokens = 0, max_image_tiles = 0, image_tile_pixels = 0;
+  std::optional<VisionTower> vision;  // the tower the training ledger counts (CLIP, SigLIP)
 };
 
 using FamilyFn = FamilyCount (*)(ConfigReader& c, const std::string& model_type);

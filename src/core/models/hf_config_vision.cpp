@@ -112,6 +112,47 @@ Tower siglip_vision(ConfigReader& v) {
   return t;
 }
 
+// What the training ledger needs of a CLIP or SigLIP tower (vision_activations.cpp): a ViT layer's
+// sizes and activation, the tokens one image runs through each layer, and the projector after it.
+// hidden_act must be the one the ledger's MLP follows.
+VisionTower tower_for_ledger(ConfigReader& v, const char* type, const char* act, uint64_t tokens,
+                             uint64_t used_layers, const char* projector, uint64_t projector_tokens,
+                             uint64_t text_hidden) {
+  const std::string hidden_act = v.text({"hidden_act"}).value_or(act);
+  if (hidden_act != act)
+    v.fail("hidden_act",
+           "\"" + hidden_act + "\" is not the " + type + " activation memplan's ledger counts (" + act + ")");
+  VisionTower t;
+  t.model_type = type;
+  t.layers = v.need({"num_hidden_layers"});
+  t.used_layers = used_layers;
+  t.hidden = v.need({"hidden_size"});
+  t.heads = v.need({"num_attention_heads"});
+  t.intermediate = v.need({"intermediate_size"});
+  t.tokens = tokens;
+  t.activation = act;
+  t.projector = projector;
+  t.projector_tokens = projector_tokens;
+  t.text_hidden = text_hidden;
+  return t;
+}
+
+// The inspect row of a tower the ledger counts: one layer's parameters, and what training keeps.
+LayerKind vision_layer_kind(const VisionTower& t, const std::string& fields) {
+  const Count h = t.hidden, I = t.intermediate;
+  const Count layer = Count(4) * (h * h + h) + h * I + I + I * h + h + Count(4) * h;
+  return {"vision layer",
+          t.layers,
+          layer.v,
+          0,
+          0,
+          t.model_type + " encoder layer: q/k/v/out " + to_s(t.hidden) + " x " + to_s(t.hidden) +
+              " with biases, MLP " + to_s(t.hidden) + " -> " + to_s(t.intermediate) + " (" + t.activation +
+              "), two LayerNorms; in training each image runs " + to_s(t.tokens) + " tokens x " +
+              to_s(t.hidden) + " through " + to_s(t.used_layers) + " layer(s) that reach the loss",
+          fields};
+}
+
 }  // namespace
 
 FamilyCount count_gemma3(ConfigReader& c, const std::string& mt) {
@@ -140,6 +181,11 @@ FamilyCount count_gemma3(ConfigReader& c, const std::string& mt) {
   const uint64_t vh = vr.need({"hidden_size"});
   const Count projector = Count(vh) * r.arch.hidden + vh;
   r.image_tokens = c.count_or({"mm_tokens_per_image"}, 256);
+  r.vision = tower_for_ledger(vr, "siglip_vision_model", "gelu_pytorch_tanh", tower.patches,
+                              vr.need({"num_hidden_layers"}), "gemma3", r.image_tokens, r.arch.hidden);
+  r.parts.push_back(vision_layer_kind(*r.vision,
+                                      "vision_config: num_hidden_layers, hidden_size, "
+                                      "intermediate_size, num_attention_heads, image_size, patch_size"));
   r.total = language + tower.parameters + projector;
   r.tensors = r.tensors + tower.tensors + 2;
   r.notes.push_back(mt + ": language model (gemma3_text, text_config) " + group_thousands(language.v) +
@@ -194,6 +240,25 @@ FamilyCount count_llava(ConfigReader& c, const std::string& mt) {
   if (strategy != "default" && strategy != "full")
     c.fail("vision_feature_select_strategy", "\"" + strategy + "\" is not default or full");
   r.image_tokens = tower.patches + (strategy == "full" ? 1 : 0);
+  // vision_feature_layer: the hidden state the projector reads (hidden_states[0] is the embeddings,
+  // so -2 is the output of the last layer but one); the layers after it do not reach the loss.
+  const uint64_t L = vr.need({"num_hidden_layers"});
+  uint64_t used = L - 1;
+  if (auto it = c.json().find("vision_feature_layer"); it != c.json().end() && !it->is_null()) {
+    if (!it->is_number_integer())
+      c.fail("vision_feature_layer", "is not one whole number (several feature layers are not counted)");
+    const int64_t f = it->get<int64_t>();
+    if (f == 0 || f > int64_t(L) || f < -int64_t(L))
+      c.fail("vision_feature_layer",
+             std::to_string(f) + " is not a layer output of the " + to_s(L) + "-layer tower");
+    used = f > 0 ? uint64_t(f) : uint64_t(int64_t(L) + 1 + f);
+  }
+  r.vision = tower_for_ledger(vr, "clip_vision_model", "quick_gelu", tower.patches + 1, used, "llava_mlp",
+                              r.image_tokens, th);
+  r.parts.push_back(vision_layer_kind(*r.vision,
+                                      "vision_config: num_hidden_layers, hidden_size, "
+                                      "intermediate_size, num_attention_heads, image_size, "
+                                      "patch_size; vision_feature_layer"));
 
   r.total = language + tower.parameters + projector;
   r.tensors = r.tensors + tower.tensors + (bias ? 4 : 2);

@@ -89,6 +89,7 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   b.max_concurrency = static_cast<double>(b.kv_tokens) / static_cast<double>(s.max_model_len);
   b.largest_model_len = b.kv_tokens;
   b.fits = b.kv_tokens >= s.max_model_len;
+  b.cross = vllm_cross_attention(r, s.block_size, s.max_model_len, b.gpu_blocks);
   return b;
 }
 

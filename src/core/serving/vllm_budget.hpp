@@ -17,6 +17,7 @@
 
 #include <memplan/request.hpp>
 #include "core/parallel/inference_split.hpp"
+#include "core/serving/vllm_cross_attention.hpp"
 #include "core/serving/vllm_non_torch.hpp"
 
 namespace memplan {
@@ -72,6 +73,7 @@ struct VllmBudget {
   uint64_t head_dim = 0;
   uint64_t model_context = 0;  // the model's max_position_embeddings (0 unknown)
   InferenceSplit split;
+  std::optional<VllmCrossAttention> cross;  // mllama with images: the requests' cross-attention blocks
 };
 
 // The budget of `r` (model, recipe, quantize, kv format) on a GPU

@@ -1,0 +1,171 @@
+// The vision tower and projector of a vision-language model in the training ledger. The tower's
+// layers are counted by the transformer ledger itself (an encoder: LayerNorm, q/k/v/out with
+// biases, no causal mask, the tower's MLP activation) over the tokens of one image, and their saved
+// tensors were measured on one CLIP-style and one SigLIP-style layer (bench/accuracy/vit_saved.py,
+// tests/unit/test_vision_activations.cpp). Module facts from transformers' modeling_clip.py,
+// modeling_siglip.py, modeling_llava.py (LlavaMultiModalProjector) and modeling_gemma3.py
+// (Gemma3MultiModalProjector).
+
+#include "core/memory/vision_activations.hpp"
+
+#include <algorithm>
+
+#include <memplan/error.hpp>
+#include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
+
+namespace memplan {
+namespace {
+
+std::string to_s(uint64_t n) { return std::to_string(n); }
+
+TransformerArch tower_arch(const VisionTower& t, uint64_t layers) {
+  TransformerArch a;
+  a.model_type = t.model_type;
+  a.causal = false;
+  a.layers = std::max<uint64_t>(layers, 1);
+  a.hidden = t.hidden;
+  a.heads = t.heads;
+  a.kv_heads = t.heads;
+  a.intermediate = t.intermediate;
+  a.vocab = 0;
+  a.activation = t.activation;
+  a.norm = "layernorm";
+  a.norm_first = true;
+  a.final_norm = false;
+  a.bias = true;
+  a.position_embedding = "learned";
+  return a;
+}
+
+uint64_t elements(uint64_t a, uint64_t b) { return checked_mul(a, b, "activation elements"); }
+
+uint64_t bytes(uint64_t n, const ElementCost& c) { return bytes_for(n, c, "activation bytes"); }
+
+void row(VisionActivations& v, bool record, const std::string& name, uint64_t tokens, uint64_t width,
+         const std::string& format, uint64_t per_image) {
+  if (!record) return;
+  v.rows.push_back({"[vision] " + name, to_s(tokens) + " x " + to_s(width), format,
+                    checked_mul(v.images, per_image, "activation bytes"), Role::saved});
+}
+
+// What the projector keeps for one image when its weights train. in_grad: its input requires grad
+// (the tower trains).
+uint64_t projector_bytes(VisionActivations& v, const VisionTower& t, bool in_grad,
+                         const ActivationOptions& o) {
+  const ElementCost act = o.act_cost;
+  const ElementCost fp32{4, 1};
+  const uint64_t n = t.projector_tokens;
+  uint64_t sum = 0;
+  auto add = [&](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
+                 const ElementCost& c) {
+    const uint64_t b = bytes(elements(tokens, width), c);
+    sum = checked_add(sum, b, "activation bytes");
+    row(v, o.record, name, tokens, width, fmt, b);
+  };
+  if (t.projector == "llava_mlp") {
+    // LlavaMultiModalProjector: linear_1 (vision -> text width), GELU, linear_2. linear_1 keeps the
+    // selected features, GELU its input, linear_2 GELU's output.
+    add("projector linear_1 input (the selected image features)", n, t.hidden, o.act_format, act);
+    add("projector GELU input", n, t.text_hidden, o.act_format, act);
+    add("projector GELU output (linear_2 input)", n, t.text_hidden, o.act_format, act);
+  } else {
+    // Gemma3MultiModalProjector: the tower's tokens as a square, AvgPool2d down to
+    // mm_tokens_per_image, Gemma3RMSNorm (fp32: x.float() * rsqrt(mean(x^2) + eps), times
+    // 1 + weight), cast back, matmul by mm_input_projection_weight.
+    if (in_grad) {
+      add("projector avg-pool input (the tower's output as a square)", t.tokens, t.hidden, o.act_format, act);
+      add("projector RMSNorm input upcast to fp32", n, t.hidden, "fp32", fp32);
+      add("projector RMSNorm rsqrt", n, 1, "fp32", fp32);
+    }
+    add("projector RMSNorm normalised (fp32, the weight-multiply input)", n, t.hidden, "fp32", fp32);
+    add("projector matmul input (RMSNorm output)", n, t.hidden, o.act_format, act);
+  }
+  return sum;
+}
+
+// A frozen tower's largest working set, for one image: the layer input, its LayerNorm output and q,
+// k, v, plus at the softmax the scores and the probabilities (eager) or the attention output
+// (sdpa); or at the MLP the layer input, its LayerNorm output and the MLP's intermediates alive at
+// once (quick_gelu: fc1 output, sigmoid and their product; gelu: fc1 output and GELU's output).
+uint64_t transient(const VisionTower& t, const ActivationOptions& o, bool eager) {
+  const uint64_t s = t.tokens, h = t.hidden;
+  const uint64_t rows = elements(5, elements(s, h));
+  const uint64_t attn = eager ? checked_add(rows, elements(2, elements(t.heads, elements(s, s))), "elements")
+                              : checked_add(rows, elements(s, h), "elements");
+  const uint64_t mlp =
+      checked_add(elements(2, elements(s, h)),
+                  elements(t.activation == "quick_gelu" ? 3 : 2, elements(s, t.intermediate)), "elements");
+  return bytes(std::max(attn, mlp), o.act_cost);
+}
+
+}  // namespace
+
+VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool train_tower,
+                                     bool train_projector, const ActivationOptions& opts) {
+  if (t.projector != "llava_mlp" && t.projector != "gemma3")
+    throw Error("vision_config", "the projector \"" + t.projector + "\" is not in the activation ledger");
+  VisionActivations v;
+  v.trained = train_tower;
+  v.projector_trained = train_projector || train_tower;
+  v.images = images;
+  ActivationOptions o = opts;
+  o.batch = 1;
+  o.seq = t.tokens;
+  o.lora.reset();  // the tower has no adapters: it trains whole or not at all
+  o.fp32_logits = false;
+  o.keep_logits = false;
+  o.bnb_4bit = false;
+  o.litgpt = false;
+  o.dropout = false;  // CLIP's and SigLIP's attention_dropout is 0.0
+  const bool eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
+  if (train_tower) {
+    const ActivationLedger l = transformer_activations(tower_arch(t, t.used_layers), o);
+    v.layer_bytes_per_image = l.layer_bytes;
+    uint64_t tower = checked_mul(t.used_layers, l.layer_bytes, "activation bytes");
+    if (opts.record)
+      for (const SavedTensor& s : l.per_layer)
+        v.rows.push_back({"[vision layer, each of " + to_s(t.used_layers) + "] " + s.name +
+                              (s.role == Role::recomputed ? " (recomputed)" : ""),
+                          s.shape.substr(s.shape.find('x') + 2), s.format,
+                          checked_mul(images, s.bytes, "activation bytes"), s.role});
+    // CLIP's pre_layrnorm and SigLIP's post_layernorm (LayerNorm: input and fp32 mean and rstd).
+    // Under autocast the residual stream stays fp32.
+    const ElementCost res = opts.autocast ? ElementCost{4, 1} : opts.act_cost;
+    const uint64_t ln_in = bytes(elements(t.tokens, t.hidden), res);
+    const uint64_t ln_stats = bytes(elements(t.tokens, 2), {4, 1});
+    const uint64_t ln = checked_add(ln_in, ln_stats, "activation bytes");
+    const std::string which = t.model_type == "clip_vision_model" ? "pre_layrnorm" : "post_layernorm";
+    row(v, opts.record, "tower " + which + " input", t.tokens, t.hidden,
+        opts.autocast ? "fp32" : opts.act_format, ln_in);
+    row(v, opts.record, "tower " + which + " mean and rstd", t.tokens, 2, "fp32", ln_stats);
+    tower = checked_add(tower, ln, "activation bytes");
+    v.tower_bytes_per_image = tower;
+    if (opts.autocast) v.fixed_bytes = l.fixed_bytes;
+  } else {
+    v.transient_bytes_per_image = transient(t, o, eager);
+  }
+  if (v.projector_trained) v.projector_bytes_per_image = projector_bytes(v, t, train_tower, o);
+  v.bytes_per_sample = checked_mul(
+      images, checked_add(v.tower_bytes_per_image, v.projector_bytes_per_image, "activation bytes"),
+      "activation bytes");
+  if (!opts.record) return v;
+  if (train_tower)
+    v.notes.push_back("vision tower (" + t.model_type + ") trained: " + to_s(t.used_layers) + " of its " +
+                      to_s(t.layers) +
+                      " layers reach the loss, each keeping what an encoder layer keeps over " +
+                      to_s(t.tokens) + " tokens x " + to_s(t.hidden) + " per image (" +
+                      (eager ? "eager attention: heads x tokens x tokens probabilities" : "sdpa") +
+                      ", no causal mask, " + t.activation + "); the pixel values are input, not activations");
+  else
+    v.notes.push_back("vision tower (" + t.model_type +
+                      ") frozen: it keeps nothing for backward; while it runs, "
+                      "its largest layer needs " +
+                      group_thousands(v.transient_bytes_per_image) + " B of working memory per image (" +
+                      to_s(t.tokens) + " tokens), freed before the language model's forward saves anything");
+  v.notes.push_back(v.projector_trained ? "projector (" + t.projector + ") trains: it keeps its inputs"
+                                        : "projector (" + t.projector + ") frozen: it keeps nothing");
+  return v;
+}
+
+}  // namespace memplan
