@@ -38,8 +38,12 @@ GA4 = ["--grad-accum", "4"]
 # bf16-true; its own LoRAQKVLinear on the fused qkv in the model's format (bf16-true) with lora_dropout
 # 0.05 on the adapter's input; its RMSNorm in bf16 (torch 2.1's mean keeps x*x).
 LITGPT = ["--framework", "litgpt"]
-LITGPT_LORA = LITGPT + ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--optimizer", "adamw",
-                        "--attention", "sdpa", "--loss", "chunked", "--lora-dtype", "base", "--lora-dropout", "0.05"]
+LITGPT_ADAPTERS = LITGPT + ["--precision", "bf16", "--lora", "8", "--lora-targets", "q,v", "--attention", "sdpa",
+                            "--loss", "chunked", "--lora-dtype", "base", "--lora-dropout", "0.05"]
+LITGPT_LORA = LITGPT_ADAPTERS + ["--optimizer", "adamw"]
+# finetune/lora.py at 8641822: `--quantize bnb.*` trains with bitsandbytes' PagedAdamW (float32 state;
+# every LoRA tensor of r=8 is under its 1e5-number paging threshold, so the state stays on the GPU).
+LITGPT_QLORA = LITGPT_ADAPTERS + ["--optimizer", "paged-adamw"]
 HF_CONFIGS = "tests/data/hf_configs"  # relative: memplan runs in the repository root
 # The real families: StableLM-alpha is GPT-NeoX (parallel residual, LayerNorm, rotary on 25%), Phi-1.5 a
 # parallel block with one shared LayerNorm and rotary on half of each head.
@@ -70,13 +74,13 @@ ARGS = {
     "litgpt23-llama2-7b-lora-mb2": ["--model", "llama-2-7b", "--seq", "1304", "--batch", "2"] + LITGPT_LORA,
     "litgpt23-llama2-13b-lora-mb1": ["--model", "llama-2-13b", "--seq", "1304", "--batch", "1"] + LITGPT_LORA,
     "litgpt23-llama2-7b-qlora-nf4-mb1": ["--model", "llama-2-7b", "--seq", "1304", "--batch", "1",
-                                         "--quantize", "nf4"] + LITGPT_LORA,
+                                         "--quantize", "nf4"] + LITGPT_QLORA,
     "litgpt23-llama2-7b-qlora-nf4dq-mb1": ["--model", "llama-2-7b", "--seq", "1304", "--batch", "1",
-                                           "--quantize", "nf4-dq"] + LITGPT_LORA,
+                                           "--quantize", "nf4-dq"] + LITGPT_QLORA,
     "litgpt23-llama2-13b-qlora-nf4-mb1": ["--model", "llama-2-13b", "--seq", "1304", "--batch", "1",
-                                          "--quantize", "nf4"] + LITGPT_LORA,
+                                          "--quantize", "nf4"] + LITGPT_QLORA,
     "litgpt23-llama2-13b-qlora-nf4dq-mb1": ["--model", "llama-2-13b", "--seq", "1304", "--batch", "1",
-                                            "--quantize", "nf4-dq"] + LITGPT_LORA,
+                                            "--quantize", "nf4-dq"] + LITGPT_QLORA,
     "litgpt23-stablelm3b-lora-mb1": STABLELM_3B + ["--seq", "1034", "--batch", "1"] + LITGPT_LORA,
     "litgpt23-stablelm3b-lora-mb2": STABLELM_3B + ["--seq", "1034", "--batch", "2"] + LITGPT_LORA,
     "litgpt23-stablelm3b-lora-mb4": STABLELM_3B + ["--seq", "1034", "--batch", "4"] + LITGPT_LORA,
