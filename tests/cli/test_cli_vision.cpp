@@ -283,6 +283,15 @@ TEST_CASE("training Qwen2-VL-7B with two images: one patch sequence, the frozen 
   const uint64_t merger = 1024ull * 1280 * 2 + 1024ull * 2 * 4 + 3 * 256ull * 5120 * 2;
   CHECK(merger == 10493952ull);
   CHECK(two - text_only == 2 * merger);
+  // Measured on the CPU (bench/accuracy/qwen_merger_saved.py, tests/data/qwen_merger_cpu_saved.txt):
+  // bf16 10,489,856 B with the CPU's bf16 LayerNorm stats (2 x 2,048 B; CUDA keeps them fp32:
+  // 2 x 4,096 B), fp32 20,979,712 B.
+  CHECK(merger == 10489856ull - 2 * 2048 + 2 * 4096);
+  CHECK(activations({"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "100",
+                     "--images", "1", "--image-size", "448"}) -
+            activations(
+                {"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "356"}) ==
+        20979712ull);
   // --lora: the merger is frozen too; nothing beside the tokens.
   CHECK(activations(with({"--seq", "100", "--images", "2", "--image-size", "448", "--lora", "16"})) ==
         activations(with({"--seq", "612", "--lora", "16"})));
@@ -322,6 +331,8 @@ TEST_CASE("training Qwen2.5-VL-7B with an image: RMSNorm merger, gated MLP", "[c
   };
   CHECK(a({"--seq", "100", "--images", "1", "--image-size", "448"}) - a({"--seq", "356"}) ==
         1024ull * 1280 * 2 + 3 * 256ull * 5120 * 2);
+  // Measured on the CPU (bench/accuracy/qwen_merger_saved.py): 10,485,760 B.
+  CHECK(1024ull * 1280 * 2 + 3 * 256ull * 5120 * 2 == 10485760ull);
   // sdpa: the gated MLP (silu(gate), up, their product: 3 x 1,024 x 3,420, + 2 rows of 1,024 x 1,280)
   const auto sd = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
                            "--image-size", "448", "--attention", "sdpa", "--explain"});
