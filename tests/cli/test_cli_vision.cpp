@@ -68,6 +68,8 @@ TEST_CASE("inspect shows each part of a vision-language model with its config fi
   CHECK(scout.out.find("chunked attention x 36") != std::string::npos);
   const auto qwen = run_cli({"inspect", dir + "Qwen2-VL-7B-Instruct.json"});
   CHECK(qwen.out.find("vision merger x 1") != std::string::npos);
+  CHECK(qwen.out.find("training with images: frozen (all images of a sample one patch sequence") !=
+        std::string::npos);
   CHECK(qwen.out.find("from vision_config: spatial_merge_size, hidden_size") != std::string::npos);
   const auto mllama = run_cli({"inspect", dir + "Llama-3.2-11B-Vision-Instruct.json"});
   CHECK(mllama.out.find("cross-attention extras x 8: 258 parameters each") != std::string::npos);

@@ -146,7 +146,9 @@ FamilyCount count_qwen2_vl(ConfigReader& c, const std::string& mt) {
                      std::string(v25 ? "2 RMSNorms" : "2 LayerNorms") + " + qkv " + to_s(d) + " -> " +
                          to_s(3 * d) + " + proj, with biases + " +
                          (v25 ? "gated MLP (gate, up, down) " : "MLP (fc1, fc2) ") + to_s(d) + " -> " +
-                         to_s(I) + " with biases",
+                         to_s(I) +
+                         " with biases; training with images: frozen (all images of a sample one patch "
+                         "sequence, a block-diagonal mask over it)",
                      vf + (v25 ? "" : ", " + mlp_field)});
   r.parts.push_back({"vision patch embedding", 1, patch_embed.v, 0, 0,
                      "Conv3d " + to_s(C) + " x " + to_s(tp) + " x " + to_s(p) + " x " + to_s(p) + " -> " +
