@@ -150,6 +150,8 @@ struct ModelSpec {
   uint64_t image_tile_pixels = 0;
   // The vision tower the activation ledger counts for training with images (LLaVA, Gemma 3).
   std::optional<VisionTower> vision;
+  // The Hugging Face repository id ("meta-llama/Meta-Llama-3-8B"; presets), "" = unknown.
+  std::string hf_repo;
 };
 
 // How model files are read.

@@ -14,6 +14,8 @@
 #include "cli/plan_options.hpp"
 #include "cli/render_serve.hpp"
 #include "cli/serve_args.hpp"
+#include "cli/serve_model_arg.hpp"
+#include "cli/serve_notes.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -142,12 +144,18 @@ void add_serve(CLI::App& sub, Runner& run) {
       s.tp = l.tp;
       s.pp = l.pp;
     }
+    if (a->plan.given.count("overhead") || plan.request.overhead_bytes != k_default_overhead_bytes)
+      s.non_torch_bytes = plan.request.overhead_bytes;
     uint64_t total = gpu.usable_bytes();
     if (!a->gpu_memory.empty()) total = parse_size("--gpu-memory", a->gpu_memory);
     if (total == 0) throw Error("--gpu-memory", "the GPU has no memory to plan with");
 
     ServeResult res;
     res.model_id = plan.request.model.id;
+    const ServeModelArg model_arg =
+        serve_model_arg(plan.request.model, serve_from_preset(a->plan, plan.request.model));
+    res.model_arg = model_arg.arg;
+    if (model_arg.note) res.notes.push_back(*model_arg.note);
     res.model_name = plan.request.model.name;
     res.gpu_id = gpu.id;
     res.gpu_name = gpu.name;
@@ -182,10 +190,12 @@ void add_serve(CLI::App& sub, Runner& run) {
     for (const std::string& n : plan.request.model.notes) res.notes.push_back(n);
     if (!a->plan.given.count("precision"))
       res.notes.push_back("dtype bf16, vLLM's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
-    if (plan.request.overhead_bytes == k_default_overhead_bytes)
+    if (!res.budget.non_torch_given && res.budget.non_torch.nccl_unknown)
       res.notes.push_back(
-          "non-torch memory is the 512 MiB overhead default; vLLM measures it (0.2-0.4 GiB on one GPU, more "
-          "with NCCL); --overhead to set it");
+          "non-torch memory leaves out NCCL's buffers (their size depends on the topology NCCL finds); add "
+          "the logged non_torch_memory with --overhead");
+    if (auto n = sliding_window_note(plan.request.model, "vllm")) res.notes.push_back(*n);
+    res.notes.push_back(vllm_v1_note());
     res.notes.push_back("vLLM " + std::string(k_vllm_version) +
                         " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
                         "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");

@@ -24,12 +24,22 @@ std::string signed_bytes(int64_t b, Units u) {
   return b < 0 ? "-" + format_bytes(static_cast<uint64_t>(-b), u) : format_bytes(static_cast<uint64_t>(b), u);
 }
 
+nlohmann::json non_torch_parts_json(const VllmNonTorch& n) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const NonTorchPart& p : n.parts)
+    parts.push_back({{"name", p.name}, {"bytes", p.bytes}, {"source", p.source}});
+  return parts;
+}
+
 }  // namespace
 
 std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log) {
   std::vector<LogCheck> c;
   if (log.total_gib) c.push_back({"GPU total (input)", *log.total_gib, gib(b.total_bytes), 0.01, "GiB"});
   if (log.weights_gib) c.push_back({"weights", *log.weights_gib, gib(b.weight_bytes), 0.01, "GiB"});
+  // A few hundred MiB against a GiB-sized budget: 15%; the blocks it leaves stay within 5%.
+  if (log.non_torch_gib)
+    c.push_back({"non-torch memory", *log.non_torch_gib, gib(b.non_torch_bytes), 0.15, "GiB"});
   if (log.kv_gib)
     c.push_back({"KV cache memory", *log.kv_gib, b.kv_bytes > 0 ? gib(b.kv_bytes) : 0.0, 0.05, "GiB"});
   if (log.gpu_blocks)
@@ -48,14 +58,7 @@ std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigure
 
 std::string vllm_flags(const ServeResult& r) {
   const VllmSettings& s = r.budget.settings;
-  // A config.json stands for the folder that holds it, which is what vLLM loads.
-  std::string model = r.model_id;
-  const std::string json = ".json";
-  if (model.size() > json.size() && model.compare(model.size() - json.size(), json.size(), json) == 0) {
-    const size_t slash = model.find_last_of('/');
-    model = slash == std::string::npos ? "." : model.substr(0, slash);
-  }
-  std::string f = "vllm serve " + model;
+  std::string f = "vllm serve " + r.model_arg;
   if (s.tp > 1) f += " --tensor-parallel-size " + std::to_string(s.tp);
   if (s.pp > 1) f += " --pipeline-parallel-size " + std::to_string(s.pp);
   f += " --gpu-memory-utilization " + fixed(s.gpu_memory_utilization, 2);
@@ -80,8 +83,10 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   t.add_row({"- weights", format_bytes(b.weight_bytes, u)});
   t.add_row({"- activation peak (" + group_thousands(b.profile_tokens) + " tokens)",
              format_bytes(b.activation_bytes, u)});
-  t.add_row({"- non-torch memory", format_bytes(b.non_torch_bytes, u)});
-  if (s.tp > 1) t.add_row({"- custom all-reduce buffer", format_bytes(b.allreduce_bytes, u)});
+  t.add_row({std::string("- non-torch memory (") + (b.non_torch_given ? "given" : "CUDA context") +
+                 (s.tp > 1 && !b.non_torch_given ? ", NCCL not predicted" : "") + ")",
+             format_bytes(b.non_torch_bytes, u)});
+  if (b.allreduce_bytes) t.add_row({"- custom all-reduce buffers", format_bytes(b.allreduce_bytes, u)});
   t.add_row({"- CUDA graphs", format_bytes(b.cuda_graph_bytes, u)});
   t.add_row({"= KV cache", signed_bytes(b.kv_bytes, u)});
 
@@ -142,15 +147,16 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
          " elements (3 x hidden: layer input, residual, attention output; + " +
          "the MLP's gate_up and activation outputs of one layer, per GPU) x " +
          std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.activation_bytes) + " B\n";
-    o += "  non-torch memory = " + group_thousands(b.non_torch_bytes) +
-         " B (the overhead: CUDA context, cuBLAS and NCCL workspaces; vLLM measures it)\n";
-    if (s.tp > 1)
-      o += "  custom all-reduce buffer = " + group_thousands(b.allreduce_bytes) +
-           " B (CustomAllreduce max_size, vllm/distributed/device_communicators/custom_all_reduce.py)\n";
+    o += "  non-torch memory = " + group_thousands(b.non_torch_bytes) + " B" +
+         (b.non_torch_given ? " (given with --overhead; the predicted parts follow)" : "") + ": vLLM " +
+         k_vllm_version +
+         " measures the device's used memory minus torch's allocated bytes after the profile run\n";
+    for (const NonTorchPart& p : b.non_torch.parts)
+      o += "    " + p.name + " = " + group_thousands(p.bytes) + " B (" + p.source + ")\n";
     o += "  CUDA graphs = 0 B here: captured after the KV cache is allocated (worker.py _warm_up_model), "
          "from the margin\n";
     o += "  KV memory = usable - weights - activation peak - non-torch" +
-         std::string(s.tp > 1 ? " - all-reduce" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
+         std::string(b.allreduce_bytes ? " - all-reduce buffers" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
          group_thousands(static_cast<uint64_t>(b.kv_bytes < 0 ? -b.kv_bytes : b.kv_bytes)) + " B\n";
     o += "  block = " + std::to_string(s.block_size) + " tokens x 2 (k, v) x " +
          std::to_string(sp.layers_per_gpu) + " layers x " + std::to_string(sp.kv_heads_per_gpu) +
@@ -201,6 +207,8 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
             {"weight_bytes", b.weight_bytes},
             {"activation_bytes", b.activation_bytes},
             {"non_torch_bytes", b.non_torch_bytes},
+            {"non_torch_given", b.non_torch_given},
+            {"non_torch_parts", non_torch_parts_json(b.non_torch)},
             {"allreduce_bytes", b.allreduce_bytes},
             {"cuda_graph_bytes", b.cuda_graph_bytes},
             {"kv_bytes", b.kv_bytes}}},

@@ -18,6 +18,7 @@ namespace memplan::cli {
 struct ServeResult {
   std::string model_id;
   std::string model_name;
+  std::string model_arg;  // `vllm serve MODEL` (serve_model_arg)
   std::string gpu_id;
   std::string gpu_name;
   VllmBudget budget;

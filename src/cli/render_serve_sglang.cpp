@@ -53,13 +53,7 @@ std::vector<LogCheck> check_against_sglang_log(const SglangBudget& b, const Sgla
 
 std::string sglang_flags(const SglangServeResult& r) {
   const SglangSettings& s = r.budget.settings;
-  std::string model = r.model_id;
-  const std::string json = ".json";
-  if (model.size() > json.size() && model.compare(model.size() - json.size(), json.size(), json) == 0) {
-    const size_t slash = model.find_last_of('/');
-    model = slash == std::string::npos ? "." : model.substr(0, slash);
-  }
-  std::string f = "python -m sglang.launch_server --model-path " + model;
+  std::string f = "python -m sglang.launch_server --model-path " + r.model_arg;
   if (s.tp > 1) f += " --tp " + std::to_string(s.tp);
   if (s.pp > 1) f += " --pp " + std::to_string(s.pp);
   f += " --mem-fraction-static " + fixed(*s.mem_fraction_static, 3);
@@ -143,8 +137,9 @@ std::string sglang_table(const SglangServeResult& r, const OutputOptions& out) {
     o += "  GPU total: " + count(b.gpu_total_bytes) +
          " B (torch's total: NVML total minus the driver's reserved share, or --gpu-memory)\n";
     o += "  non-torch memory = " + count(b.non_torch_bytes) + " B (" +
-         (r.non_torch_default ? "memplan's CUDA context and workspace default, the --overhead term"
-                              : "--overhead") +
+         (r.non_torch_default
+              ? "the CUDA context, 400 MiB with lazy loading (pytorch#109888); --overhead overrides it"
+              : "--overhead") +
          "): SGLang measures free memory after torch.distributed is up, so the CUDA context, NCCL and "
          "anything outside torch are already gone from its total\n";
     o += "  total_gpu_memory = " + count(b.gpu_total_bytes) + " - " + count(b.non_torch_bytes) + " = " +

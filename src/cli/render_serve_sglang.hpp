@@ -17,6 +17,7 @@ namespace memplan::cli {
 struct SglangServeResult {
   std::string model_id;
   std::string model_name;
+  std::string model_arg;  // --model-path MODEL (serve_model_arg)
   std::string gpu_id;
   std::string gpu_name;
   SglangBudget budget;

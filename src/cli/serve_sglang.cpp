@@ -12,6 +12,8 @@
 
 #include "cli/render_serve_sglang.hpp"
 #include "cli/serve_args.hpp"
+#include "cli/serve_model_arg.hpp"
+#include "cli/serve_notes.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -109,6 +111,8 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
                 "serve plans one GPU type at a time (got " + std::to_string(plan.targets.gpus.size()) + ")");
   const GpuSpec& gpu = plan.targets.gpus[0];
   SglangSettings s = sglang_settings_from(a);
+  if (a.plan.given.count("overhead") || plan.request.overhead_bytes != k_default_overhead_bytes)
+    s.non_torch_bytes = plan.request.overhead_bytes;
   if (plan.request.parallel) {
     const ParallelLayout& l = *plan.request.parallel;
     if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)
@@ -124,11 +128,15 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
 
   SglangServeResult res;
   res.model_id = plan.request.model.id;
+  const ServeModelArg model_arg =
+      serve_model_arg(plan.request.model, serve_from_preset(a.plan, plan.request.model));
+  res.model_arg = model_arg.arg;
+  if (model_arg.note) res.notes.push_back(*model_arg.note);
   res.model_name = plan.request.model.name;
   res.gpu_id = gpu.id;
   res.gpu_name = gpu.name;
   res.kv_cache_dtype = kv.empty() ? "" : a.kv_cache_dtype;
-  res.non_torch_default = plan.request.overhead_bytes == k_default_overhead_bytes;
+  res.non_torch_default = !s.non_torch_bytes;
   if (gpus_auto) {
     bool found = false;
     for (uint64_t tp : k_serve_auto_tp) {
@@ -162,8 +170,10 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
     res.notes.push_back("dtype bf16, SGLang's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
   if (res.non_torch_default)
     res.notes.push_back(
-        "non-torch memory (CUDA context, NCCL, cuBLAS) is memplan's 512 MiB overhead default; SGLang's log "
-        "prints the free memory it leaves (\"Load weight begin. avail mem\"); --overhead to set it");
+        "non-torch memory is the CUDA context (400 MiB with lazy loading, pytorch#109888); NCCL's buffers at "
+        "tp > 1 are not predicted. SGLang's log prints the free memory it leaves (\"Load weight begin. avail "
+        "mem\"); --overhead to set it");
+  if (auto n = sliding_window_note(plan.request.model, "sglang")) res.notes.push_back(*n);
   res.notes.push_back(
       std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
       ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "

@@ -172,6 +172,18 @@ TransformerArch read_arch(const Json& j, const std::string& where) {
   return a;
 }
 
+// "owner/name": one slash, neither side empty, letters, digits and - _ . only.
+bool is_hf_repo_id(const std::string& id) {
+  const size_t slash = id.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == id.size() ||
+      id.find('/', slash + 1) != std::string::npos)
+    return false;
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/'))
+      return false;
+  return true;
+}
+
 template <class Json>
 ModelPreset read_model(const Json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where, "must be an object");
@@ -188,6 +200,9 @@ ModelPreset read_model(const Json& j, const std::string& where) {
   p.model.source = named.str("source");
   if (const Json* arch = member(j, "arch"); arch && !arch->is_null())
     p.model.arch = read_arch(*arch, named.where);
+  p.model.hf_repo = named.str("hf_repo", false);
+  if (!p.model.hf_repo.empty() && !is_hf_repo_id(p.model.hf_repo))
+    named.fail("hf_repo", "must be a Hugging Face repository id, owner/name");
   return p;
 }
 

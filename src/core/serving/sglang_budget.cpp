@@ -3,6 +3,7 @@
 // code it follows).
 #include "core/serving/sglang_budget.hpp"
 
+#include "core/serving/cuda_context.hpp"
 #include "core/serving/model_weights.hpp"
 
 #include <algorithm>
@@ -118,7 +119,7 @@ SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, u
 
   // Free memory before the weights: the GPU less what lives outside torch's allocator.
   b.gpu_total_bytes = gpu_total_bytes;
-  b.non_torch_bytes = r.overhead_bytes;
+  b.non_torch_bytes = s.non_torch_bytes.value_or(k_cuda_context_bytes);
   b.total_bytes = gpu_total_bytes > b.non_torch_bytes ? gpu_total_bytes - b.non_torch_bytes : 0;
 
   // Weights on this GPU, with the rotary cos/sin cache the model builds on the GPU at init.

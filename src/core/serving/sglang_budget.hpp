@@ -42,6 +42,7 @@ struct SglangSettings {
   uint64_t page_size = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
+  std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = the CUDA context
 };
 
 // chunked_prefill_size and cuda_graph_max_bs by GPU memory (MiB), as server_args.py buckets them.

@@ -69,8 +69,10 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
 
   b.total_bytes = gpu_total_bytes;
   b.usable_bytes = static_cast<uint64_t>(static_cast<double>(gpu_total_bytes) * s.gpu_memory_utilization);
-  b.non_torch_bytes = r.overhead_bytes;
-  b.allreduce_bytes = s.tp > 1 ? k_vllm_custom_allreduce_bytes : 0;
+  b.non_torch = vllm_non_torch(s.tp);
+  b.non_torch_given = s.non_torch_bytes.has_value();
+  b.non_torch_bytes = s.non_torch_bytes.value_or(b.non_torch.context_bytes);
+  b.allreduce_bytes = b.non_torch.allreduce_bytes;
   const uint64_t used = checked_add(checked_add(b.weight_bytes, b.activation_bytes, "budget"),
                                     checked_add(b.non_torch_bytes, b.allreduce_bytes, "budget"), "budget");
   b.kv_bytes = static_cast<int64_t>(b.usable_bytes) - static_cast<int64_t>(used);

@@ -18,6 +18,7 @@
 #include <memplan/request.hpp>
 #include "core/parallel/inference_split.hpp"
 #include "core/serving/vllm_cross_attention.hpp"
+#include "core/serving/vllm_non_torch.hpp"
 
 namespace memplan {
 
@@ -31,6 +32,7 @@ struct VllmSettings {
   std::optional<bool> chunked_prefill;  // none = the engine's default: on above 32,768 tokens
   uint64_t tp = 1;
   uint64_t pp = 1;
+  std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = predicted
 };
 
 // The engine's defaults, named for the output.
@@ -38,7 +40,6 @@ inline constexpr const char* k_vllm_version = "0.6.4.post1";
 inline constexpr uint64_t k_vllm_chunked_prefill_above = 32768;  // EngineArgs: long contexts chunk
 inline constexpr uint64_t k_vllm_chunked_batched_tokens = 512;   // SchedulerConfig with chunked prefill
 inline constexpr uint64_t k_vllm_min_batched_tokens = 2048;      // SchedulerConfig: max(max_model_len, 2048)
-inline constexpr uint64_t k_vllm_custom_allreduce_bytes = 8ull << 20;  // CustomAllreduce max_size (tp > 1)
 
 // Every number of the budget, for one GPU (the most-loaded one with tp/pp).
 struct VllmBudget {
@@ -55,8 +56,10 @@ struct VllmBudget {
   uint64_t activation_per_token = 0;  // elements per token live at the peak
   uint64_t activation_bytes = 0;      // predicted PyTorch activation peak
   uint64_t activation_element_bytes = 2;
-  uint64_t non_torch_bytes = 0;     // CUDA context, cuBLAS/NCCL workspaces (the overhead)
-  uint64_t allreduce_bytes = 0;     // custom all-reduce buffer (tp > 1)
+  uint64_t non_torch_bytes = 0;     // CUDA context (and NCCL): predicted, or the user's figure
+  bool non_torch_given = false;     // non_torch_bytes is the user's figure
+  VllmNonTorch non_torch;           // the predicted parts, with their sources
+  uint64_t allreduce_bytes = 0;     // custom all-reduce buffers (tp in {2, 4, 6, 8})
   uint64_t cuda_graph_bytes = 0;    // 0: captured after the KV cache in this version
   int64_t kv_bytes = 0;             // what is left for the KV cache (negative: nothing)
   uint64_t kv_bytes_per_token = 0;  // on this GPU
@@ -73,7 +76,7 @@ struct VllmBudget {
   std::optional<VllmCrossAttention> cross;  // mllama with images: the requests' cross-attention blocks
 };
 
-// The budget of `r` (model, recipe, quantize, kv format, overhead as non-torch memory) on a GPU
+// The budget of `r` (model, recipe, quantize, kv format) on a GPU
 // whose total memory is `gpu_total_bytes`. Error on a model without an architecture.
 VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const VllmSettings& s);
 

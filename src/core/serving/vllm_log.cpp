@@ -35,7 +35,7 @@ std::optional<uint64_t> as_count(std::optional<double> v) {
 VllmLogFigures read_vllm_log(std::string_view text) {
   static const std::string_view weights[] = {"Loading model weights took", "Model loading took",
                                              "model weights take"};
-  static const std::string_view blocks[] = {"# GPU blocks", "# cuda blocks", "GPU blocks"};
+  static const std::string_view blocks[] = {"# GPU blocks", "# cuda blocks", "# CUDA blocks", "GPU blocks"};
   static const std::string_view tokens[] = {"GPU KV cache size"};
   static const std::string_view totals[] = {"total_gpu_memory"};
   static const std::string_view kv[] = {"available_kv_cache_memory", "kv_cache_size",
@@ -46,6 +46,7 @@ VllmLogFigures read_vllm_log(std::string_view text) {
   f.kv_tokens = as_count(first_key(text, tokens));
   f.total_gib = first_key(text, totals);
   f.kv_gib = first_key(text, kv);
+  f.non_torch_gib = last_after(text, "non_torch_memory=");
   // "Maximum concurrency for 20000 tokens per request: 1.56x"
   const std::string_view key = "Maximum concurrency for";
   for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {

@@ -3,12 +3,15 @@
 // (V0 0.4-0.7 and V1 engines):
 //   "Loading model weights took 14.9888 GB" / "Model loading took 14.99 GiB" /
 //   "model weights take 14.96GiB"                                 -> weights (GiB = 2^30 B)
-//   "# GPU blocks: 1952" / "# cuda blocks: 1952"                  -> GPU blocks
+//   "# GPU blocks: 1952" / "# cuda blocks: 1952" / "# CUDA blocks"  -> GPU blocks
 //   "GPU KV cache size: 2,042,016 tokens"                         -> KV tokens
 //   "Maximum concurrency for 20000 tokens per request: 1.56x"     -> concurrency and its length
 //   "total_gpu_memory (23.58GiB)" / "total_gpu_memory=23.58GiB"   -> the GPU's total
 //   "available_kv_cache_memory 53.29GiB" / "kv_cache_size=3.81GiB" /
 //   "reserved for KV Cache is 54.83GiB" / "Available KV cache memory: 8.11 GiB" -> KV memory
+//   "non_torch_memory=0.35GiB" (0.6.4's one-line format only)     -> non-torch memory
+// (From 0.7 "non_torch_memory takes 0.04GiB" is the increase since start-up, without the CUDA
+// context: another quantity, not read.)
 // The last occurrence of each wins (a log may hold several starts).
 #include <cstdint>
 #include <optional>
@@ -24,9 +27,11 @@ struct VllmLogFigures {
   std::optional<uint64_t> concurrency_tokens;  // the per-request length of that line
   std::optional<double> total_gib;
   std::optional<double> kv_gib;
+  std::optional<double> non_torch_gib;  // vLLM 0.6.4's measure: the CUDA context included
 
   bool empty() const {
-    return !weights_gib && !gpu_blocks && !kv_tokens && !max_concurrency && !total_gib && !kv_gib;
+    return !weights_gib && !gpu_blocks && !kv_tokens && !max_concurrency && !total_gib && !kv_gib &&
+           !non_torch_gib;
   }
 };
 
