@@ -78,6 +78,9 @@ enum class LineCode : uint8_t {
   // batch x n0 images x (n1 B tower + n2 B projector per image) = bytes; n1 = 0: the tower is frozen,
   // n3 its working memory per image while it runs (not added)
   vision_tower,
+  // Qwen2-VL: batch x n0 images x n2 B projector per image = bytes; the frozen tower's working memory
+  // n3 per sample (all n0 images of a sample are one patch sequence of n1 patches), not added
+  vision_patches,
 };
 
 // What a product line counts.

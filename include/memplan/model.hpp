@@ -99,6 +99,13 @@ struct VisionTower {
   std::string projector;   // "llava_mlp" (linear, GELU, linear) or "gemma3" (avg-pool, RMSNorm, matrix)
   uint64_t projector_tokens = 0;  // tokens out of the projector per image (language-model tokens)
   uint64_t text_hidden = 0;       // the language model's width (the projector's output)
+  // Qwen2-VL / Qwen2.5-VL: spatial_merge_size (0 for the towers above). All images of a sample are
+  // one patch sequence (`tokens` per image, set from --image-size); each block attends within each
+  // image through a block-diagonal mask over the whole sequence; the PatchMerger folds merge x merge
+  // patches into one language-model token.
+  uint64_t merge = 0;
+  std::string norm;        // "layernorm" (Qwen2-VL) or "rmsnorm" (Qwen2.5-VL)
+  bool gated_mlp = false;  // Qwen2.5-VL: down(silu(gate(x)) * up(x))
 };
 
 // One kind of layer of a model read from a config.json (dense or MoE MLP, multi-token prediction,

@@ -250,6 +250,12 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              " B; the frozen vision tower keeps nothing (its largest layer's " + group_thousands(l.n[3]) +
              " B per image of working memory is freed before the language model runs)";
     }
+    case LineCode::vision_patches:
+      return "+ vision merger = batch " + group_thousands(t.batch) + " x " + group_thousands(l.n[0]) +
+             " images x " + group_thousands(l.n[2]) + " B per image = " + group_thousands(l.bytes) +
+             " B; the frozen vision tower keeps nothing (over the " + group_thousands(l.n[1]) +
+             " patches of a sample, one sequence, its largest working set of " + group_thousands(l.n[3]) +
+             " B is freed before the language model runs)";
     case LineCode::most_loaded:
       return std::string(term_key(t.kind)) + " on the most-loaded GPU = " + group_thousands(l.bytes) +
              " B (one GPU would hold " + group_thousands(l.n[0]) + " B)";

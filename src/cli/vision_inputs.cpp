@@ -110,6 +110,12 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
               " (a multiple of " + std::to_string(f) + "), one token per " + std::to_string(f) + " x " +
               std::to_string(f) + " = " + std::to_string(per_image) +
               " tokens an image (the processor's smart_resize, default min/max pixels)";
+    // Qwen2-VL's tower runs merge x merge patches for each of those tokens.
+    if (r.model.vision && r.model.vision->merge) {
+      VisionTower& t = *r.model.vision;
+      t.projector_tokens = per_image;
+      t.tokens = checked_mul(per_image, checked_mul(t.merge, t.merge, "patches"), "patches");
+    }
   }
   if (per_image == 0 && r.model.image_tile_tokens && r.model.arch && r.model.arch->cross_attention_layers) {
     add_cross_attention_images(v, r);

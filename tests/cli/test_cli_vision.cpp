@@ -68,6 +68,8 @@ TEST_CASE("inspect shows each part of a vision-language model with its config fi
   CHECK(scout.out.find("chunked attention x 36") != std::string::npos);
   const auto qwen = run_cli({"inspect", dir + "Qwen2-VL-7B-Instruct.json"});
   CHECK(qwen.out.find("vision merger x 1") != std::string::npos);
+  CHECK(qwen.out.find("training with images: frozen (all images of a sample one patch sequence") !=
+        std::string::npos);
   CHECK(qwen.out.find("from vision_config: spatial_merge_size, hidden_size") != std::string::npos);
   const auto mllama = run_cli({"inspect", dir + "Llama-3.2-11B-Vision-Instruct.json"});
   CHECK(mllama.out.find("cross-attention extras x 8: 258 parameters each") != std::string::npos);
@@ -185,11 +187,18 @@ TEST_CASE("training LLaVA-1.5-7B with an image: the frozen tower keeps nothing, 
 TEST_CASE("training with images on a tower the ledger does not model is refused, naming --images",
           "[cli][vision]") {
   const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
-  const auto r = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
-                          "--image-size", "448"});
+  const std::string ml =
+      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-11B-Vision-Instruct.json";
+  const auto r =
+      run_cli({"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images", "1"});
   CHECK(r.code == 2);
   CHECK(r.err.find("memplan: error: --images: training with images needs the vision tower's activations") ==
         0);
+  // Qwen2-VL's frozen tower is counted; its trained one is not yet: refused, naming the flag.
+  const auto qt = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
+                           "--image-size", "448", "--train-vision"});
+  CHECK(qt.code == 2);
+  CHECK(qt.err.find("memplan: error: --train-vision: the qwen2_vl vision tower's saved tensors") == 0);
   const auto alone = run_cli({"estimate", "--config", k_llava, "--seq", "100", "--train-vision"});
   CHECK(alone.code == 2);
   CHECK(alone.err ==
@@ -254,4 +263,81 @@ TEST_CASE("training Gemma 3 4B with an image: SigLIP's 4,096 patch tokens, the p
   const uint64_t trained_projector = projector + sh + 256ull * 1152 * 4 + 256ull * 4;
   CHECK(act({"--seq", "100", "--images", "1", "--train-vision"}) - text_only ==
         27 * layer + sh + stats + trained_projector);
+}
+
+TEST_CASE("training Qwen2-VL-7B with two images: one patch sequence, the frozen tower's quadratic mask named",
+          "[cli][vision]") {
+  // By hand from transformers' modeling_qwen2_vl.py. A 448 px image: (448 / 28)^2 = 256 language-model
+  // tokens = 1,024 patches of 14 x 14 (PatchMerger folds 2 x 2); two images: one sequence of 2,048
+  // patches. The tower (32 blocks, width 1,280, 16 heads, MLP 5,120) is frozen: nothing saved. The
+  // merger trains and keeps, per image, bf16: ln_q's input 1,024 x 1,280 x 2 B, its fp32 mean and
+  // rstd 1,024 x 2 x 4 B, mlp.0's input, GELU's input and output, each 256 x 5,120 x 2 B.
+  const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
+  const std::vector<std::string> base = {"estimate", "--config", q,     "--precision",
+                                         "bf16",     "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const uint64_t text_only = activations(with({"--seq", "612"}));
+  const uint64_t two = activations(with({"--seq", "100", "--images", "2", "--image-size", "448"}));
+  const uint64_t merger = 1024ull * 1280 * 2 + 1024ull * 2 * 4 + 3 * 256ull * 5120 * 2;
+  CHECK(merger == 10493952ull);
+  CHECK(two - text_only == 2 * merger);
+  // Measured on the CPU (bench/accuracy/qwen_merger_saved.py, tests/data/qwen_merger_cpu_saved.txt):
+  // bf16 10,489,856 B with the CPU's bf16 LayerNorm stats (2 x 2,048 B; CUDA keeps them fp32:
+  // 2 x 4,096 B), fp32 20,979,712 B.
+  CHECK(merger == 10489856ull - 2 * 2048 + 2 * 4096);
+  CHECK(activations({"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "100",
+                     "--images", "1", "--image-size", "448"}) -
+            activations(
+                {"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "356"}) ==
+        20979712ull);
+  // --lora: the merger is frozen too; nothing beside the tokens.
+  CHECK(activations(with({"--seq", "100", "--images", "2", "--image-size", "448", "--lora", "16"})) ==
+        activations(with({"--seq", "612", "--lora", "16"})));
+
+  // The frozen tower's working set over the whole sample. Eager: the block input, norm1's output,
+  // qkv (3 rows) and the rotated q and k: 7 x 2,048 x 1,280 x 2 B; the 2,048 x 2,048 bf16 mask
+  // (finfo.min outside each image's block); at the softmax 16 heads x 2,048^2 masked scores (bf16),
+  // their fp32 softmax and its bf16 cast back. 4 x the patches would be 16 x the mask and scores.
+  const uint64_t eager = 7ull * 2048 * 1280 * 2 + 2048ull * 2048 * 2 + 16ull * 2048 * 2048 * (2 + 4 + 2);
+  CHECK(eager == 581959680ull);
+  const auto ex = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "2",
+                           "--image-size", "448", "--attention", "eager", "--explain"});
+  REQUIRE(ex.code == 0);
+  CHECK(ex.out.find(
+            "over the 2,048 patches of a sample, one sequence, its largest working set of 581,959,680 B") !=
+        std::string::npos);
+  CHECK(ex.out.find("[vision] merger GELU input") != std::string::npos);
+  // sdpa: the MLP is larger (2 rows of 2,048 x 1,280 + 3 of 2,048 x 5,120, bf16) than the attention
+  // (8 rows, the bool mask and its bf16 additive copy: 54,525,952 B).
+  const uint64_t mlp = (2ull * 2048 * 1280 + 3ull * 2048 * 5120) * 2;
+  const auto sd = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "2",
+                           "--image-size", "448", "--attention", "sdpa", "--explain"});
+  CHECK(sd.out.find("largest working set of 73,400,320 B") != std::string::npos);
+  CHECK(mlp == 73400320ull);
+}
+
+TEST_CASE("training Qwen2.5-VL-7B with an image: RMSNorm merger, gated MLP", "[cli][vision]") {
+  // 448 px: 1,024 patches. The merger's ln_q is an RMSNorm: it keeps the normalised input cast back
+  // (1,024 x 1,280 x 2 B), then mlp.0's, GELU's input and output (256 x 5,120 x 2 B each).
+  const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2.5-VL-7B-Instruct.json";
+  const std::vector<std::string> base = {"estimate", "--config", q,     "--precision",
+                                         "bf16",     "--format", "json"};
+  const auto a = [&](std::vector<std::string> extra) {
+    std::vector<std::string> v = base;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return activations(v);
+  };
+  CHECK(a({"--seq", "100", "--images", "1", "--image-size", "448"}) - a({"--seq", "356"}) ==
+        1024ull * 1280 * 2 + 3 * 256ull * 5120 * 2);
+  // Measured on the CPU (bench/accuracy/qwen_merger_saved.py): 10,485,760 B.
+  CHECK(1024ull * 1280 * 2 + 3 * 256ull * 5120 * 2 == 10485760ull);
+  // sdpa: the gated MLP (silu(gate), up, their product: 3 x 1,024 x 3,420, + 2 rows of 1,024 x 1,280)
+  const auto sd = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
+                           "--image-size", "448", "--attention", "sdpa", "--explain"});
+  CHECK(sd.out.find("largest working set of " + std::string("26,255,360") + " B") != std::string::npos);
+  CHECK((2ull * 1024 * 1280 + 3ull * 1024 * 3420) * 2 == 26255360ull);
 }

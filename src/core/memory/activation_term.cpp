@@ -76,7 +76,8 @@ std::optional<VisionActivations> vision_part(const EstimateRequest& r, bool reco
     throw Error(
         Field::images,
         "training with images needs the vision tower's activations, which memplan counts for "
-        "clip_vision_model (LLaVA) and siglip_vision_model (Gemma 3) towers read from a config.json; " +
+        "clip_vision_model (LLaVA), siglip_vision_model (Gemma 3) and Qwen2-VL / Qwen2.5-VL (frozen) towers "
+        "read from a config.json; " +
             (r.model.arch ? r.model.arch->model_type : std::string("this model")) +
             "'s tower is not in the ledger");
   TransformerArch arch = *r.model.arch;
@@ -120,11 +121,11 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   a.add(total);
   if (const auto v = vision_part(r, false)) {
     Line vl{};
-    vl.code = LineCode::vision_tower;
+    vl.code = v->patches_per_sample ? LineCode::vision_patches : LineCode::vision_tower;
     vl.n[0] = v->images;
-    vl.n[1] = v->tower_bytes_per_image;
+    vl.n[1] = v->patches_per_sample ? v->patches_per_sample : v->tower_bytes_per_image;
     vl.n[2] = v->projector_bytes_per_image;
-    vl.n[3] = v->transient_bytes_per_image;
+    vl.n[3] = v->patches_per_sample ? v->transient_bytes_per_sample : v->transient_bytes_per_image;
     vl.bytes = checked_mul(r.batch, v->bytes_per_sample, "activation bytes");
     a.add(vl);
     a.per_sample = checked_add(a.per_sample, v->bytes_per_sample, "activation bytes");

@@ -99,10 +99,113 @@ uint64_t transient(const VisionTower& t, const ActivationOptions& o, bool eager)
   return bytes(std::max(attn, mlp), o.act_cost);
 }
 
+// Qwen2-VL / Qwen2.5-VL's frozen tower, for one sample of P patches (all its images in one
+// sequence), at its largest working set (transformers' VisionAttention / VisionSdpaAttention and
+// VisionMlp / Qwen2_5_VLMLP). Attention: the block input, norm1's output, the qkv output (3 rows, of
+// which v is a view) and the rotated q and k (7 rows of P x width), plus the mask over the whole
+// sequence: eager builds it as a P x P tensor of the activation format (finfo.min outside each
+// image's block, and in Qwen2.5-VL's window blocks outside each window: the same size) and at the
+// softmax holds the masked scores (heads x P x P), their fp32 softmax and, unless the format is
+// fp32, its cast back; sdpa builds a P x P bool mask, torch turns it into an additive mask of the
+// format for the kernel, and the output is one more row. MLP: the block input, norm2's output and
+// three P x intermediate tensors (quick_gelu: 1.702 x, its sigmoid, the product; gated: silu(gate),
+// up, the product).
+uint64_t merged_transient(const VisionTower& t, uint64_t patches, const ActivationOptions& o, bool eager,
+                          std::string& how) {
+  const uint64_t P = patches, h = t.hidden;
+  const uint64_t row = elements(P, h), pp = elements(P, P);
+  const uint64_t w = o.act_cost.num / std::max<uint64_t>(o.act_cost.den, 1);
+  uint64_t attn = 0;
+  if (eager) {
+    const uint64_t per_score = w == 4 ? 8 : 2 * w + 4;  // masked scores + fp32 softmax (+ cast back)
+    attn = checked_add(checked_add(bytes(elements(7, row), o.act_cost), bytes(pp, o.act_cost), "bytes"),
+                       checked_mul(elements(t.heads, pp), per_score, "bytes"), "bytes");
+    how = "eager attention: 7 rows of " + to_s(P) + " x " + to_s(h) + ", the " + to_s(P) + " x " + to_s(P) +
+          " mask and " + to_s(t.heads) + " heads x " + to_s(P) + " x " + to_s(P) +
+          " masked scores, their fp32 softmax" + (w == 4 ? "" : " and its cast back");
+  } else {
+    attn = checked_add(checked_add(bytes(elements(8, row), o.act_cost), bytes(pp, o.act_cost), "bytes"), pp,
+                       "bytes");
+    how = "sdpa: 8 rows of " + to_s(P) + " x " + to_s(h) + ", the " + to_s(P) + " x " + to_s(P) +
+          " bool mask and its additive copy";
+  }
+  const uint64_t mlp =
+      bytes(checked_add(elements(2, row), elements(3, elements(P, t.intermediate)), "elements"), o.act_cost);
+  if (mlp > attn) {
+    how = "the MLP: 2 rows of " + to_s(P) + " x " + to_s(h) + " and 3 of " + to_s(P) + " x " +
+          to_s(t.intermediate);
+    return mlp;
+  }
+  return attn;
+}
+
+// The PatchMerger's saved tensors for one image when it trains and the tower is frozen: ln_q
+// (LayerNorm: its input, fp32 mean and rstd; RMSNorm: the normalised input cast back, the weight
+// multiply's other operand), then mlp.0's input, GELU's input and mlp.2's input, each
+// (tokens / merge^2) x (merge^2 x width) = tokens x width numbers.
+uint64_t merger_bytes(VisionActivations& v, const VisionTower& t, const ActivationOptions& o) {
+  const uint64_t n = t.tokens, h = t.hidden, g = t.merge * t.merge;
+  uint64_t sum = 0;
+  auto add = [&](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
+                 const ElementCost& c) {
+    const uint64_t b = bytes(elements(tokens, width), c);
+    sum = checked_add(sum, b, "activation bytes");
+    row(v, o.record, name, tokens, width, fmt, b);
+  };
+  if (t.norm == "layernorm") {
+    add("merger ln_q input (the tower's output)", n, h, o.act_format, o.act_cost);
+    add("merger ln_q mean and rstd", n, 2, "fp32", {4, 1});
+  } else {
+    add("merger ln_q RMSNorm normalised (the weight-multiply input)", n, h, o.act_format, o.act_cost);
+  }
+  add("merger mlp.0 input (ln_q output, " + to_s(g) + " patches a token)", t.projector_tokens, g * h,
+      o.act_format, o.act_cost);
+  add("merger GELU input", t.projector_tokens, g * h, o.act_format, o.act_cost);
+  add("merger GELU output (mlp.2 input)", t.projector_tokens, g * h, o.act_format, o.act_cost);
+  return sum;
+}
+
+VisionActivations merged_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
+                               const ActivationOptions& opts, bool eager) {
+  if (train_tower)
+    throw Error(Field::train_vision, "the " + t.model_type +
+                                         " tower's saved tensors are not in the ledger yet (its frozen "
+                                         "tower and trained merger are)");
+  if (t.tokens == 0)
+    throw Error(Field::image_size, "must be given: the tower's patches follow the image's size");
+  VisionActivations v;
+  v.trained = false;
+  v.projector_trained = train_projector;
+  v.images = images;
+  v.patches_per_sample = checked_mul(images, t.tokens, "patches");
+  std::string how;
+  v.transient_bytes_per_sample = merged_transient(t, v.patches_per_sample, opts, eager, how);
+  if (train_projector) v.projector_bytes_per_image = merger_bytes(v, t, opts);
+  v.bytes_per_sample = checked_mul(images, v.projector_bytes_per_image, "activation bytes");
+  if (!opts.record) return v;
+  v.notes.push_back("vision tower (" + t.model_type + ") frozen: it keeps nothing for backward; the " +
+                    to_s(images) + " image(s) of a sample are one sequence of " + to_s(images) + " x " +
+                    to_s(t.tokens) + " = " + to_s(v.patches_per_sample) +
+                    " patches, each block attending within each image through a block-diagonal mask over "
+                    "all of them; while it runs its largest working set is " +
+                    how + " = " + group_thousands(v.transient_bytes_per_sample) +
+                    " B per sample, freed before the language model's forward saves anything");
+  v.notes.push_back(train_projector
+                        ? "merger (PatchMerger: ln_q, mlp.0, GELU, mlp.2) trains: it keeps its inputs"
+                        : "merger (PatchMerger) frozen: it keeps nothing");
+  return v;
+}
+
 }  // namespace
 
 VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool train_tower,
                                      bool train_projector, const ActivationOptions& opts) {
+  if (t.merge) {
+    const bool eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;
+    ActivationOptions o = opts;
+    o.batch = 1;
+    return merged_tower(t, images, train_tower, train_projector, o, eager);
+  }
   if (t.projector != "llava_mlp" && t.projector != "gemma3")
     throw Error("vision_config", "the projector \"" + t.projector + "\" is not in the activation ledger");
   VisionActivations v;

@@ -16,16 +16,18 @@
 namespace memplan {
 
 struct VisionActivations {
-  bool trained = false;                    // the tower's weights train
-  bool projector_trained = false;          // the projector's weights train
-  uint64_t images = 0;                     // images per sample
-  uint64_t layer_bytes_per_image = 0;      // one trained layer's saved bytes for one image
-  uint64_t tower_bytes_per_image = 0;      // the trained tower's saved bytes for one image (0 frozen)
-  uint64_t projector_bytes_per_image = 0;  // the projector's saved bytes for one image
-  uint64_t bytes_per_sample = 0;           // images x (tower + projector)
-  uint64_t fixed_bytes = 0;                // autocast's half copies of the trained tower's weights
-  uint64_t transient_bytes_per_image = 0;  // frozen tower: its largest layer's forward working set
-  std::vector<SavedTensor> rows;           // for one sample (recording only)
+  bool trained = false;                     // the tower's weights train
+  bool projector_trained = false;           // the projector's weights train
+  uint64_t images = 0;                      // images per sample
+  uint64_t layer_bytes_per_image = 0;       // one trained layer's saved bytes for one image
+  uint64_t tower_bytes_per_image = 0;       // the trained tower's saved bytes for one image (0 frozen)
+  uint64_t projector_bytes_per_image = 0;   // the projector's saved bytes for one image
+  uint64_t bytes_per_sample = 0;            // images x (tower + projector)
+  uint64_t fixed_bytes = 0;                 // autocast's half copies of the trained tower's weights
+  uint64_t transient_bytes_per_image = 0;   // frozen tower: its largest layer's forward working set
+  uint64_t patches_per_sample = 0;          // Qwen2-VL: all images of a sample in one patch sequence
+  uint64_t transient_bytes_per_sample = 0;  // Qwen2-VL's frozen tower: its working set over them
+  std::vector<SavedTensor> rows;            // for one sample (recording only)
   std::vector<std::string> notes;
 };
 

@@ -111,6 +111,29 @@ FamilyCount count_qwen2_vl(ConfigReader& c, const std::string& mt) {
                     " parameters; vision tower (vision_config: depth " + to_s(depth) + ", width " + to_s(d) +
                     ", MLP " + to_s(I) + ") " + group_thousands(tower.v) + "; merger (ln_q, mlp.0, mlp.2) " +
                     group_thousands(merger.v));
+  // What the training ledger needs of the tower (vision_activations.cpp). The MLP's activation:
+  // hidden_act, Qwen2VLVisionConfig's default quick_gelu (fc1, act, fc2) or Qwen2.5-VL's silu in
+  // the gated MLP; another one is not in the ledger.
+  const char* act = v25 ? "silu" : "quick_gelu";
+  const std::string hidden_act = v.text({"hidden_act"}).value_or(act);
+  if (hidden_act != act)
+    v.fail("hidden_act", "\"" + hidden_act + "\" is not the " + mt +
+                             " vision MLP activation memplan's ledger counts (" + act + ")");
+  VisionTower vt;
+  vt.model_type = mt + " vision";
+  vt.layers = depth;
+  vt.used_layers = depth;
+  vt.hidden = d;
+  vt.heads = heads;
+  vt.intermediate = I;
+  vt.activation = act;
+  vt.projector = "qwen2_vl_merger";
+  vt.text_hidden = th;
+  vt.merge = m;
+  vt.norm = v25 ? "rmsnorm" : "layernorm";
+  vt.gated_mlp = v25;
+  r.vision = vt;
+
   // Dynamic resolution: one language-model token per (p m) x (p m) pixels of the resized image.
   r.image_token_pixels = p * m;
   r.notes.push_back(mt + ": one image = (height / " + to_s(p * m) + ") x (width / " + to_s(p * m) +
@@ -123,7 +146,9 @@ FamilyCount count_qwen2_vl(ConfigReader& c, const std::string& mt) {
                      std::string(v25 ? "2 RMSNorms" : "2 LayerNorms") + " + qkv " + to_s(d) + " -> " +
                          to_s(3 * d) + " + proj, with biases + " +
                          (v25 ? "gated MLP (gate, up, down) " : "MLP (fc1, fc2) ") + to_s(d) + " -> " +
-                         to_s(I) + " with biases",
+                         to_s(I) +
+                         " with biases; training with images: frozen (all images of a sample one patch "
+                         "sequence, a block-diagonal mask over it)",
                      vf + (v25 ? "" : ", " + mlp_field)});
   r.parts.push_back({"vision patch embedding", 1, patch_embed.v, 0, 0,
                      "Conv3d " + to_s(C) + " x " + to_s(tp) + " x " + to_s(p) + " x " + to_s(p) + " -> " +
