@@ -8,7 +8,9 @@ command a user would type, and compares like with like:
 
   allocated   torch.cuda.max_memory_allocated()   memplan's peak_bytes (the step timeline's peak)
   nvidia-smi  the device's used memory            memplan's required_bytes with --overhead set to
-                                                  the CUDA context the source measured (1343 MiB)
+                                                  the CUDA context the source measured (1343 MiB):
+                                                  context + the caching allocator's reserved peak
+                                                  (the step replayed tensor by tensor, steps 1-3)
 
 and writes the table (case, measured, memplan, error, phase of the peak) into docs/accuracy.md
 between the "gpu-table" markers. Rows memplan cannot express are listed with the reason.
@@ -178,7 +180,8 @@ def main():
                "description": "Written by bench/accuracy/gpu_table.py --replay: each expressible row of "
                               "tests/data/gpu_measurements.json as the memplan command that replays it (run in the "
                               "repository root), the measured bytes and memplan's error when written. "
-                              "counter allocated = peak_bytes, nvidia-smi = required_bytes.",
+                              "counter allocated = peak_bytes, nvidia-smi = required_bytes (overhead = the measured "
+                              "CUDA context, + the caching allocator's reserved peak).",
                "rows": out}
         with open(args.replay, "w") as f:
             json.dump(doc, f, indent=1)

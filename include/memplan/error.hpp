@@ -107,6 +107,8 @@ enum class Field {
   framework,
   // vision-language training
   train_vision,
+  // torch's caching allocator configuration
+  expandable_segments,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -192,15 +194,16 @@ inline const char* field_key(Field f) {
       "keep_logits",
       "framework",
       "train_vision",
+      "expandable_segments",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::train_vision) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::expandable_segments) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::train_vision); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::expandable_segments); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

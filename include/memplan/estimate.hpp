@@ -204,7 +204,11 @@ struct Estimate {
   uint64_t total_bytes() const;  // every term but the overhead
   // The most allocated at once: the timeline's peak where there is one, else total_bytes().
   uint64_t peak_bytes() const;
-  uint64_t required_bytes() const;  // peak + overhead (what the fit verdict compares)
+  // What torch's caching allocator reserves (timeline.reserved, CUDA training on one GPU), else the
+  // peak: memory held in segments is what cudaMalloc cannot hand to anyone else.
+  uint64_t reserved_bytes() const;
+  // reserved + overhead (the CUDA context): what nvidia-smi shows, and what the fit verdict compares.
+  uint64_t required_bytes() const;
   void note(const Note& n) {
     if (note_count < notes.size()) notes[note_count++] = n;
   }

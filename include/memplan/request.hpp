@@ -72,6 +72,9 @@ struct EstimateRequest {
   // Vision-language training: the vision tower's weights train too (its layers keep their
   // activations); false: frozen, as LLaVA's and LoRA recipes leave it (vision_activations.hpp).
   bool train_vision = false;
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): the caching allocator grows one
+  // segment per pool instead of one cudaMalloc per miss (caching_allocator.hpp).
+  bool expandable_segments = false;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
   // weights, gradients and optimizer state are fp32 whatever the recipe's formats.

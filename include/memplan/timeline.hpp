@@ -68,6 +68,22 @@ struct Transient {
 inline constexpr uint64_t k_cublas_workspace_bytes = 32ull << 20;
 inline constexpr uint64_t k_cublas_workspaces = 2;
 
+// What torch's CUDA caching allocator reserves for the step's tensors: the step replayed tensor by
+// tensor (src/core/memory/step_events.*) through the allocator's rules (caching_allocator.*), steps 1
+// to 3. torch.cuda.max_memory_reserved(); nvidia-smi shows it plus the CUDA context.
+struct ReservedPeak {
+  bool present = false;
+  bool expandable_segments = false;       // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+  uint64_t requested_peak = 0;            // most requested bytes alive at once (== the timeline's peak)
+  uint64_t allocated_peak = 0;            // the same in 512-byte-rounded blocks (max_memory_allocated)
+  uint64_t reserved_peak = 0;             // max_memory_reserved
+  uint64_t segments = 0;                  // segments held at the end (cudaMalloc calls not released)
+  uint64_t tensors = 0;                   // allocations replayed
+  Phase reserved_phase = Phase::weights;  // the phase in which reserved last grew
+  uint8_t reserved_step = 0;              // and its step (1-based)
+  uint8_t steps = 0;                      // steps replayed
+};
+
 struct StepTimeline {
   bool present = false;  // single-GPU training with an activation model
   Device device = Device::cuda;
@@ -77,6 +93,7 @@ struct StepTimeline {
   uint64_t peak_bytes = 0;
   Phase peak_phase = Phase::weights;
   uint64_t first_step_peak_bytes = 0;  // step 1: no optimizer state before optimizer.step()
+  ReservedPeak reserved;               // cuda only
 
   const PhasePoint& at(Phase p) const { return phases[static_cast<size_t>(p)]; }
 };

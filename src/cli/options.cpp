@@ -318,6 +318,10 @@ const std::vector<OptionSpec>& table() {
        "Vision-language training with --images: the vision tower trains too (its layers keep their "
        "activations); default frozen, as LLaVA's and LoRA recipes",
        switch_rule<&V::train_vision>, true},
+      {"--expandable-segments", F::expandable_segments,
+       "torch's caching allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): "
+       "one growing segment per pool, less fragmentation in the reserved bytes",
+       switch_rule<&V::expandable_segments>, true},
   };
   return t;
 }

@@ -69,6 +69,7 @@ struct PlanValues {
   std::optional<bool> lora_fp32;       // --lora-dtype fp32 (true) or base (false)
   std::optional<double> lora_dropout;  // in [0, 1)
   bool keep_logits = false;            // the training loop keeps the logits through backward
+  bool expandable_segments = false;    // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::optional<Framework> framework;  // hf (default) or litgpt
   bool train_vision = false;           // the vision tower trains (default frozen)
 };

@@ -336,6 +336,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.framework = v.framework.value_or(Framework::hf);
   r.keep_logits = v.keep_logits;
   r.train_vision = v.train_vision;
+  r.expandable_segments = v.expandable_segments;
   r.grad_accum = v.grad_accum.value_or(1);
   r.grads_kept = v.grads_kept.value_or(false);
   r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
@@ -406,6 +407,7 @@ Plan resolve_plan(const RawPlan& raw) {
   if (v.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
   if (r.framework != Framework::hf) in["framework"] = to_string(r.framework);  // likewise
   if (v.train_vision) in["train_vision"] = true;                               // likewise
+  if (v.expandable_segments) in["expandable_segments"] = true;                 // likewise
   in["grad_accum"] = r.grad_accum;
   in["zero_grad"] = r.grads_kept ? "zeros" : "none";
   if (v.assume_llama) in["assume_llama"] = true;  // only when given: plans without it read back unchanged

@@ -103,8 +103,18 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
         out.push_back("fp16 training needs loss scaling (torch.amp.GradScaler); its state is a few scalars");
         break;
       case NoteCode::gib:
-        out.push_back(
-            "GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
+        if (e.timeline.reserved.present)
+          out.push_back(
+              "GiB = 2^30 bytes; the fit verdict compares what nvidia-smi shows: the CUDA caching "
+              "allocator's "
+              "reserved peak (the step replayed tensor by tensor through its block rounding, 2 MiB / 20 MiB "
+              "segments and best-fit splitting, steps 1-3) + the overhead (CUDA context), not the allocated "
+              "peak: an out-of-memory error is a cudaMalloc of a new segment failing, and memory cached free "
+              "inside split segments cannot be given back (torch releases only whole free segments and "
+              "retries, so a run near the limit may still fit)");
+        else
+          out.push_back(
+              "GiB = 2^30 bytes; allocator rounding and fragmentation (typically 5-15%) are not included");
         break;
       case NoteCode::inference_split:
         out.push_back(

@@ -62,8 +62,13 @@ std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const O
   if (e.timeline.present)
     t.add_row({"Peak", group_thousands(e.peak_bytes()), format_bytes(e.peak_bytes(), o.units), "",
                peak_detail(e.timeline)});
+  if (e.timeline.reserved.present)
+    t.add_row({"Reserved", group_thousands(e.reserved_bytes()), format_bytes(e.reserved_bytes(), o.units), "",
+               "torch's caching allocator: peak + rounding + cached segments"});
   t.add_row({"Required", group_thousands(e.required_bytes()), format_bytes(e.required_bytes(), o.units), "",
-             e.timeline.present ? "peak + overhead" : "total + overhead"});
+             e.timeline.reserved.present ? "reserved + overhead"
+             : e.timeline.present        ? "peak + overhead"
+                                         : "total + overhead"});
   return o.format == Format::markdown ? t.render_markdown() : t.render();
 }
 
@@ -74,9 +79,11 @@ std::string explain_text(const Estimate& e, const EstimateRequest& r, const Ledg
   if (e.timeline.present)
     out += "  total = " + group_thousands(e.total_bytes()) +
            " B (every term at once); peak = " + group_thousands(e.peak_bytes()) + " B (" +
-           to_string(e.timeline.peak_phase) +
-           "); required = peak + overhead = " + group_thousands(e.required_bytes()) + " B (" +
-           format_bytes(e.required_bytes(), o.units) + ")\n";
+           to_string(e.timeline.peak_phase) + ")" +
+           (e.timeline.reserved.present ? "; reserved = " + group_thousands(e.reserved_bytes()) +
+                                              " B; required = reserved + overhead = "
+                                        : std::string("; required = peak + overhead = ")) +
+           group_thousands(e.required_bytes()) + " B (" + format_bytes(e.required_bytes(), o.units) + ")\n";
   else
     out += "  total = " + group_thousands(e.total_bytes()) +
            " B; required = total + overhead = " + group_thousands(e.required_bytes()) + " B (" +
@@ -110,6 +117,8 @@ std::string csv(const Estimate& e, const EstimateRequest& r, const std::vector<F
   w.row({"total", "total", std::to_string(e.total_bytes()), "", "", "", ""});
   if (e.timeline.present)
     w.row({"total", "peak", std::to_string(e.peak_bytes()), "", "", "", to_string(e.timeline.peak_phase)});
+  if (e.timeline.reserved.present)
+    w.row({"total", "reserved", std::to_string(e.reserved_bytes()), "", "", "", ""});
   w.row({"total", "required", std::to_string(e.required_bytes()), "", "", "", ""});
   for (const FitRow& f : fit)
     w.row({"gpu", f.gpu.id, std::to_string(f.required_bytes), std::to_string(f.memory_bytes),
@@ -198,8 +207,10 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"total_bytes", e.total_bytes()},
               {"peak_bytes", e.peak_bytes()},
               {"peak_phase", e.timeline.present ? json(to_string(e.timeline.peak_phase)) : json(nullptr)},
+              {"reserved_bytes", e.reserved_bytes()},
               {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
+              {"reserved", reserved_json(e.timeline)},
               {"fit", fits},
               {"explain", arithmetic(e, r)},
               {"assumptions", assumptions(e, r, ledger)}};

@@ -1,5 +1,7 @@
 #include "cli/render_timeline.hpp"
 
+#include <algorithm>
+
 #include <memplan/quantity.hpp>
 
 #include "cli/text_table.hpp"
@@ -97,6 +99,39 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
            group_thousands(k_cublas_workspace_bytes) +
            " B (one per thread running matmuls: the forward's and autograd's; 32 MiB each on compute "
            "capability 9.0+, 8 MiB + 128 KiB before: the larger counted)\n";
+  out += reserved_text(t, o);
+  return out;
+}
+
+nlohmann::json reserved_json(const StepTimeline& t) {
+  const ReservedPeak& r = t.reserved;
+  if (!r.present) return nullptr;
+  return {{"reserved_bytes", r.reserved_peak},
+          {"allocated_bytes", r.allocated_peak},
+          {"requested_bytes", r.requested_peak},
+          {"segments", r.segments},
+          {"tensors", r.tensors},
+          {"steps", r.steps},
+          {"phase", to_string(r.reserved_phase)},
+          {"step", r.reserved_step},
+          {"expandable_segments", r.expandable_segments}};
+}
+
+std::string reserved_text(const StepTimeline& t, const OutputOptions& o) {
+  const ReservedPeak& r = t.reserved;
+  if (!r.present) return "";
+  const uint64_t rounding = r.allocated_peak - std::min(r.allocated_peak, r.requested_peak);
+  const uint64_t cached = r.reserved_peak - std::min(r.reserved_peak, r.allocated_peak);
+  std::string out = "  reserved (torch's caching allocator, steps 1-" + std::to_string(r.steps) +
+                    " replayed as " + group_thousands(r.tensors) + " tensor allocations";
+  out += r.expandable_segments ? ", expandable segments" : "";
+  out += "): " + group_thousands(r.reserved_peak) + " B (" + format_bytes(r.reserved_peak, o.units) +
+         ") = allocated peak " + group_thousands(r.requested_peak) + " B + " + group_thousands(rounding) +
+         " B of 512-byte block rounding + " + group_thousands(cached) + " B cached in " +
+         group_thousands(r.segments) + " segments but free at the peak (2 MiB / 20 MiB segments for small " +
+         "requests, blocks not split when <= 1 MiB would remain, freed blocks that later requests do not " +
+         "fit); reserved last grew in step " + std::to_string(r.reserved_step) + "'s " +
+         to_string(r.reserved_phase) + "\n";
   return out;
 }
 

@@ -21,4 +21,10 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o);
 // [{"phase", "weights", "optimizer_state", "gradients", "activations", "transient", "bytes"}, ...]
 nlohmann::json timeline_json(const StepTimeline& t);
 
+// The caching allocator's reserved peak in one --explain line ("" without a replay).
+std::string reserved_text(const StepTimeline& t, const OutputOptions& o);
+
+// The caching allocator's reserved peak as JSON (null without a replay).
+nlohmann::json reserved_json(const StepTimeline& t);
+
 }  // namespace memplan::cli

@@ -307,4 +307,9 @@ LedgerDetail activation_ledger_detail(const EstimateRequest& r) {
   return d;
 }
 
+std::optional<ActivationLedger> training_activation_ledger(const EstimateRequest& r) {
+  if (!has_ledger(r)) return std::nullopt;
+  return training_ledger(r, true);
+}
+
 }  // namespace memplan

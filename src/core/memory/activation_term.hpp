@@ -2,10 +2,12 @@
 // The seam between the estimate and the activation models: what the forward pass keeps for
 // backward (training) or the KV cache and working buffer (inference), for one request.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <memplan/estimate.hpp>
+#include "core/memory/activations.hpp"
 
 namespace memplan {
 
@@ -20,6 +22,10 @@ struct LedgerDetail {
   std::vector<std::string> notes;
 };
 LedgerDetail activation_ledger_detail(const EstimateRequest& request);
+
+// The training ledger itself, rows recorded (the tensor-level step replay, step_events.hpp);
+// std::nullopt without one.
+std::optional<ActivationLedger> training_activation_ledger(const EstimateRequest& request);
 
 // Full checkpointing: what one layer rebuilt in backward adds (its saved tensors, and under
 // autocast its half weight copies), counted in the activations term but alive only while that

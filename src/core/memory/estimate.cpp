@@ -9,6 +9,7 @@
 #include "core/memory/activation_term.hpp"
 #include "core/memory/factored_state.hpp"
 #include "core/memory/paged_state.hpp"
+#include "core/memory/step_events.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/parallel/inference_split.hpp"
 #include "core/parallel/sharded_estimate.hpp"
@@ -301,8 +302,12 @@ uint64_t Estimate::total_bytes() const {
 
 uint64_t Estimate::peak_bytes() const { return timeline.present ? timeline.peak_bytes : total_bytes(); }
 
+uint64_t Estimate::reserved_bytes() const {
+  return timeline.reserved.present ? std::max(timeline.reserved.reserved_peak, peak_bytes()) : peak_bytes();
+}
+
 uint64_t Estimate::required_bytes() const {
-  return checked_add(peak_bytes(), bytes(TermKind::overhead), "required bytes");
+  return checked_add(reserved_bytes(), bytes(TermKind::overhead), "required bytes");
 }
 
 Estimate estimate(const EstimateRequest& r) {
@@ -348,6 +353,7 @@ Estimate estimate(const EstimateRequest& r) {
 
   if (r.parallel) apply_layout(r, e);
   e.timeline = step_timeline(r, e);
+  e.timeline.reserved = replay_reserved(r, e, r.expandable_segments);
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;

@@ -127,6 +127,30 @@ PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, ui
 
 }  // namespace
 
+Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
+  Transient loss;
+  if (e.ledger.loss_input_bytes) {
+    loss.code = TransientCode::loss_gradients;
+    loss.n[0] = e.ledger.loss_input_bytes;
+    loss.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
+  }
+  // Lit-GPT's bitsandbytes layers (framework.hpp): the 4-bit LM head's backward, the first to run,
+  // dequantises its weight (fp16, then a bf16 copy) while the loss gradients of a chunk are alive.
+  const uint64_t head = litgpt_dequantised_head(r);
+  if (head) {
+    loss.code = TransientCode::loss_and_dequant;
+    loss.n[1] = head;
+    loss.bytes = add(loss.bytes, checked_mul(4, head, "timeline bytes"));
+  }
+  return loss;
+}
+
+Transient last_layer_backward_transient(const EstimateRequest& r) { return mlp_gradients(r); }
+
+Transient optimizer_step_transient(const EstimateRequest& r, uint64_t trainable) {
+  return optimizer_transient(r, trainable);
+}
+
 StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   StepTimeline tl;
   tl.device = r.device;
@@ -142,20 +166,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t a = act.bytes;
   const uint64_t held = std::min(e.ledger.held_bytes, a);
 
-  Transient loss;
-  if (e.ledger.loss_input_bytes) {
-    loss.code = TransientCode::loss_gradients;
-    loss.n[0] = e.ledger.loss_input_bytes;
-    loss.bytes = checked_mul(2, e.ledger.loss_input_bytes, "timeline bytes");
-  }
-  // Lit-GPT's bitsandbytes layers (framework.hpp): the 4-bit LM head's backward, the first to run,
-  // dequantises its weight (fp16, then a bf16 copy) while the loss gradients of a chunk are alive.
-  const uint64_t head = litgpt_dequantised_head(r);
-  if (head) {
-    loss.code = TransientCode::loss_and_dequant;
-    loss.n[1] = head;
-    loss.bytes = add(loss.bytes, checked_mul(4, head, "timeline bytes"));
-  }
+  const Transient loss = loss_backward_transient(r, e);
   tl.optimizer_transient = optimizer_transient(r, e.trainable_parameters);
 
   // Gradients alive before backward: accumulated over earlier micro-batches, or kept (zeroed, not

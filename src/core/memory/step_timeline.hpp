@@ -12,4 +12,11 @@ namespace memplan {
 // multi-GPU layouts and runs without an activation model.
 StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e);
 
+// The timeline's transients, for the tensor-level replay (step_events.hpp): cross-entropy's
+// backward (and Lit-GPT's dequantised 4-bit head), the last layer's MLP gradients, and the
+// optimizer's temporaries.
+Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e);
+Transient last_layer_backward_transient(const EstimateRequest& r);
+Transient optimizer_step_transient(const EstimateRequest& r, uint64_t trainable);
+
 }  // namespace memplan

@@ -1,0 +1,411 @@
+// The training step tensor by tensor (step_events.hpp), in the order PyTorch allocates and frees:
+//   loading     every parameter tensor in load order (embeddings, the layers, the head), then the
+//               two cuBLAS workspaces (timeline.hpp), kept from then on
+//   forward     per micro-batch: the embedding's saved tensors, each layer's saved tensors (the
+//               ledger's rows; autocast's half weight copies with their layer), what follows the
+//               layers (final norm, LM head input, log-softmax)
+//   loss        the held tensors (logits, their fp32 upcast)
+//   backward    the held tensors freed; cross-entropy's two gradients made and freed; the
+//               log-softmax freed; then layer by layer in reverse: the layer rebuilt (full
+//               checkpointing), the last layer's MLP gradients made and freed, the layer's saved
+//               tensors freed, its parameter gradients allocated (first micro-batch only: later
+//               ones accumulate into them); the embedding's and the head's gradients last
+//   optimizer   per trainable tensor: its state allocated at step 1 (torch initialises state
+//               lazily inside step(): zeros_like per parameter); torch >= 2's foreach AdamW makes one
+//               temporary per tensor for all at once, the per-tensor loop two for one tensor at a time
+//   zero_grad   set_to_none frees every gradient (unless kept: --zero-grad zeros, torch < 2)
+// The byte counts are the estimate's: the parameter, gradient and state terms are divided among
+// the parameter tensors in proportion to their elements (the shapes come from the architecture),
+// the activations are the ledger's rows, the transients the timeline's. The state allocated at
+// step 1 lands in the holes the freed activations left; step 2's activations then need new
+// segments: that is the fragmentation reserved memory shows.
+
+#include "core/memory/step_events.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/base/checked.hpp"
+#include "core/memory/activation_term.hpp"
+#include "core/memory/caching_allocator.hpp"
+#include "core/memory/step_timeline.hpp"
+
+namespace memplan {
+namespace {
+
+// Parameter tensors by where they sit: before the layers, one layer (repeated), after the layers.
+struct ParameterShapes {
+  std::vector<uint64_t> before;
+  std::vector<uint64_t> layer;
+  uint64_t layers = 0;
+  std::vector<uint64_t> after;
+};
+
+ParameterShapes parameter_shapes(const ModelSpec& m) {
+  ParameterShapes p;
+  if (!m.mlp_widths.empty()) {
+    for (size_t i = 0; i + 1 < m.mlp_widths.size(); ++i) {
+      p.before.push_back(checked_mul(m.mlp_widths[i], m.mlp_widths[i + 1], "tensor"));
+      p.before.push_back(m.mlp_widths[i + 1]);
+    }
+    return p;
+  }
+  if (!m.arch) return p;
+  const TransformerArch& a = *m.arch;
+  const uint64_t h = a.hidden;
+  const uint64_t hd = a.resolved_head_dim();
+  const uint64_t qd = checked_mul(a.heads, hd, "tensor");
+  const uint64_t kvd = checked_mul(a.resolved_kv_heads(), hd, "tensor");
+  const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, h, "tensor");
+  const uint64_t norm_tensors = a.norm == "rmsnorm" ? 1 : 2;  // weight (and bias)
+  auto linear = [&](uint64_t in, uint64_t out) {
+    p.layer.push_back(checked_mul(in, out, "tensor"));
+    if (a.bias) p.layer.push_back(out);
+  };
+  if (a.vocab) p.before.push_back(checked_mul(a.vocab, h, "tensor"));
+  if (a.position_embedding == "learned" && a.max_positions)
+    p.before.push_back(checked_mul(a.max_positions, h, "tensor"));
+  if (!a.norm_first)
+    for (uint64_t i = 0; i < norm_tensors; ++i) p.before.push_back(h);
+  if (a.fused_qkv) {
+    linear(h, qd + 2 * kvd);
+  } else {
+    linear(h, qd);
+    linear(h, kvd);
+    linear(h, kvd);
+  }
+  linear(qd, h);
+  for (uint64_t i = 0; i < 2 * norm_tensors; ++i) p.layer.push_back(h);
+  if (a.gated_mlp) linear(h, ff);
+  linear(h, ff);
+  linear(ff, h);
+  p.layers = a.layers;
+  if (a.final_norm)
+    for (uint64_t i = 0; i < norm_tensors; ++i) p.after.push_back(h);
+  if (a.vocab && a.causal && !a.tied_embeddings) p.after.push_back(checked_mul(a.vocab, h, "tensor"));
+  if (!a.causal) p.after.push_back(checked_mul(h, h, "tensor"));  // an encoder's pooler
+  return p;
+}
+
+// `total` bytes divided in proportion to `weights` (floor), the remainder on the largest.
+std::vector<uint64_t> divide(uint64_t total, const std::vector<uint64_t>& weights) {
+  std::vector<uint64_t> out(weights.size(), 0);
+  u128 sum = 0;
+  for (uint64_t w : weights) sum += w;
+  if (weights.empty() || sum == 0) return out;
+  uint64_t given = 0;
+  size_t largest = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    out[i] = static_cast<uint64_t>(static_cast<u128>(total) * weights[i] / sum);
+    given += out[i];
+    if (weights[i] > weights[largest]) largest = i;
+  }
+  out[largest] += total - given;
+  return out;
+}
+
+// A tensor of the replay: its group (-1 before the layers, 0.. a layer, -2 after) and bytes.
+struct Tensor {
+  int64_t group = 0;
+  uint64_t bytes = 0;
+  uint64_t id = 0;
+};
+
+class Builder {
+ public:
+  std::vector<StepEvent> events;
+  Phase phase = Phase::weights;
+  uint8_t step = 0;
+
+  uint64_t alloc(uint64_t bytes) {
+    const uint64_t id = ++next_;
+    if (bytes) events.push_back({id, bytes, true, phase, step});
+    return id;
+  }
+  void free(uint64_t id, uint64_t bytes) {
+    if (bytes) events.push_back({id, bytes, false, phase, step});
+  }
+  void alloc(Tensor& t) { t.id = alloc(t.bytes); }
+  void free(const Tensor& t) { free(t.id, t.bytes); }
+
+ private:
+  uint64_t next_ = 0;
+};
+
+// Tensors of `total` bytes over the parameter tensors (load order), each tagged with its group.
+std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p) {
+  std::vector<uint64_t> weights;
+  std::vector<int64_t> groups;
+  for (uint64_t n : p.before) {
+    weights.push_back(n);
+    groups.push_back(-1);
+  }
+  for (uint64_t l = 0; l < p.layers; ++l)
+    for (uint64_t n : p.layer) {
+      weights.push_back(n);
+      groups.push_back(static_cast<int64_t>(l));
+    }
+  for (uint64_t n : p.after) {
+    weights.push_back(n);
+    groups.push_back(-2);
+  }
+  const std::vector<uint64_t> bytes = divide(total, weights);
+  std::vector<Tensor> out(bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) out[i] = {groups[i], bytes[i], 0};
+  return out;
+}
+
+// LoRA: the adapters' A and B of every adapted matrix, spread evenly over the layers.
+std::vector<Tensor> over_adapters(uint64_t total, const LoraAdapters& lora, uint64_t layers) {
+  const uint64_t count = std::max<uint64_t>(2 * lora.matrices, 1);
+  const std::vector<uint64_t> bytes = divide(total, std::vector<uint64_t>(count, 1));
+  std::vector<Tensor> out(count);
+  for (uint64_t i = 0; i < count; ++i)
+    out[i] = {layers ? static_cast<int64_t>(i * layers / count) : -1, bytes[i], 0};
+  return out;
+}
+
+// The activation ledger's rows by where they are made and freed.
+struct Activations {
+  std::vector<Tensor> before;  // the embedding's saved tensors
+  std::vector<std::vector<Tensor>> layers;
+  std::vector<std::vector<Tensor>> rebuilt;  // full checkpointing: made in backward
+  std::vector<Tensor> after;                 // final norm, LM head input, log-softmax
+  std::vector<Tensor> held;                  // logits (and their upcast) for the loss
+  int64_t log_softmax = -1;                  // index in `after` of what cross-entropy keeps
+  int64_t kept = -1;                         // index in `after` of the logits the loop keeps
+};
+
+Activations activations(const EstimateRequest& r, const Estimate& e) {
+  Activations a;
+  const std::optional<ActivationLedger> l = training_activation_ledger(r);
+  if (!l) return a;
+  const uint64_t layers = l->layers;
+  a.layers.resize(layers);
+  a.rebuilt.resize(layers);
+  uint64_t counted = 0;
+  for (const SavedTensor& t : l->outside_layers) {
+    // Outside rows named for the embedding come before layer 0; the others follow the last layer.
+    const bool before = t.name.rfind("embedding", 0) == 0;
+    Tensor x{before ? -1 : -2, t.bytes, 0};
+    counted += t.bytes;
+    if (t.role == Role::held) {
+      a.held.push_back(x);
+    } else if (before) {
+      a.before.push_back(x);
+    } else {
+      if (r.loss == Loss::plain && t.bytes == e.ledger.loss_input_bytes && a.log_softmax < 0 &&
+          t.name.rfind("log-softmax", 0) == 0)
+        a.log_softmax = static_cast<int64_t>(a.after.size());
+      if (e.ledger.kept_bytes && t.bytes == e.ledger.kept_bytes && a.kept < 0 &&
+          t.name.rfind("logits", 0) == 0)
+        a.kept = static_cast<int64_t>(a.after.size());
+      a.after.push_back(x);
+    }
+  }
+  // Layer 0 differs from the others by first_layer_bytes - layer_bytes (it reads the embedding).
+  const uint64_t typical = l->layer_bytes;
+  const uint64_t first = l->first_layer_bytes;
+  const uint64_t copies = r.recipe.autocast ? l->fixed_bytes : 0;
+  const RecomputedLayer rl = recomputed_layer(r);
+  const uint64_t forward_copies = copies - std::min(copies, rl.weight_copy_bytes);
+  const uint64_t per_layer_copies = layers ? forward_copies / layers : 0;
+  for (uint64_t i = 0; i < layers; ++i) {
+    for (const SavedTensor& t : l->per_layer) {
+      Tensor x{static_cast<int64_t>(i), t.bytes, 0};
+      (t.role == Role::recomputed ? a.rebuilt[i] : a.layers[i]).push_back(x);
+      if (t.role != Role::recomputed || i == 0) counted += t.bytes;
+    }
+    const uint64_t c = i + 1 == layers ? forward_copies - per_layer_copies * (layers - 1) : per_layer_copies;
+    if (c) a.layers[i].push_back({static_cast<int64_t>(i), c, 0});
+    counted += c;
+    if (rl.weight_copy_bytes) a.rebuilt[i].push_back({static_cast<int64_t>(i), rl.weight_copy_bytes, 0});
+  }
+  counted += layers ? rl.weight_copy_bytes : 0;
+  if (layers && first > typical) {
+    a.layers[0].push_back({0, first - typical, 0});
+    counted += first - typical;
+  } else if (layers && first < typical) {
+    // Layer 0 keeps less: its largest saved tensor shrinks by the difference.
+    auto it = std::max_element(a.layers[0].begin(), a.layers[0].end(),
+                               [](const Tensor& x, const Tensor& y) { return x.bytes < y.bytes; });
+    const uint64_t cut = std::min(it->bytes, typical - first);
+    it->bytes -= cut;
+    counted -= cut;
+  }
+  // Whatever the rows do not name (autocast copies without layers, the LM head's copy) is made
+  // with the embedding's tensors, so the sum is the activation term exactly.
+  const uint64_t total = e.term(TermKind::activations).bytes;
+  if (total > counted) a.before.push_back({-1, total - counted, 0});
+  return a;
+}
+
+void free_all(Builder& b, const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) b.free(t);
+}
+
+}  // namespace
+
+std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
+  Builder b;
+  if (!e.timeline.present) return b.events;
+  const ParameterShapes shapes = parameter_shapes(r.model);
+  std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes);
+  const uint64_t g_total = e.bytes(TermKind::gradients);
+  std::vector<Tensor> grads =
+      e.lora ? over_adapters(g_total, *e.lora, shapes.layers) : over_parameters(g_total, shapes);
+  // The state of each trainable tensor in proportion to its gradient, `copies` tensors each.
+  const uint64_t copies =
+      r.optimizer.kind == StateKind::copies ? std::max<uint64_t>(r.optimizer.copies, 1) : 1;
+  std::vector<uint64_t> grad_bytes;
+  for (const Tensor& g : grads) grad_bytes.push_back(g.bytes);
+  const std::vector<uint64_t> state_bytes = divide(e.bytes(TermKind::optimizer_state), grad_bytes);
+  std::vector<std::vector<Tensor>> state(grads.size());
+  for (size_t i = 0; i < grads.size(); ++i)
+    for (const uint64_t part : divide(state_bytes[i], std::vector<uint64_t>(copies, 1)))
+      state[i].push_back({grads[i].group, part, 0});
+  // The optimizer's temporaries: foreach, one per tensor (the timeline's total divided); the
+  // per-tensor loop, two per tensor, the largest tensor's being the timeline's figure.
+  const Transient opt = optimizer_step_transient(r, e.trainable_parameters);
+  std::vector<uint64_t> temp_bytes(grads.size(), 0);
+  if (opt.code == TransientCode::foreach_copy) {
+    temp_bytes = divide(opt.bytes, grad_bytes);
+  } else if (opt.code == TransientCode::per_tensor_copies && !grads.empty()) {
+    const uint64_t half = opt.bytes / 2;
+    const uint64_t per = opt.n[1];
+    size_t largest = 0;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (grad_bytes[i] > grad_bytes[largest]) largest = i;
+      const uint64_t elements =
+          g_total ? checked_mul_ratio(e.trainable_parameters, grad_bytes[i], g_total) : 0;
+      temp_bytes[i] = std::min(half, checked_mul(elements, per, "timeline bytes"));
+    }
+    temp_bytes[largest] = half;
+  }
+  Activations act = activations(r, e);
+  const Transient loss = loss_backward_transient(r, e);
+  const Transient last = last_layer_backward_transient(r);
+  const uint64_t layers = act.layers.size();
+
+  for (Tensor& w : weights) b.alloc(w);
+  if (r.device == Device::cuda)
+    for (uint64_t i = 0; i < k_cublas_workspaces; ++i) b.alloc(k_cublas_workspace_bytes);
+
+  bool grads_alive = false;
+  for (uint8_t s = 1; s <= steps; ++s) {
+    b.step = s;
+    for (uint64_t m = 0; m < std::max<uint64_t>(r.grad_accum, 1); ++m) {
+      b.phase = Phase::forward;
+      for (Tensor& t : act.before) b.alloc(t);
+      for (auto& layer : act.layers)
+        for (Tensor& t : layer) b.alloc(t);
+      for (Tensor& t : act.after) b.alloc(t);
+      b.phase = Phase::loss;
+      for (Tensor& t : act.held) b.alloc(t);
+      b.phase = Phase::backward;
+      free_all(b, act.held);
+      if (loss.bytes) {
+        const uint64_t two = loss.code == TransientCode::loss_and_dequant ? 2 * loss.n[0] : loss.bytes;
+        const uint64_t g1 = b.alloc(two / 2);
+        const uint64_t g2 = b.alloc(two - two / 2);
+        const uint64_t deq = b.alloc(loss.bytes - two);
+        b.free(deq, loss.bytes - two);
+        b.free(g1, two / 2);
+        b.free(g2, two - two / 2);
+      }
+      if (act.log_softmax >= 0) b.free(act.after[act.log_softmax]);
+      auto grads_of = [&](int64_t group) {
+        if (grads_alive) return;
+        for (Tensor& g : grads)
+          if (g.group == group) b.alloc(g);
+      };
+      for (uint64_t i = layers; i-- > 0;) {
+        for (Tensor& t : act.rebuilt[i]) b.alloc(t);
+        if (i + 1 == layers) {
+          const uint64_t t = b.alloc(last.bytes);
+          b.free(t, last.bytes);
+          for (size_t k = 0; k < act.after.size(); ++k)
+            if (static_cast<int64_t>(k) != act.log_softmax && static_cast<int64_t>(k) != act.kept)
+              b.free(act.after[k]);
+        }
+        free_all(b, act.rebuilt[i]);
+        free_all(b, act.layers[i]);
+        grads_of(static_cast<int64_t>(i));
+      }
+      if (!layers)
+        for (size_t k = 0; k < act.after.size(); ++k)
+          if (static_cast<int64_t>(k) != act.log_softmax && static_cast<int64_t>(k) != act.kept)
+            b.free(act.after[k]);
+      free_all(b, act.before);
+      grads_of(-2);
+      grads_of(-1);
+      grads_alive = true;
+      if (act.kept >= 0 && m + 1 < r.grad_accum) b.free(act.after[act.kept]);
+    }
+    b.phase = Phase::optimizer;
+    const bool foreach = opt.code == TransientCode::foreach_copy;
+    std::vector<uint64_t> temps;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (s == 1)
+        for (Tensor& t : state[i]) b.alloc(t);
+      if (foreach) continue;
+      const uint64_t t1 = b.alloc(temp_bytes[i]);
+      const uint64_t t2 = b.alloc(temp_bytes[i]);
+      b.free(t2, temp_bytes[i]);
+      b.free(t1, temp_bytes[i]);
+    }
+    if (foreach) {
+      for (size_t i = 0; i < grads.size(); ++i) temps.push_back(b.alloc(temp_bytes[i]));
+      for (size_t i = 0; i < grads.size(); ++i) b.free(temps[i], temp_bytes[i]);
+    }
+    b.phase = Phase::zero_grad;
+    if (!r.grads_kept) {
+      free_all(b, grads);
+      grads_alive = false;
+    }
+    if (act.kept >= 0) b.free(act.after[act.kept]);
+  }
+  return b.events;
+}
+
+uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step) {
+  uint64_t now = 0;
+  uint64_t peak = 0;
+  for (const StepEvent& ev : events) {
+    now = ev.alloc ? now + ev.bytes : now - ev.bytes;
+    if (ev.step >= from_step) peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments) {
+  ReservedPeak out;
+  if (!e.timeline.present || r.device != Device::cuda) return out;
+  const std::vector<StepEvent> events = step_events(r, e, k_replayed_steps);
+  CachingAllocator a(AllocatorConfig{expandable_segments, 0});
+  uint64_t now = 0;
+  for (const StepEvent& ev : events) {
+    if (ev.alloc) {
+      a.malloc(ev.id, ev.bytes);
+      now += ev.bytes;
+      out.requested_peak = std::max(out.requested_peak, now);
+      ++out.tensors;
+      if (a.stats().peak_reserved > out.reserved_peak) {
+        out.reserved_peak = a.stats().peak_reserved;
+        out.reserved_phase = ev.phase;
+        out.reserved_step = ev.step;
+      }
+    } else {
+      a.free(ev.id);
+      now -= ev.bytes;
+    }
+  }
+  out.present = true;
+  out.expandable_segments = expandable_segments;
+  out.allocated_peak = a.stats().peak_allocated;
+  out.segments = a.stats().segments;
+  out.steps = k_replayed_steps;
+  return out;
+}
+
+}  // namespace memplan
