@@ -36,6 +36,17 @@ VllmSettings settings_from(const ServeArgs& a) {
   };
   if (!a.max_model_len.empty()) s.max_model_len = count("--max-model-len", a.max_model_len, 1ull << 32);
   if (!a.max_num_seqs.empty()) s.max_num_seqs = count("--max-num-seqs", a.max_num_seqs, 1ull << 24);
+  s.max_num_seqs_given = !a.max_num_seqs.empty();
+  if (!a.vllm_version.empty()) {
+    const std::string& v = a.vllm_version;
+    if (v == "0.10.1" || v == "0.10" || v == "v1")
+      s.v1 = true;
+    else if (v != "0.6.4" && v != "0.6.4.post1" && v != "v0")
+      throw Error("--vllm-version",
+                  "\"" + v +
+                      "\" is not a version memplan models (expected 0.6.4 for the V0 engine or "
+                      "0.10.1 for V1)");
+  }
   if (!a.batched_tokens.empty())
     s.max_num_batched_tokens = count("--max-num-batched-tokens", a.batched_tokens, 1ull << 32);
   if (!a.block_size.empty()) {
@@ -105,6 +116,8 @@ void add_serve(CLI::App& sub, Runner& run) {
       "The GPU's total memory as torch reports it (default: the preset's, less the driver's share)");
   sub.add_option("--check-log", a->check_log,
                  "A vLLM (or SGLang) start-up log to compare with the prediction");
+  sub.add_option("--vllm-version", a->vllm_version,
+                 "vLLM: whose rules apply, 0.6.4 (default: the V0 engine) or 0.10.1 (the V1 engine)");
   sub.add_option("--mem-fraction-static", a->mem_fraction,
                  "SGLang: share of free memory for weights and KV pool (default: SGLang's rule by GPU size)");
   sub.add_option("--max-total-tokens", a->max_total_tokens, "SGLang: a cap on the KV pool in tokens");
@@ -195,10 +208,14 @@ void add_serve(CLI::App& sub, Runner& run) {
           "non-torch memory leaves out NCCL's buffers (their size depends on the topology NCCL finds); add "
           "the logged non_torch_memory with --overhead");
     if (auto n = sliding_window_note(plan.request.model, "vllm")) res.notes.push_back(*n);
-    res.notes.push_back(vllm_v1_note());
-    res.notes.push_back("vLLM " + std::string(k_vllm_version) +
-                        " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
-                        "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");
+    if (s.v1) {
+      res.notes.push_back(vllm_v1_rules_note());
+    } else {
+      res.notes.push_back(vllm_v1_note());
+      res.notes.push_back("vLLM " + std::string(k_vllm_version) +
+                          " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
+                          "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");
+    }
 
     if (out.format == Format::json)
       io.out << serve_json(res, plan.inputs).dump(2) << "\n";

@@ -83,7 +83,10 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   t.add_row({"- weights", format_bytes(b.weight_bytes, u)});
   t.add_row({"- activation peak (" + group_thousands(b.profile_tokens) + " tokens)",
              format_bytes(b.activation_bytes, u)});
-  t.add_row({std::string("- non-torch memory (") + (b.non_torch_given ? "given" : "CUDA context") +
+  t.add_row({std::string("- non-torch memory (") +
+                 (b.non_torch_given ? "given"
+                  : s.v1            ? "increase after start-up"
+                                    : "CUDA context") +
                  (s.tp > 1 && !b.non_torch_given ? ", NCCL not predicted" : "") + ")",
              format_bytes(b.non_torch_bytes, u)});
   if (b.allreduce_bytes) t.add_row({"- custom all-reduce buffers", format_bytes(b.allreduce_bytes, u)});
@@ -92,8 +95,8 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
 
   std::string o;
   if (!out.quiet) {
-    o += "memplan serve: " + r.model_name + " on " + r.gpu_name + ", vLLM " + k_vllm_version +
-         " (V0 engine) budget";
+    o += "memplan serve: " + r.model_name + " on " + r.gpu_name + ", vLLM " + b.version +
+         (s.v1 ? " (V1 engine) budget" : " (V0 engine) budget");
     if (s.tp > 1 || s.pp > 1)
       o += ", tp " + std::to_string(s.tp) + " x pp " + std::to_string(s.pp) + " (the most-loaded GPU)";
     o += "\n\n";
@@ -126,8 +129,9 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
 
   if (out.explain) {
     const InferenceSplit& sp = b.split;
-    o += "\nexplain (vLLM " + std::string(k_vllm_version) +
-         ", vllm/worker/worker.py determine_num_available_blocks):\n";
+    o += "\nexplain (vLLM " + b.version +
+         (s.v1 ? ", vllm/v1/worker/gpu_worker.py determine_available_memory):\n"
+               : ", vllm/worker/worker.py determine_num_available_blocks):\n");
     o += "  GPU total: " + group_thousands(b.total_bytes) +
          " B (torch.cuda.mem_get_info's total: NVML total minus the driver's reserved share)\n";
     o += "  usable = " + group_thousands(b.total_bytes) + " x " + fixed(s.gpu_memory_utilization, 2) + " = " +
@@ -147,10 +151,14 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
          " elements (3 x hidden: layer input, residual, attention output; + " +
          "the MLP's gate_up and activation outputs of one layer, per GPU) x " +
          std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.activation_bytes) + " B\n";
-    o += "  non-torch memory = " + group_thousands(b.non_torch_bytes) + " B" +
-         (b.non_torch_given ? " (given with --overhead; the predicted parts follow)" : "") + ": vLLM " +
-         k_vllm_version +
-         " measures the device's used memory minus torch's allocated bytes after the profile run\n";
+    o +=
+        "  non-torch memory = " + group_thousands(b.non_torch_bytes) + " B" +
+        (b.non_torch_given ? " (given with --overhead; the predicted parts follow)" : "") + ": vLLM " +
+        b.version +
+        (s.v1
+             ? " subtracts only the non-torch memory that grew after the start-up snapshot (the CUDA context "
+               "is before it)\n"
+             : " measures the device's used memory minus torch's allocated bytes after the profile run\n");
     for (const NonTorchPart& p : b.non_torch.parts)
       o += "    " + p.name + " = " + group_thousands(p.bytes) + " B (" + p.source + ")\n";
     o += "  CUDA graphs = 0 B here: captured after the KV cache is allocated (worker.py _warm_up_model), "
@@ -189,7 +197,7 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
   const VllmSettings& s = b.settings;
   return {{"schema", "memplan.serve/1"},
           {"engine", "vllm"},
-          {"engine_version", k_vllm_version},
+          {"engine_version", b.version},
           {"inputs", inputs},
           {"gpu", r.gpu_id},
           {"settings",

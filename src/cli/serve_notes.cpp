@@ -13,6 +13,15 @@ std::string vllm_v1_note() {
          "\"Available KV cache memory\" and \"GPU KV cache size\" lines";
 }
 
+std::string vllm_v1_rules_note() {
+  return "vLLM 0.10.1 (V1 engine) rules: KV memory = gpu_memory_utilization x total - weights - the "
+         "profile run's torch peak - the non-torch increase after start-up (the CUDA context is not "
+         "subtracted); chunked prefill always; defaults block_size 16, max_num_batched_tokens 8192 and "
+         "max_num_seqs 1024 on GPUs of 70 GiB or more, else 2048 and 256. Not modelled: torch.compile's "
+         "effect on the peak, the sampler's logits in the profile run, CUDA graphs (captured after the KV "
+         "cache), and hybrid pools for sliding-window layers";
+}
+
 std::optional<std::string> sliding_window_note(const ModelSpec& m, const std::string& engine) {
   if (!m.arch || m.arch->window_layers == 0 || m.arch->attention_window == 0) return std::nullopt;
   const TransformerArch& a = *m.arch;

@@ -259,6 +259,13 @@ const BadInput k_bad_inputs[] = {
     {{"serve", "--engine", "sglang", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--sglang-version",
       "0.3"},
      "--sglang-version: \"0.3\" is not a version memplan models (expected 0.4 or 0.5)"},
+    {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.9"},
+     "--vllm-version: \"0.9\" is not a version memplan models (expected 0.6.4 for the V0 engine or 0.10.1 "
+     "for "
+     "V1)"},
+    {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.10.1", "--chunked-prefill",
+      "off"},
+     "--chunked-prefill: off is not available with the V1 engine (it always chunks)"},
 };
 
 }  // namespace

@@ -108,6 +108,12 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
        "meta-llama-3-8b_80gb_tp2.log",
        2},  // total, weights
       {{"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb"}, "llama-2-7b_a100-80gb.log", 1},
+      // V1 (vllm PR 24577, lm_eval through vllm.LLM on an A100): the LLM class's default step on a
+      // GPU of 70 GiB or more is 16,384 tokens, passed here (memplan's default is vllm serve's 8,192).
+      {{"--config", k_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-version", "0.10.1",
+        "--max-model-len", "4096", "--max-num-batched-tokens", "16384"},
+       "qwen3-0.6b_a100_v1_pr24577.log",
+       4},  // weights, KV memory, KV tokens, concurrency
       {{"--config", k_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
         "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1", "--precision",
         "fp16", "--overhead", "0.04GiB"},

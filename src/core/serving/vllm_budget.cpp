@@ -3,6 +3,7 @@
 #include "core/serving/vllm_budget.hpp"
 
 #include "core/serving/model_weights.hpp"
+#include "core/serving/vllm_v1.hpp"
 
 #include <algorithm>
 
@@ -36,7 +37,17 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   if (s.max_model_len == 0) s.max_model_len = arch.max_positions;
   if (s.max_model_len == 0)
     throw Error("max_model_len", "the model does not say its context length; give one");
-  b.chunked_prefill = s.chunked_prefill.value_or(s.max_model_len > k_vllm_chunked_prefill_above);
+  b.version = s.v1 ? k_vllm_v1_version : k_vllm_version;
+  if (s.v1) {
+    // V1: chunked prefill always, the step's tokens and sequences by the GPU's memory.
+    if (s.chunked_prefill == false)
+      throw Error("chunked_prefill", "off is not available with the V1 engine (it always chunks)");
+    b.chunked_prefill = true;
+    if (s.max_num_batched_tokens == 0)
+      s.max_num_batched_tokens = vllm_v1_default_batched_tokens(gpu_total_bytes);
+    if (!s.max_num_seqs_given) s.max_num_seqs = vllm_v1_default_max_num_seqs(gpu_total_bytes);
+  }
+  if (!s.v1) b.chunked_prefill = s.chunked_prefill.value_or(s.max_model_len > k_vllm_chunked_prefill_above);
   if (s.max_num_batched_tokens == 0)
     s.max_num_batched_tokens = b.chunked_prefill ? k_vllm_chunked_batched_tokens
                                                  : std::max(s.max_model_len, k_vllm_min_batched_tokens);
@@ -71,7 +82,8 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   b.usable_bytes = static_cast<uint64_t>(static_cast<double>(gpu_total_bytes) * s.gpu_memory_utilization);
   b.non_torch = vllm_non_torch(s.tp);
   b.non_torch_given = s.non_torch_bytes.has_value();
-  b.non_torch_bytes = s.non_torch_bytes.value_or(b.non_torch.context_bytes);
+  // V1 measures non-torch memory from a snapshot taken after the CUDA context: not subtracted.
+  b.non_torch_bytes = s.non_torch_bytes.value_or(s.v1 ? 0 : b.non_torch.context_bytes);
   b.allreduce_bytes = b.non_torch.allreduce_bytes;
   const uint64_t used = checked_add(checked_add(b.weight_bytes, b.activation_bytes, "budget"),
                                     checked_add(b.non_torch_bytes, b.allreduce_bytes, "budget"), "budget");

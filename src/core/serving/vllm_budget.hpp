@@ -14,6 +14,7 @@
 // after the KV cache is allocated in this version, so they come out of the 1 - utilization margin.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <memplan/request.hpp>
 #include "core/parallel/inference_split.hpp"
@@ -33,6 +34,8 @@ struct VllmSettings {
   uint64_t tp = 1;
   uint64_t pp = 1;
   std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = predicted
+  bool v1 = false;                          // the V1 engine's rules (vllm_v1.hpp)
+  bool max_num_seqs_given = false;          // max_num_seqs is the user's, not a default
 };
 
 // The engine's defaults, named for the output.
@@ -73,7 +76,9 @@ struct VllmBudget {
   uint64_t head_dim = 0;
   uint64_t model_context = 0;  // the model's max_position_embeddings (0 unknown)
   InferenceSplit split;
-  std::optional<VllmCrossAttention> cross;  // mllama with images: the requests' cross-attention blocks
+  std::optional<VllmCrossAttention> cross;
+  std::string version;  // the vLLM version whose rules apply  // mllama with images: the requests'
+                        // cross-attention blocks
 };
 
 // The budget of `r` (model, recipe, quantize, kv format) on a GPU
