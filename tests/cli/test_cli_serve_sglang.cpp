@@ -175,8 +175,9 @@ TEST_CASE("serve --engine sglang prints SGLang's own lines, the flags and every 
   REQUIRE(r.code == 0);
   for (const char* s :
        {"KV Cache is allocated. #tokens: ", "max_total_num_tokens=", "maximum concurrency at 8,192 tokens",
-        "python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B", "--mem-fraction-static 0.", "SGLang 0.5",
-        "reserved = 512 (metadata)", "non-torch memory = ", "total_gpu_memory = ", "allocator rounding",
+        "python -m sglang.launch_server --model-path meta-llama/Meta-Llama-3-8B", "--mem-fraction-static 0.",
+        "SGLang 0.5", "reserved = 512 (metadata)",
+        "non-torch memory = ", "total_gpu_memory = ", "allocator rounding",
         "cell_size = 8 KV heads x 128 head_dim x 32 layers x 2 (k, v) x 2 B = 131,072 B",
         "max_total_num_tokens = floor(pool / cell_size)"})
     CHECK(r.out.find(s) != std::string::npos);
