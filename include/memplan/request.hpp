@@ -75,6 +75,11 @@ struct EstimateRequest {
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): the caching allocator grows one
   // segment per pool instead of one cudaMalloc per miss (caching_allocator.hpp).
   bool expandable_segments = false;
+  // Searches (max-batch, max-seq) pass their memory: a step whose allocated peak + overhead already
+  // exceeds it is not replayed through the caching allocator, since reserved is never below the
+  // allocated peak and the verdict is "no" either way; its required_bytes() is then the allocated
+  // peak + overhead, a lower bound. 0 replays nothing (callers that want only the terms' sum).
+  uint64_t replay_below = UINT64_MAX;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their
   // weights, gradients and optimizer state are fp32 whatever the recipe's formats.

@@ -353,7 +353,9 @@ Estimate estimate(const EstimateRequest& r) {
 
   if (r.parallel) apply_layout(r, e);
   e.timeline = step_timeline(r, e);
-  e.timeline.reserved = replay_reserved(r, e, r.expandable_segments);
+  if (r.replay_below != 0 &&
+      checked_add(e.peak_bytes(), r.overhead_bytes, "required bytes") <= r.replay_below)
+    e.timeline.reserved = replay_reserved(r, e, r.expandable_segments);
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;

@@ -29,8 +29,9 @@ uint64_t largest(const std::function<bool(uint64_t)>& fits, bool& capped) {
   return lo;
 }
 
-uint64_t required_at(EstimateRequest r, uint64_t batch) {
+uint64_t required_at(EstimateRequest r, uint64_t batch, uint64_t memory = UINT64_MAX) {
   r.batch = batch;
+  r.replay_below = memory;
   return estimate(r).required_bytes();
 }
 
@@ -41,14 +42,15 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
   // phase, the optimizer step, at small batches and still grow later).
   EstimateRequest two = base;
   two.batch = 2;
-  EstimateRequest one = base;
+  two.replay_below = 0;
+  EstimateRequest one = two;
   one.batch = 1;
   if (estimate(one).total_bytes() == estimate(two).total_bytes())
     throw Error(Field::batch, "the estimate does not grow with the batch: give " +
                                   field_ref(Field::activation_bytes_per_row) + ", " + field_ref(Field::mlp) +
                                   ", or an architecture with " + field_ref(Field::seq));
   BatchPlan p;
-  p.micro_batch = largest([&](uint64_t b) { return required_at(base, b) <= memory; }, p.capped);
+  p.micro_batch = largest([&](uint64_t b) { return required_at(base, b, memory) <= memory; }, p.capped);
   p.max_micro_batch = p.micro_batch;
   p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
   if (effective_batch && p.micro_batch) {
@@ -67,11 +69,13 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
   auto at = [&](uint64_t seq) {
     EstimateRequest r = base;
     r.seq = seq;
+    r.replay_below = memory;
     return estimate(r).required_bytes();
   };
   auto total_at = [&](uint64_t seq) {  // the terms' sum: the peak may sit in the optimizer step
     EstimateRequest r = base;
     r.seq = seq;
+    r.replay_below = 0;
     return estimate(r).total_bytes();
   };
   if (total_at(1) == total_at(2))
