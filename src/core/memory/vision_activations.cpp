@@ -49,6 +49,19 @@ void row(VisionActivations& v, bool record, const std::string& name, uint64_t to
                     checked_mul(v.images, per_image, "activation bytes"), Role::saved});
 }
 
+// Saved tensors of one image, summed and (when recording) listed as rows.
+struct SavedSum {
+  VisionActivations& v;
+  bool record;
+  uint64_t sum = 0;
+  void add(const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
+           const ElementCost& c) {
+    const uint64_t b = bytes(elements(tokens, width), c);
+    sum = checked_add(sum, b, "activation bytes");
+    row(v, record, name, tokens, width, fmt, b);
+  }
+};
+
 // What the projector keeps for one image when its weights train. in_grad: its input requires grad
 // (the tower trains).
 uint64_t projector_bytes(VisionActivations& v, const VisionTower& t, bool in_grad,
@@ -56,13 +69,9 @@ uint64_t projector_bytes(VisionActivations& v, const VisionTower& t, bool in_gra
   const ElementCost act = o.act_cost;
   const ElementCost fp32{4, 1};
   const uint64_t n = t.projector_tokens;
-  uint64_t sum = 0;
-  auto add = [&](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
-                 const ElementCost& c) {
-    const uint64_t b = bytes(elements(tokens, width), c);
-    sum = checked_add(sum, b, "activation bytes");
-    row(v, o.record, name, tokens, width, fmt, b);
-  };
+  SavedSum saved{v, o.record};
+  auto add = [&saved](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
+                      const ElementCost& c) { saved.add(name, tokens, width, fmt, c); };
   if (t.projector == "llava_mlp") {
     // LlavaMultiModalProjector: linear_1 (vision -> text width), GELU, linear_2. linear_1 keeps the
     // selected features, GELU its input, linear_2 GELU's output.
@@ -81,7 +90,7 @@ uint64_t projector_bytes(VisionActivations& v, const VisionTower& t, bool in_gra
     add("projector RMSNorm normalised (fp32, the weight-multiply input)", n, t.hidden, "fp32", fp32);
     add("projector matmul input (RMSNorm output)", n, t.hidden, o.act_format, act);
   }
-  return sum;
+  return saved.sum;
 }
 
 // A frozen tower's largest working set, for one image: the layer input, its LayerNorm output and q,
@@ -145,13 +154,9 @@ uint64_t merged_transient(const VisionTower& t, uint64_t patches, const Activati
 // (tokens / merge^2) x (merge^2 x width) = tokens x width numbers.
 uint64_t merger_bytes(VisionActivations& v, const VisionTower& t, const ActivationOptions& o) {
   const uint64_t n = t.tokens, h = t.hidden, g = t.merge * t.merge;
-  uint64_t sum = 0;
-  auto add = [&](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
-                 const ElementCost& c) {
-    const uint64_t b = bytes(elements(tokens, width), c);
-    sum = checked_add(sum, b, "activation bytes");
-    row(v, o.record, name, tokens, width, fmt, b);
-  };
+  SavedSum saved{v, o.record};
+  auto add = [&saved](const std::string& name, uint64_t tokens, uint64_t width, const std::string& fmt,
+                      const ElementCost& c) { saved.add(name, tokens, width, fmt, c); };
   if (t.norm == "layernorm") {
     add("merger ln_q input (the tower's output)", n, h, o.act_format, o.act_cost);
     add("merger ln_q mean and rstd", n, 2, "fp32", {4, 1});
@@ -162,7 +167,7 @@ uint64_t merger_bytes(VisionActivations& v, const VisionTower& t, const Activati
       o.act_format, o.act_cost);
   add("merger GELU input", t.projector_tokens, g * h, o.act_format, o.act_cost);
   add("merger GELU output (mlp.2 input)", t.projector_tokens, g * h, o.act_format, o.act_cost);
-  return sum;
+  return saved.sum;
 }
 
 VisionActivations merged_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
