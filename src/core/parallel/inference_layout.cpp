@@ -66,7 +66,9 @@ std::optional<EstimateRequest> smallest_inference_layout(const EstimateRequest& 
     t.parallel->gpus = tp;
     t.parallel->tp = tp;
     try {
-      if (estimate(t).required_bytes() <= memory) return t;
+      EstimateRequest probe = t;
+      probe.replay_below = memory;  // above it the verdict is "no" without the allocator replay
+      if (estimate(probe).required_bytes() <= memory) return t;
     } catch (const Error& e) {
       if (e.field() != Field::tp) throw;  // tp does not divide the heads: the next size
     }

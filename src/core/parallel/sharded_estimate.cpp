@@ -92,6 +92,7 @@ std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_
   }
   EstimateRequest single_request = base;
   single_request.parallel.reset();
+  single_request.replay_below = 0;  // only the KV cache and overhead terms are read: no allocator replay
   const Estimate single = estimate(single_request);
   const uint64_t fixed = checked_add(single.bytes(TermKind::kv_cache), single.bytes(TermKind::overhead));
   LayoutSearch search;

@@ -20,10 +20,13 @@ bool unified_memory(const GpuSpec& g) { return g.vendor == "apple" || g.budget_b
 
 // The knob's mildest setting that fits, else the one that needs least memory.
 std::optional<Suggestion> best_setting(const std::vector<Candidate>& settings, const KnobContext& ctx) {
-  std::optional<Suggestion> best;
+  for (const Candidate& c : settings) {  // exact only where it may fit: the first that fits is returned
+    Suggestion s = advice::to_suggestion(c, ctx, false);
+    if (s.fits()) return s;
+  }
+  std::optional<Suggestion> best;  // none fits: the smallest, each replayed exactly
   for (const Candidate& c : settings) {
     Suggestion s = advice::to_suggestion(c, ctx);
-    if (s.fits()) return s;
     if (!best || s.required_bytes < best->required_bytes) best = std::move(s);
   }
   return best;

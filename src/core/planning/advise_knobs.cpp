@@ -285,7 +285,9 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
     l.sharding = st.strategy;
     l.offload = st.what;
     n.parallel = l;
-    const Estimate e = estimate(n);
+    EstimateRequest probe = n;
+    probe.replay_below = 0;  // only the host bytes are read: no allocator replay
+    const Estimate e = estimate(probe);
     const uint64_t host = e.sharded ? e.sharded->host_bytes_per_node : 0;
     AdviceChange ch = change_of(AdviceKnob::offload, 2, st.rank);
     ch.sharding = st.strategy;

@@ -52,7 +52,10 @@ uint64_t required_bytes(const Candidate& c);
 std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobContext& ctx);
 
 // A candidate as a suggestion judged against the context's GPU.
-Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx);
+// `exact_above_fit`: false replays the caching allocator only where the allocated peak + overhead
+// fits (EstimateRequest::replay_below): a suggestion that does not fit then carries that lower
+// bound, which is enough for a caller that keeps only fitting ones.
+Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx, bool exact_above_fit = true);
 
 // Combinations of 2..options.max_knobs knobs (one per group) that fit and hold no fitting subset,
 // cheapest first. `singles`: apply_knob of each knob_table() row on `base`, by index;

@@ -95,7 +95,9 @@ std::vector<Candidate> layer_offload(const Candidate& c, const KnobContext& ctx)
     q.model.arch->layers = n;
     q.model.weight_bytes = bytes;
     q.stored_weights = true;
-    if (estimate(q).required_bytes() > ctx.memory) continue;
+    EstimateRequest probe = q;
+    probe.replay_below = ctx.memory;  // above it the verdict is "no" without the allocator replay
+    if (estimate(probe).required_bytes() > ctx.memory) continue;
     AdviceChange ch;
     ch.knob = AdviceKnob::layer_offload;
     ch.tier = 2;

@@ -42,11 +42,13 @@ std::vector<Candidate> apply_knob(const Knob& k, const Candidate& c, const KnobC
   }
 }
 
-Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx) {
+Suggestion to_suggestion(const Candidate& c, const KnobContext& ctx, bool exact_above_fit) {
   Suggestion s;
   s.changes = c.changes;
   s.request = c.request;
-  const Estimate e = estimate(c.request);
+  EstimateRequest probe = c.request;
+  if (!exact_above_fit) probe.replay_below = ctx.memory;
+  const Estimate e = estimate(probe);
   s.required_bytes = e.required_bytes();
   s.memory_bytes = ctx.memory;
   s.gpu = ctx.gpu.id;
@@ -115,7 +117,7 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
           break;
         }
         ++tried;
-        Suggestion s = to_suggestion(c, ctx);
+        Suggestion s = to_suggestion(c, ctx, false);  // only a fitting one is kept
         if (s.fits() && (!found || cheaper(s, best))) {
           best = std::move(s);
           found = true;
