@@ -75,6 +75,11 @@ struct TransformerArch {
   // request's images) and no text tokens.
   uint64_t cross_attention_layers = 0;
   uint64_t cross_attention_tokens = 0;
+  // Soft-capping (Gemma 2: attn_logit_softcapping, final_logit_softcapping; 0 = none): the scores
+  // (logits) become cap x tanh(x / cap). tanh keeps its output for backward: heads x s x s per layer
+  // under eager attention (sdpa and flash keep none of it), batch x seq x vocab for the logits.
+  double attn_softcap = 0.0;
+  double final_softcap = 0.0;
 
   bool mla() const { return kv_lora_rank > 0; }
   uint64_t moe_layers() const { return experts ? layers - dense_layers : 0; }

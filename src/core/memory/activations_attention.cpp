@@ -3,6 +3,10 @@
 // measurements are listed in activations_transformer.cpp.
 //   eager attn  q, k, v as batched-matmul copies, softmax probabilities (heads x s x s), the
 //               attention output; scores themselves are not kept (scaling keeps a scalar).
+//               Soft-capped scores (Gemma 2) keep tanh's output. Hugging Face's eager attention
+//               of the Llama template computes the softmax in fp32 and casts it back
+//               (`softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`): in a half model
+//               softmax keeps its fp32 output and the second matmul the half copy.
 //   sdpa        q, k, v, output, log-sum-exp (heads x s, fp32).
 
 #include <string>
@@ -13,6 +17,23 @@
 
 namespace memplan {
 namespace detail {
+namespace {
+
+// Families whose Hugging Face eager attention is the Llama template's eager_attention_forward (or
+// a copy of it): the softmax in fp32, cast back to the query's dtype. GPT-2, BERT, OPT, Falcon
+// and the other older families take the softmax in the scores' own dtype.
+bool hf_eager_softmax_fp32(const std::string& model_type) {
+  static const char* const k_types[] = {
+      "llama",  "mistral", "mixtral",     "qwen2",      "qwen2_moe",   "qwen3",       "qwen3_moe",
+      "gemma",  "gemma2",  "gemma3_text", "gemma3",     "phi3",        "phimoe",      "olmo2",
+      "olmoe",  "cohere",  "glm4",        "starcoder2", "deepseek_v2", "deepseek_v3", "llama4_text",
+      "llama4", "llava",   "qwen2_vl",    "qwen2_5_vl", "mllama"};
+  for (const char* t : k_types)
+    if (model_type == t) return true;
+  return false;
+}
+
+}  // namespace
 
 void LayerModel::attention_core(Entries& e) const {
   const Shape& d = m_shape;
@@ -21,7 +42,11 @@ void LayerModel::attention_core(Entries& e) const {
     add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
     add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
     add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
-    bool fp32_softmax = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+    if (m_arch.attn_softcap > 0.0)
+      add_entry(e, "soft-capped scores (tanh output, kept by tanh)", {d.nh, d.s, d.s}, m_act, core);
+    const bool half = !(m_act.cost == detail::fp32_fmt().cost);
+    const bool fp32_softmax = (m_opts.autocast && m_opts.runtime == Runtime::cuda) ||
+                              (half && hf_eager_softmax_fp32(m_arch.model_type));
     if (fp32_softmax) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
       add_entry(

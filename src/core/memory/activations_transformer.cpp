@@ -256,6 +256,8 @@ Entries LayerModel::outside() const {
         {d.s, d.vocab}, m_act);
     return e;
   }
+  if (m_arch.final_softcap > 0.0)  // Gemma 2: logits = cap x tanh(lm_head(x) / cap)
+    add_entry(e, "soft-capped logits (tanh output, kept by tanh)", {d.s, d.vocab}, m_act);
   if (m_opts.keep_logits)
     add_entry(e, "logits (LM head output, kept by the training loop through backward)", {d.s, d.vocab},
               m_act);

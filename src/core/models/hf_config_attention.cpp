@@ -173,9 +173,16 @@ void read_attention_kinds(ConfigReader& c, const std::string& mt, FamilyCount& r
                       (a.chunked_attention ? "within chunks of " : "to the last ") +
                       to_s(a.attention_window) + " tokens (" + fields +
                       "): their KV cache holds at most that many");
-  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (auto v = c.real({key}))
-      r.notes.push_back(std::string(key) + " " + std::to_string(*v) + ": read; soft-capping adds no memory");
+  if (auto v = c.real({"attn_logit_softcapping"}); v && *v > 0.0) {
+    a.attn_softcap = *v;
+    r.notes.push_back("attn_logit_softcapping " + std::to_string(*v) +
+                      ": eager attention keeps tanh's heads x s x s output per layer (sdpa/flash: none)");
+  }
+  if (auto v = c.real({"final_logit_softcapping"}); v && *v > 0.0) {
+    a.final_softcap = *v;
+    r.notes.push_back("final_logit_softcapping " + std::to_string(*v) +
+                      ": the loss keeps tanh's batch x seq x vocab output");
+  }
   if (a.attention_sinks) r.notes.push_back("attention sinks: one logit per head, no cache memory");
   if (auto qk = c.flag({"use_qk_norm"}); qk && *qk)
     r.notes.push_back("use_qk_norm: parameter-free L2 norms on q and k (no parameters, no cache)");

@@ -167,6 +167,8 @@ TransformerArch read_arch(const Json& j, const std::string& where) {
   a.attention_dropout = r.real("attention_dropout");
   a.experts = r.u64("experts", false);
   a.experts_per_token = r.u64("experts_per_token", false);
+  a.attn_softcap = static_cast<double>(r.u64("attn_logit_softcapping", false));
+  a.final_softcap = static_cast<double>(r.u64("final_logit_softcapping", false));
   if (!a.layers || !a.hidden || !a.heads || !a.vocab) r.fail("layers/hidden/heads/vocab", "must be positive");
   if (a.kv_heads && a.heads % a.kv_heads) r.fail("kv_heads", "must divide heads");
   return a;
