@@ -2,7 +2,9 @@
 //   loading     every parameter tensor in load order (embeddings, the layers, the head), then the
 //               two cuBLAS workspaces (timeline.hpp), kept from then on
 //   forward     per micro-batch: the embedding's saved tensors, each layer's saved tensors (the
-//               ledger's rows; autocast's half weight copies with their layer), what follows the
+//               ledger's rows; autocast's half weight copies with their layer; eager attention's
+//               score tensors made and freed before its probabilities; a checkpointed layer's
+//               intermediates made and freed around the next layer's kept input), what follows the
 //               layers (final norm, LM head input, log-softmax)
 //   loss        the held tensors (logits, their fp32 upcast)
 //   backward    the held tensors freed; cross-entropy's two gradients made and freed; the
@@ -14,8 +16,9 @@
 //               lazily inside step(): zeros_like per parameter); torch >= 2's foreach AdamW makes one
 //               temporary per tensor for all at once, the per-tensor loop two for one tensor at a time
 //   zero_grad   set_to_none frees every gradient (unless kept: --zero-grad zeros, torch < 2)
-// The byte counts are the estimate's: the parameter, gradient and state terms are divided among
-// the parameter tensors in proportion to their elements (the shapes come from the architecture),
+// The byte counts are the estimate's: the parameter, gradient and state terms over the parameter
+// tensors, each its elements x the term's bytes per element (the shapes come from the
+// architecture; what they do not name is one more tensor; sub-byte formats in proportion),
 // the activations are the ledger's rows, the transients the timeline's. The state allocated at
 // step 1 lands in the holes the freed activations left; step 2's activations then need new
 // segments: that is the fragmentation reserved memory shows.
@@ -104,11 +107,42 @@ std::vector<uint64_t> divide(uint64_t total, const std::vector<uint64_t>& weight
   return out;
 }
 
+// Bytes of tensors of `elements` each, for a term of `total` bytes that counts `count` elements
+// plus at most `scalars` bytes of per-tensor scalars (Adam's step counters): when the rest is a
+// whole number of bytes per element and the shapes name at most `count` elements, each tensor is
+// its elements x that many bytes, as torch allocates it, and what the shapes do not name (BERT's
+// token-type embeddings; the scalars) one more tensor, last. Otherwise (sub-byte or mixed formats)
+// the bytes in proportion. A tensor a few bytes over its size would cost the replay a whole
+// 2 MiB of rounding (a 16 MiB matrix in an 18 MiB segment).
+struct Sized {
+  std::vector<uint64_t> bytes;
+  uint64_t per_element = 0;  // 0: in proportion
+};
+
+Sized sized(uint64_t total, const std::vector<uint64_t>& elements, uint64_t count, uint64_t scalars) {
+  Sized out;
+  u128 sum = 0;
+  for (uint64_t n : elements) sum += n;
+  const uint64_t per = count ? total / count : 0;
+  const uint64_t beyond = per ? total - per * count : 0;  // per * count <= total
+  if (per == 0 || sum == 0 || sum > count || beyond > scalars) {
+    out.bytes = divide(total, elements);
+    return out;
+  }
+  out.per_element = per;
+  for (uint64_t n : elements) out.bytes.push_back(checked_mul(n, per, "tensor bytes"));
+  const uint64_t rest = total - static_cast<uint64_t>(static_cast<u128>(per) * sum);
+  if (rest) out.bytes.push_back(rest);
+  return out;
+}
+
 // A tensor of the replay: its group (-1 before the layers, 0.. a layer, -2 after) and bytes.
 struct Tensor {
   int64_t group = 0;
   uint64_t bytes = 0;
   uint64_t id = 0;
+  uint64_t elements = 0;  // when the bytes are whole bytes per element (sized), else 0
+  uint64_t scores = 0;    // eager attention: the bytes of each score tensor made before this one
 };
 
 class Builder {
@@ -132,8 +166,9 @@ class Builder {
   uint64_t next_ = 0;
 };
 
-// Tensors of `total` bytes over the parameter tensors (load order), each tagged with its group.
-std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p) {
+// Tensors of `total` bytes for `count` parameters over the parameter tensors (load order), each
+// tagged with its group; the parameters the shapes do not name, one more tensor before the layers.
+std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p, uint64_t count) {
   std::vector<uint64_t> weights;
   std::vector<int64_t> groups;
   for (uint64_t n : p.before) {
@@ -149,9 +184,11 @@ std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p) {
     weights.push_back(n);
     groups.push_back(-2);
   }
-  const std::vector<uint64_t> bytes = divide(total, weights);
-  std::vector<Tensor> out(bytes.size());
-  for (size_t i = 0; i < bytes.size(); ++i) out[i] = {groups[i], bytes[i], 0};
+  const Sized s = sized(total, weights, count, 0);
+  std::vector<Tensor> out(s.bytes.size());
+  for (size_t i = 0; i < s.bytes.size(); ++i)
+    out[i] = {i < groups.size() ? groups[i] : -1, s.bytes[i], 0,
+              s.per_element ? s.bytes[i] / s.per_element : 0};
   return out;
 }
 
@@ -174,13 +211,27 @@ struct Activations {
   std::vector<Tensor> held;                  // logits (and their upcast) for the loss
   int64_t log_softmax = -1;                  // index in `after` of what cross-entropy keeps
   int64_t kept = -1;                         // index in `after` of the logits the loop keeps
+  bool attention_dropout = false;            // eager attention with dropout on its probabilities
 };
+
+// Eager attention's score tensors, batch x heads x s x s in the format the matmul makes: the size
+// of the probabilities, or of their cast back where softmax runs in fp32.
+uint64_t eager_scores_bytes(const ActivationLedger& l) {
+  uint64_t bytes = 0;
+  for (const SavedTensor& t : l.per_layer) {
+    if (t.name == "softmax probabilities") bytes = t.bytes;
+    if (t.name.rfind("probabilities cast to", 0) == 0) return t.bytes;
+  }
+  return bytes;
+}
 
 Activations activations(const EstimateRequest& r, const Estimate& e) {
   Activations a;
   const std::optional<ActivationLedger> l = training_activation_ledger(r);
   if (!l) return a;
   const uint64_t layers = l->layers;
+  for (const SavedTensor& t : l->per_layer)
+    if (t.name == "attention dropout mask") a.attention_dropout = true;
   a.layers.resize(layers);
   a.rebuilt.resize(layers);
   uint64_t counted = 0;
@@ -213,6 +264,7 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   for (uint64_t i = 0; i < layers; ++i) {
     for (const SavedTensor& t : l->per_layer) {
       Tensor x{static_cast<int64_t>(i), t.bytes, 0};
+      if (t.name == "softmax probabilities") x.scores = eager_scores_bytes(*l);
       (t.role == Role::recomputed ? a.rebuilt[i] : a.layers[i]).push_back(x);
       if (t.role != Role::recomputed || i == 0) counted += t.bytes;
     }
@@ -244,26 +296,89 @@ void free_all(Builder& b, const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) b.free(t);
 }
 
+// A chain of `n` tensors of `bytes`, each freed once the next exists (at most two alive).
+void chain(Builder& b, uint64_t bytes, int n) {
+  uint64_t prev = 0;
+  for (int k = 0; k < n; ++k) {
+    const uint64_t next = b.alloc(bytes);
+    if (k) b.free(prev, bytes);
+    prev = next;
+  }
+  if (n) b.free(prev, bytes);
+}
+
+// A layer's saved tensors made in the forward (or rebuilt in backward). Eager attention makes its
+// scores before the probabilities: the q.k^T product, its scaled copy and its masked copy (Hugging
+// Face's BERT and GPT-2: matmul, division by sqrt(head_dim), + the mask), each freed by the next;
+// the last is freed once softmax has made the probabilities.
+void alloc_layer(Builder& b, std::vector<Tensor>& ts) {
+  for (Tensor& t : ts) {
+    if (!t.scores) {
+      b.alloc(t);
+      continue;
+    }
+    const uint64_t s1 = b.alloc(t.scores);
+    const uint64_t s2 = b.alloc(t.scores);
+    b.free(s1, t.scores);
+    const uint64_t s3 = b.alloc(t.scores);
+    b.free(s2, t.scores);
+    b.alloc(t);
+    b.free(s3, t.scores);
+  }
+}
+
+// A layer's backward frees its saved tensors, latest first. Eager attention's scores get their
+// gradients once what was saved after the probabilities is freed: the gradient of the
+// probabilities (of the dropout output, then of its input when dropout runs), softmax's backward,
+// the scale's, each the scores' size and each freed by the next.
+void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
+  for (size_t k = ts.size(); k-- > 0;) {
+    if (ts[k].scores) chain(b, ts[k].scores, dropout ? 4 : 3);
+    b.free(ts[k]);
+  }
+}
+
 }  // namespace
 
 std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
   Builder b;
   if (!e.timeline.present) return b.events;
   const ParameterShapes shapes = parameter_shapes(r.model);
-  std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes);
+  std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const uint64_t g_total = e.bytes(TermKind::gradients);
-  std::vector<Tensor> grads =
-      e.lora ? over_adapters(g_total, *e.lora, shapes.layers) : over_parameters(g_total, shapes);
-  // The state of each trainable tensor in proportion to its gradient, `copies` tensors each.
+  std::vector<Tensor> grads = e.lora ? over_adapters(g_total, *e.lora, shapes.layers)
+                                     : over_parameters(g_total, shapes, e.trainable_parameters);
+  // The state of each trainable tensor: `copies` tensors of its gradient's elements when the state
+  // is whole bytes per element besides one 8-byte step counter per tensor at most (the counters one
+  // more tensor, with the first), else in proportion to the gradient.
   const uint64_t copies =
       r.optimizer.kind == StateKind::copies ? std::max<uint64_t>(r.optimizer.copies, 1) : 1;
   std::vector<uint64_t> grad_bytes;
-  for (const Tensor& g : grads) grad_bytes.push_back(g.bytes);
-  const std::vector<uint64_t> state_bytes = divide(e.bytes(TermKind::optimizer_state), grad_bytes);
+  std::vector<uint64_t> state_elements;
+  for (const Tensor& g : grads) {
+    grad_bytes.push_back(g.bytes);
+    for (uint64_t c = 0; c < copies; ++c) state_elements.push_back(g.elements);
+  }
+  const uint64_t s_total = e.bytes(TermKind::optimizer_state);
+  const bool known = !grads.empty() &&
+                     std::all_of(grads.begin(), grads.end(), [](const Tensor& g) { return g.elements != 0; });
+  const Sized exact =
+      known ? sized(s_total, state_elements, checked_mul(e.trainable_parameters, copies, "state"),
+                    checked_mul(8, grads.size(), "state"))
+            : Sized{};
   std::vector<std::vector<Tensor>> state(grads.size());
-  for (size_t i = 0; i < grads.size(); ++i)
-    for (const uint64_t part : divide(state_bytes[i], std::vector<uint64_t>(copies, 1)))
-      state[i].push_back({grads[i].group, part, 0});
+  if (exact.per_element) {
+    for (size_t i = 0; i < grads.size(); ++i)
+      for (uint64_t c = 0; c < copies; ++c)
+        state[i].push_back({grads[i].group, exact.bytes[i * copies + c], 0, 0});
+    if (exact.bytes.size() > state_elements.size())
+      state[0].push_back({grads[0].group, exact.bytes.back(), 0, 0});
+  } else {
+    const std::vector<uint64_t> state_bytes = divide(s_total, grad_bytes);
+    for (size_t i = 0; i < grads.size(); ++i)
+      for (const uint64_t part : divide(state_bytes[i], std::vector<uint64_t>(copies, 1)))
+        state[i].push_back({grads[i].group, part, 0, 0});
+  }
   // The optimizer's temporaries: foreach, one per tensor (the timeline's total divided); the
   // per-tensor loop, two per tensor, the largest tensor's being the timeline's figure.
   const Transient opt = optimizer_step_transient(r, e.trainable_parameters);
@@ -297,8 +412,16 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     for (uint64_t m = 0; m < std::max<uint64_t>(r.grad_accum, 1); ++m) {
       b.phase = Phase::forward;
       for (Tensor& t : act.before) b.alloc(t);
-      for (auto& layer : act.layers)
-        for (Tensor& t : layer) b.alloc(t);
+      // A checkpointed layer runs its forward without saving: its intermediates (the tensors the
+      // backward rebuilds) exist while it computes its output, the next layer's kept input, and
+      // are freed after it: the kept inputs land between them.
+      for (uint64_t i = 0; i < layers; ++i) {
+        if (i == 0 || act.rebuilt[i - 1].empty()) alloc_layer(b, act.layers[i]);
+        if (act.rebuilt[i].empty()) continue;
+        alloc_layer(b, act.rebuilt[i]);
+        if (i + 1 < layers) alloc_layer(b, act.layers[i + 1]);
+        free_all(b, act.rebuilt[i]);
+      }
       for (Tensor& t : act.after) b.alloc(t);
       b.phase = Phase::loss;
       for (Tensor& t : act.held) b.alloc(t);
@@ -320,7 +443,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
           if (g.group == group) b.alloc(g);
       };
       for (uint64_t i = layers; i-- > 0;) {
-        for (Tensor& t : act.rebuilt[i]) b.alloc(t);
+        alloc_layer(b, act.rebuilt[i]);
         if (i + 1 == layers) {
           const uint64_t t = b.alloc(last.bytes);
           b.free(t, last.bytes);
@@ -328,8 +451,8 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
             if (static_cast<int64_t>(k) != act.log_softmax && static_cast<int64_t>(k) != act.kept)
               b.free(act.after[k]);
         }
-        free_all(b, act.rebuilt[i]);
-        free_all(b, act.layers[i]);
+        free_layer(b, act.rebuilt[i], act.attention_dropout);
+        free_layer(b, act.layers[i], act.attention_dropout);
         grads_of(static_cast<int64_t>(i));
       }
       if (!layers)
