@@ -81,6 +81,9 @@ enum class LineCode : uint8_t {
   // Qwen2-VL: batch x n0 images x n2 B projector per image = bytes; the frozen tower's working memory
   // n3 per sample (all n0 images of a sample are one patch sequence of n1 patches), not added
   vision_patches,
+  // mllama: batch x (n0 cross-attention layers x n1 B + n2 B of their shared inputs + n3 B of a
+  // rebuilt layer beyond a self-attention layer's, full checkpointing) per sample = bytes
+  cross_attention_layers,
 };
 
 // What a product line counts.

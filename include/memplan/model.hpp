@@ -111,6 +111,11 @@ struct VisionTower {
   uint64_t merge = 0;
   std::string norm;        // "layernorm" (Qwen2-VL) or "rmsnorm" (Qwen2.5-VL)
   bool gated_mlp = false;  // Qwen2.5-VL: down(silu(gate(x)) * up(x))
+  // Llama 4: every tile of an image runs through the tower (`tokens` each: patches + the class
+  // token); the pixel-shuffle adapter hands the projector `projector_tokens` per tile of
+  // `projector_width` features.
+  uint64_t tiles = 0;  // tiles per image (1, or k x k + the global one); 0 for untiled towers
+  uint64_t projector_width = 0;
 };
 
 // One kind of layer of a model read from a config.json (dense or MoE MLP, multi-token prediction,

@@ -250,6 +250,14 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              " B; the frozen vision tower keeps nothing (its largest layer's " + group_thousands(l.n[3]) +
              " B per image of working memory is freed before the language model runs)";
     }
+    case LineCode::cross_attention_layers:
+      return "+ cross-attention layers = batch " + group_thousands(t.batch) + " x (" +
+             group_thousands(l.n[0]) + " layers x " + group_thousands(l.n[1]) + " B + " +
+             group_thousands(l.n[2]) + " B of shared inputs" +
+             (l.n[3]
+                  ? " + " + group_thousands(l.n[3]) + " B of a rebuilt layer beyond a self-attention layer's"
+                  : std::string()) +
+             ") per sample = " + group_thousands(l.bytes) + " B (they run only with images)";
     case LineCode::vision_patches:
       return "+ vision merger = batch " + group_thousands(t.batch) + " x " + group_thousands(l.n[0]) +
              " images x " + group_thousands(l.n[2]) + " B per image = " + group_thousands(l.bytes) +

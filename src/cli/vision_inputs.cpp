@@ -128,6 +128,10 @@ void add_image_tokens(const PlanValues& v, EstimateRequest& r) {
   if (!v.images) throw Error(Field::image_size, "needs --images N (how many images each sequence holds)");
   if (v.image_size && r.model.image_tile_tokens) {
     per_image = tiled_image_tokens(*v.image_size, r.model, dynamic);
+    if (r.model.vision && r.model.vision->tiles) {  // Llama 4: the tiles and the global one
+      const uint64_t k = canvas_side(*v.image_size, r.model);
+      r.model.vision->tiles = k * k > 1 ? k * k + 1 : 1;
+    }
   }
   const uint64_t images = *v.images;
   r.images = images;

@@ -2,6 +2,7 @@
 // them; a text-only model refuses the flag.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -184,16 +185,26 @@ TEST_CASE("training LLaVA-1.5-7B with an image: the frozen tower keeps nothing, 
   CHECK(in.out.find("577 tokens x 1024 through 23 layer(s)") != std::string::npos);
 }
 
-TEST_CASE("training with images on a tower the ledger does not model is refused, naming --images",
+TEST_CASE("training with images where the ledger does not model it is refused, naming the flag",
           "[cli][vision]") {
   const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
   const std::string ml =
       std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-11B-Vision-Instruct.json";
-  const auto r =
-      run_cli({"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images", "1"});
-  CHECK(r.code == 2);
-  CHECK(r.err.find("memplan: error: --images: training with images needs the vision tower's activations") ==
-        0);
+  // mllama's cross-attention layers are counted for a full fine-tune with sdpa; LoRA, autocast and
+  // eager attention are refused, naming their flags.
+  const auto lora = run_cli(
+      {"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images", "1", "--lora", "16"});
+  CHECK(lora.code == 2);
+  CHECK(lora.err.find("memplan: error: --lora: mllama's cross-attention layers are counted for a full "
+                      "fine-tune") == 0);
+  const auto amp =
+      run_cli({"estimate", "--config", ml, "--precision", "amp-bf16", "--seq", "100", "--images", "1"});
+  CHECK(amp.code == 2);
+  CHECK(amp.err.find("memplan: error: --precision: mllama's cross-attention layers") == 0);
+  const auto eager = run_cli({"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images",
+                              "1", "--attention", "eager"});
+  CHECK(eager.code == 2);
+  CHECK(eager.err.find("memplan: error: --attention: mllama's cross-attention layers") == 0);
   // Qwen2-VL's frozen tower is counted; its trained one is not yet: refused, naming the flag.
   const auto qt = run_cli({"estimate", "--config", q, "--precision", "bf16", "--seq", "100", "--images", "1",
                            "--image-size", "448", "--train-vision"});
@@ -207,6 +218,84 @@ TEST_CASE("training with images on a tower the ledger does not model is refused,
   CHECK(run_cli({"estimate", "--config", q, "--mode", "infer", "--seq", "100", "--images", "1",
                  "--image-size", "448"})
             .code == 0);
+}
+
+TEST_CASE("training Llama 3.2 Vision with an image: the cross-attention layers over 4 x 1,601 features",
+          "[cli][vision]") {
+  // Llama-3.2-11B-Vision: 40 text layers, 8 of them cross-attention (cross_attention_layers), which
+  // transformers runs only for a sample with images. bf16, sdpa, a full fine-tune: 100 text tokens +
+  // one <|image|> token = s 101; the image is 4 tiles (max_num_tiles) x 1,601 positions = N 6,404
+  // features, the projector's output (N x 4096) read by every layer's k_proj and v_proj.
+  const std::string ml =
+      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-11B-Vision-Instruct.json";
+  const std::vector<std::string> base = {"estimate", "--config", ml,    "--precision",
+                                         "bf16",     "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const uint64_t s = 101, N = 6404, h = 4096, qd = 4096, kvd = 1024, heads = 32, kv = 8, ff = 14336;
+  // An RMSNorm keeps its input upcast to fp32, rsqrt per token (per head and token for q_norm and
+  // k_norm) and the normalised input cast back for the weight.
+  auto norm = [](uint64_t tokens, uint64_t width, uint64_t groups) {
+    return tokens * width * 4 + tokens * groups * 4 + tokens * width * 2;
+  };
+  const uint64_t layer = norm(s, h, 1) + s * h * 2          // input_layernorm, q_proj's input
+                         + norm(s, qd, heads) + s * qd * 2  // q_norm, q
+                         + norm(N, kvd, kv)                 // k_norm
+                         + 2 * N * qd * 2                   // k and v repeated to 32 heads (repeat_kv)
+                         + s * 6416 * 2                     // the mask padded to 6,416 keys
+                         + s * qd * 2 + heads * 128 * 4     // output, log-sum-exp (rows rounded to 128)
+                         + s * h * 2                        // o_proj's output (the tanh gate's multiply)
+                         + norm(s, h, 1) + s * h * 2        // post_attention_layernorm, MLP input
+                         + 4 * s * ff * 2                   // gate, silu, up, their product
+                         + s * h * 2;                       // masked MLP output (the tanh gate's multiply)
+  const uint64_t shared = N * h * 2 + s * 2;                // image features; full_text_row mask
+  const uint64_t projector = 4 * 1601ull * 7680 * 2;        // multi_modal_projector's input
+  const uint64_t text = activations(with({"--seq", "101"}));
+  const uint64_t image = activations(with({"--seq", "100", "--images", "1"}));
+  CHECK(image - text == 8 * layer + shared + projector);
+  CHECK(image - text == 1'509'185'290ull);
+
+  // Full checkpointing: each cross-attention layer keeps its input; the mask is a checkpoint input;
+  // one rebuilt in backward holds `layer`, more than a self-attention layer does: the difference counts.
+  const auto self = run_cli({"estimate", "--config", ml, "--precision", "bf16", "--seq", "101", "--explain"});
+  REQUIRE(self.code == 0);
+  const auto at = self.out.find("others ");
+  REQUIRE(at != std::string::npos);
+  const uint64_t self_layer = std::stoull([&] {
+    std::string digits;
+    for (size_t i = at + 7;
+         i < self.out.size() && (std::isdigit(static_cast<unsigned char>(self.out[i])) || self.out[i] == ',');
+         ++i)
+      if (self.out[i] != ',') digits += self.out[i];
+    return digits;
+  }());
+  REQUIRE(self_layer < layer);
+  const uint64_t text_gc = activations(with({"--seq", "101", "--checkpointing", "full"}));
+  const uint64_t image_gc = activations(with({"--seq", "100", "--images", "1", "--checkpointing", "full"}));
+  CHECK(image_gc - text_gc == 8 * s * h * 2 + shared + s * N * 2 + (layer - self_layer) + projector);
+
+  // Without images the cross-attention layers do not run: 32 layers in the ledger.
+  const auto ex = run_cli(
+      {"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images", "1", "--explain"});
+  REQUIRE(ex.code == 0);
+  CHECK(ex.out.find("activations per sample = 32 layers") != std::string::npos);
+  CHECK(ex.out.find("+ cross-attention layers = batch 1 x (8 layers x " + [&] {
+    std::string t = std::to_string(layer), o;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (i && (t.size() - i) % 3 == 0) o += ',';
+      o += t[i];
+    }
+    return o;
+  }()) != std::string::npos);
+  // The frozen tower's working set, named: an image is one sequence of 4 x 1,608 (1,601 padded to 8)
+  // = 6,432 tokens; 32 local layers' inputs and output kept (output_hidden_states), 5 intermediate
+  // outputs copied, the final output and their concatenation: 32 + 2 x 5 + 3 = 45 rows of 6,432 x 1280,
+  // and the 6,432 x 6,432 mask.
+  CHECK(ex.out.find("its largest layer's " + std::string("823,707,648") + " B per image of working memory") !=
+        std::string::npos);
 }
 
 TEST_CASE("serve (vLLM) on Llama 3.2 Vision: each request's image takes cross-attention blocks from the pool",
@@ -340,4 +429,45 @@ TEST_CASE("training Qwen2.5-VL-7B with an image: RMSNorm merger, gated MLP", "[c
                            "--image-size", "448", "--attention", "sdpa", "--explain"});
   CHECK(sd.out.find("largest working set of " + std::string("26,255,360") + " B") != std::string::npos);
   CHECK((2ull * 1024 * 1280 + 3ull * 1024 * 3420) * 2 == 26255360ull);
+}
+
+TEST_CASE("training Llama 4 Scout with an image: the frozen tower's tiles, the projector's input",
+          "[cli][vision]") {
+  // Llama4ForConditionalGeneration: the tower (34 layers, 1408 wide) runs every tile frozen and
+  // keeps nothing; Llama4MultiModalProjector.linear_1 (4096 -> 5120, no bias) keeps its input, the
+  // pixel-shuffle adapter's 144 tokens x 4096 a tile. One tile (no --image-size): 144 + 3 tokens.
+  const std::string s = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-4-Scout-17B-16E.json";
+  const std::vector<std::string> base = {"estimate", "--config", s,     "--precision",
+                                         "bf16",     "--format", "json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const uint64_t text_one = activations(with({"--seq", "247"}));
+  const uint64_t one = activations(with({"--seq", "100", "--images", "1"}));
+  CHECK(one - text_one == 144ull * 4096 * 2);
+  // --image-size 672: a 2 x 2 canvas of 336 px tiles and the global one, 5 tiles: 3 + 144 + 4 x 145 =
+  // 727 tokens in the sequence, 5 x 144 rows at the projector.
+  const uint64_t text_five = activations(with({"--seq", "827"}));
+  const uint64_t five = activations(with({"--seq", "100", "--images", "1", "--image-size", "672"}));
+  CHECK(five - text_five == 5 * 144ull * 4096 * 2);
+  // LoRA: tower and projector frozen, nothing beside the tokens.
+  CHECK(activations(with({"--seq", "100", "--images", "1", "--lora", "16"})) ==
+        activations(with({"--seq", "247", "--lora", "16"})));
+  // The frozen tower's working set, named: at the end of vision_apply_rotary_emb, over 577 tokens x
+  // 1408, 7 bf16 rows and 4 fp32 ones: 577 x 1408 x (7 x 2 + 4 x 4) = 24,372,480 B a tile (its MLP:
+  // 577 x (3 x 1408 + 2 x 5632) x 2 = 17,873,152 B, less).
+  const auto ex = run_cli(
+      {"estimate", "--config", s, "--precision", "bf16", "--seq", "100", "--images", "1", "--explain"});
+  REQUIRE(ex.code == 0);
+  CHECK(ex.out.find("its largest layer's 24,372,480 B per image of working memory") != std::string::npos);
+  const auto ex5 = run_cli({"estimate", "--config", s, "--precision", "bf16", "--seq", "100", "--images", "1",
+                            "--image-size", "672", "--explain"});
+  CHECK(ex5.out.find("its largest layer's 121,862,400 B per image of working memory") != std::string::npos);
+  // Its trained tower is not in the ledger: refused, naming the flag.
+  const auto tv = run_cli(
+      {"estimate", "--config", s, "--precision", "bf16", "--seq", "100", "--images", "1", "--train-vision"});
+  CHECK(tv.code == 2);
+  CHECK(tv.err.find("memplan: error: --train-vision: the llama4_vision_model tower's saved tensors") == 0);
 }

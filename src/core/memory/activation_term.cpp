@@ -6,6 +6,7 @@
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
+#include "core/memory/cross_attention_activations.hpp"
 #include "core/memory/kv_cache.hpp"
 #include "core/memory/vision_activations.hpp"
 #include "core/models/arch_layout.hpp"
@@ -65,7 +66,14 @@ ActivationLedger training_ledger(const EstimateRequest& r, bool record) {
   }
   TransformerArch arch = *m.arch;
   apply_layout_defaults(arch);
-  return transformer_activations(arch, options_for(r, &arch, record));
+  // mllama's cross-attention layers run only with images; they are counted beside them (vision_part).
+  arch.layers -= std::min(arch.layers, arch.cross_attention_layers);
+  ActivationLedger l = transformer_activations(arch, options_for(r, &arch, record));
+  if (record && arch.cross_attention_layers)
+    l.notes.push_back("mllama: " + std::to_string(arch.layers) + " self-attention layers here; the " +
+                      std::to_string(arch.cross_attention_layers) +
+                      " cross-attention layers (cross_attention_layers) run only for a sample with images");
+  return l;
 }
 
 // Training with images: the vision tower and projector (vision_activations.hpp). A vision-language
@@ -76,14 +84,40 @@ std::optional<VisionActivations> vision_part(const EstimateRequest& r, bool reco
     throw Error(
         Field::images,
         "training with images needs the vision tower's activations, which memplan counts for "
-        "clip_vision_model (LLaVA), siglip_vision_model (Gemma 3) and Qwen2-VL / Qwen2.5-VL (frozen) towers "
+        "clip_vision_model (LLaVA), siglip_vision_model (Gemma 3), and Qwen2-VL / Qwen2.5-VL, Llama 4 "
+        "and mllama (frozen) towers "
         "read from a config.json; " +
             (r.model.arch ? r.model.arch->model_type : std::string("this model")) +
             "'s tower is not in the ledger");
   TransformerArch arch = *r.model.arch;
   apply_layout_defaults(arch);
-  return vision_activations(*r.model.vision, r.images, r.train_vision, !r.lora,
-                            options_for(r, &arch, record));
+  const ActivationOptions o = options_for(r, &arch, record);
+  VisionActivations v = vision_activations(*r.model.vision, r.images, r.train_vision, !r.lora, o);
+  if (arch.cross_attention_layers) {
+    // mllama: the cross-attention layers, compared under checkpointing with a self-attention layer.
+    TransformerArch self = arch;
+    self.layers = 1;
+    ActivationOptions one = o;
+    one.batch = 1;
+    one.checkpointing = Checkpointing::none;
+    one.record = false;
+    const uint64_t self_layer = transformer_activations(self, one).layer_bytes;
+    one = o;
+    one.batch = 1;
+    const uint64_t features =
+        checked_mul(r.images, checked_mul(r.model.vision->tiles, r.model.vision->tokens, "image features"),
+                    "image features");
+    const CrossAttentionActivations c = cross_attention_activations(arch, features, one, self_layer);
+    v.bytes_per_sample = checked_add(v.bytes_per_sample, c.bytes_per_sample, "activation bytes");
+    v.cross_layers = c.layers;
+    v.cross_layer_bytes = c.layer_bytes;
+    v.cross_shared_bytes = c.shared_bytes;
+    v.cross_rebuild_bytes = c.rebuild_bytes;
+    v.cross_bytes_per_sample = c.bytes_per_sample;
+    v.sample_rows = c.rows;
+    v.notes.insert(v.notes.end(), c.notes.begin(), c.notes.end());
+  }
+  return v;
 }
 
 bool is_transformer(const ModelSpec& m) {
@@ -126,12 +160,24 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
     vl.n[1] = v->patches_per_sample ? v->patches_per_sample : v->tower_bytes_per_image;
     vl.n[2] = v->projector_bytes_per_image;
     vl.n[3] = v->patches_per_sample ? v->transient_bytes_per_sample : v->transient_bytes_per_image;
-    vl.bytes = checked_mul(r.batch, v->bytes_per_sample, "activation bytes");
+    vl.bytes = checked_mul(r.batch, v->bytes_per_sample - v->cross_bytes_per_sample, "activation bytes");
     a.add(vl);
+    if (v->cross_layers) {
+      Line cl{};
+      cl.code = LineCode::cross_attention_layers;
+      cl.n[0] = v->cross_layers;
+      cl.n[1] = v->cross_layer_bytes;
+      cl.n[2] = v->cross_shared_bytes;
+      cl.n[3] = v->cross_rebuild_bytes;
+      cl.bytes = checked_mul(r.batch, v->cross_bytes_per_sample, "activation bytes");
+      a.add(cl);
+    }
     a.per_sample = checked_add(a.per_sample, v->bytes_per_sample, "activation bytes");
     a.fixed_bytes = checked_add(a.fixed_bytes, v->fixed_bytes, "activation bytes");
     a.bytes =
         checked_add(a.bytes, checked_add(vl.bytes, v->fixed_bytes, "activation bytes"), "activation bytes");
+    a.bytes = checked_add(a.bytes, checked_mul(r.batch, v->cross_bytes_per_sample, "activation bytes"),
+                          "activation bytes");
   }
   if (l.fixed_bytes) {
     Line fixed{};
@@ -303,6 +349,9 @@ LedgerDetail activation_ledger_detail(const EstimateRequest& r) {
     for (const SavedTensor& t : v->rows)
       d.rows.push_back({t.name, std::to_string(checked_mul(r.batch, r.images, "images")) + " x " + t.shape,
                         t.format, checked_mul(r.batch, t.bytes, "activation bytes")});
+    for (const SavedTensor& t : v->sample_rows)
+      d.rows.push_back({t.name, std::to_string(r.batch) + " x " + t.shape, t.format,
+                        checked_mul(r.batch, t.bytes, "activation bytes")});
     d.notes.insert(d.notes.end(), v->notes.begin(), v->notes.end());
   }
   return d;

@@ -201,6 +201,116 @@ VisionActivations merged_tower(const VisionTower& t, uint64_t images, bool train
   return v;
 }
 
+// Llama 4's frozen tower (transformers' modeling_llama4.py: Llama4VisionEncoderLayer,
+// Llama4VisionAttention, vision_apply_rotary_emb, Llama4VisionMLP) runs every tile of every image of
+// a sample at once without saving anything. Its largest working set, per tile of s tokens x h:
+// at the end of vision_apply_rotary_emb the layer input, input_layernorm's output, q_proj's, k_proj's
+// and v_proj's outputs, q.float() and k.float() (fp32), their complex products with freqs_ci (fp32)
+// and both cast back (type_as) are alive: 7 rows in the format and 4 in fp32; the attention after
+// it (sdpa) holds less; the MLP holds the input, post_attention_layernorm's output, fc2's output and
+// fc1's and GELU's s x intermediate outputs.
+uint64_t llama4_tile_transient(const VisionTower& t, const ActivationOptions& o, std::string& how) {
+  const uint64_t row = elements(t.tokens, t.hidden);
+  const uint64_t rotary =
+      checked_add(bytes(elements(7, row), o.act_cost), bytes(elements(4, row), {4, 1}), "activation bytes");
+  const uint64_t mlp = bytes(
+      checked_add(elements(3, row), elements(2, elements(t.tokens, t.intermediate)), "elements"), o.act_cost);
+  if (mlp > rotary) {
+    how = "the MLP: 3 rows of " + to_s(t.tokens) + " x " + to_s(t.hidden) + " and 2 of " + to_s(t.tokens) +
+          " x " + to_s(t.intermediate);
+    return mlp;
+  }
+  how = "the vision rotary embedding: 7 rows of " + to_s(t.tokens) + " x " + to_s(t.hidden) + " (" +
+        o.act_format + ") and 4 in fp32 (q and k upcast, their complex products with freqs_ci)";
+  return rotary;
+}
+
+VisionActivations llama4_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
+                               const ActivationOptions& o) {
+  if (train_tower)
+    throw Error(Field::train_vision, "the " + t.model_type +
+                                         " tower's saved tensors are not in the ledger yet (its frozen "
+                                         "tower and trained projector are)");
+  VisionActivations v;
+  v.projector_trained = train_projector;
+  v.images = images;
+  const uint64_t tiles = std::max<uint64_t>(t.tiles, 1);
+  std::string how;
+  v.transient_bytes_per_image = checked_mul(tiles, llama4_tile_transient(t, o, how), "activation bytes");
+  if (train_projector) {
+    // Llama4MultiModalProjector.linear_1 (no bias) keeps its input: the adapter's output.
+    SavedSum saved{v, o.record};
+    saved.add("projector linear_1 input (the pixel-shuffle adapter's output, " + to_s(tiles) + " tile(s))",
+              checked_mul(tiles, t.projector_tokens, "tokens"), t.projector_width, o.act_format, o.act_cost);
+    v.projector_bytes_per_image = saved.sum;
+  }
+  v.bytes_per_sample = checked_mul(images, v.projector_bytes_per_image, "activation bytes");
+  if (!o.record) return v;
+  v.notes.push_back("vision tower (" + t.model_type +
+                    ") frozen: it keeps nothing for backward; it runs the " + to_s(tiles) +
+                    " tile(s) of each image at once, " + to_s(t.tokens) +
+                    " tokens a tile (patches + the class token); its largest working set is " + how + " = " +
+                    group_thousands(v.transient_bytes_per_image / tiles) + " B a tile, " +
+                    group_thousands(v.transient_bytes_per_image) +
+                    " B an image, freed before the language model's forward saves anything");
+  v.notes.push_back(train_projector
+                        ? "projector (Llama4MultiModalProjector) trains: linear_1 keeps its input, " +
+                              to_s(t.projector_tokens) + " tokens x " + to_s(t.projector_width) + " a tile"
+                        : "projector (Llama4MultiModalProjector) frozen: it keeps nothing");
+  return v;
+}
+
+// mllama's frozen tower (transformers' MllamaVisionModel.forward) runs an image's tiles, all
+// max_num_tiles of them (the processor pads every image), as one sequence of T = tiles x positions
+// rounded up to 8 (num_padding_patches), under a T x T additive mask in the model's format
+// (prepare_aspect_ratio_attention_mask). The local encoder runs with output_hidden_states=True, so
+// every layer's input and its output stay alive until the forward returns (layers + 1 rows of
+// T x width); the k selected intermediate outputs are stacked, sliced and copied (k rows), the
+// global encoder's output sliced and copied (1 row), and concatenated with them (k + 1 rows): at
+// the concatenation layers + 2k + 3 rows and the mask are alive, more than at any layer.
+uint64_t mllama_image_transient(const VisionTower& t, const ActivationOptions& o, std::string& how) {
+  const uint64_t T = checked_mul(std::max<uint64_t>(t.tiles, 1), (t.tokens + 7) / 8 * 8, "tokens");
+  const uint64_t k = t.hidden ? t.projector_width / t.hidden - 1 : 0;
+  const uint64_t rows = t.layers + 2 * k + 3;
+  how = to_s(rows) + " rows of " + to_s(T) + " x " + to_s(t.hidden) +
+        " (every local layer's input and output, " + to_s(k) +
+        " intermediate outputs copied, the final output and their concatenation) and the " + to_s(T) + " x " +
+        to_s(T) + " mask";
+  return checked_add(bytes(elements(rows, elements(T, t.hidden)), o.act_cost),
+                     bytes(elements(T, T), o.act_cost), "activation bytes");
+}
+
+VisionActivations mllama_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
+                               const ActivationOptions& o) {
+  if (train_tower)
+    throw Error(Field::train_vision, "the " + t.model_type +
+                                         " tower's saved tensors are not in the ledger yet (its frozen "
+                                         "tower and trained projector are)");
+  VisionActivations v;
+  v.projector_trained = train_projector;
+  v.images = images;
+  std::string how;
+  v.transient_bytes_per_image = mllama_image_transient(t, o, how);
+  const uint64_t tiles = std::max<uint64_t>(t.tiles, 1);
+  if (train_projector) {
+    // multi_modal_projector (Linear with a bias) keeps its input: the tower's output per tile.
+    SavedSum saved{v, o.record};
+    saved.add("projector input (the tower's final and intermediate outputs, " + to_s(tiles) + " tiles)",
+              checked_mul(tiles, t.projector_tokens, "tokens"), t.projector_width, o.act_format, o.act_cost);
+    v.projector_bytes_per_image = saved.sum;
+  }
+  v.bytes_per_sample = checked_mul(images, v.projector_bytes_per_image, "activation bytes");
+  if (!o.record) return v;
+  v.notes.push_back("vision tower (" + t.model_type +
+                    ") frozen: it keeps nothing for backward; an image is one " + "sequence of its " +
+                    to_s(tiles) + " tiles; its largest working set is " + how + " = " +
+                    group_thousands(v.transient_bytes_per_image) +
+                    " B an image, freed before the language model's forward saves anything");
+  v.notes.push_back(train_projector ? "projector (multi_modal_projector) trains: it keeps its input"
+                                    : "projector (multi_modal_projector) frozen: it keeps nothing");
+  return v;
+}
+
 }  // namespace
 
 VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool train_tower,
@@ -210,6 +320,12 @@ VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool
     ActivationOptions o = opts;
     o.batch = 1;
     return merged_tower(t, images, train_tower, train_projector, o, eager);
+  }
+  if (t.projector == "llama4" || t.projector == "mllama") {
+    ActivationOptions o = opts;
+    o.batch = 1;
+    return t.projector == "llama4" ? llama4_tower(t, images, train_tower, train_projector, o)
+                                   : mllama_tower(t, images, train_tower, train_projector, o);
   }
   if (t.projector != "llava_mlp" && t.projector != "gemma3")
     throw Error("vision_config", "the projector \"" + t.projector + "\" is not in the activation ledger");

@@ -27,7 +27,12 @@ struct VisionActivations {
   uint64_t transient_bytes_per_image = 0;   // frozen tower: its largest layer's forward working set
   uint64_t patches_per_sample = 0;          // Qwen2-VL: all images of a sample in one patch sequence
   uint64_t transient_bytes_per_sample = 0;  // Qwen2-VL's frozen tower: its working set over them
-  std::vector<SavedTensor> rows;            // for one sample (recording only)
+  std::vector<SavedTensor> rows;            // for one sample (recording only), per image
+  std::vector<SavedTensor> sample_rows;     // for one sample (recording only), per sample
+  // mllama's cross-attention layers (cross_attention_activations.hpp), included in bytes_per_sample:
+  // n layers x layer bytes + shared + rebuild, per sample.
+  uint64_t cross_layers = 0, cross_layer_bytes = 0, cross_shared_bytes = 0, cross_rebuild_bytes = 0;
+  uint64_t cross_bytes_per_sample = 0;
   std::vector<std::string> notes;
 };
 

@@ -81,6 +81,22 @@ FamilyCount count_llama4(ConfigReader& c, const std::string& mt) {
   // tile's tokens and <|image_end|>: one tile = tokens + 3. Llama4ImageProcessorFast cuts an image
   // into at most max_patches tiles, 16 in the processor's preprocessor_config.json (not in config.json).
   r.image_tile_tokens = static_cast<uint64_t>(tokens);
+  // The training ledger's view (vision_activations.cpp): the tower frozen, the projector's input.
+  VisionTower t;
+  t.model_type = "llama4_vision_model";
+  t.layers = L;
+  t.used_layers = L;  // vision_feature_layer -1: the last layer's output
+  t.hidden = d;
+  t.heads = v.need({"num_attention_heads"});
+  t.intermediate = I;
+  t.tokens = patches + 1;
+  t.activation = "gelu";
+  t.projector = "llama4";
+  t.projector_tokens = r.image_tile_tokens;
+  t.projector_width = out;
+  t.text_hidden = th;
+  t.tiles = 1;
+  r.vision = t;
   r.image_tokens = r.image_tile_tokens + 3;
   r.max_image_tiles = 16;
   r.image_tile_pixels = size;

@@ -88,6 +88,22 @@ FamilyCount count_mllama(ConfigReader& c, const std::string& mt) {
 
   r.total = language + tower + projector;
   r.arch.cross_attention_layers = X;
+  // The training ledger's view (vision_activations.cpp): the tower frozen, the projector's input.
+  VisionTower vt;
+  vt.model_type = "mllama_vision_model";
+  vt.layers = L;
+  vt.used_layers = L;
+  vt.hidden = d;
+  vt.heads = v.need({"attention_heads", "num_attention_heads"});
+  vt.intermediate = I;
+  vt.tokens = positions;
+  vt.activation = "gelu";
+  vt.projector = "mllama";
+  vt.projector_tokens = positions;
+  vt.projector_width = out;
+  vt.text_hidden = h;
+  vt.tiles = tiles;
+  r.vision = vt;
   r.image_tile_tokens = positions;
   r.max_image_tiles = tiles;
   r.image_tile_pixels = size;
