@@ -190,13 +190,13 @@ TEST_CASE("training with images where the ledger does not model it is refused, n
   const std::string q = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-VL-7B-Instruct.json";
   const std::string ml =
       std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-11B-Vision-Instruct.json";
-  // mllama's cross-attention layers are counted for a full fine-tune with sdpa; LoRA, autocast and
-  // eager attention are refused, naming their flags.
-  const auto lora = run_cli(
-      {"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images", "1", "--lora", "16"});
+  // mllama's cross-attention layers are counted with sdpa, for a full fine-tune or peft's default LoRA;
+  // LoRA dropout, autocast and eager attention are refused, naming their flags.
+  const auto lora = run_cli({"estimate", "--config", ml, "--precision", "bf16", "--seq", "100", "--images",
+                             "1", "--lora", "16", "--lora-dropout", "0.05"});
   CHECK(lora.code == 2);
-  CHECK(lora.err.find("memplan: error: --lora: mllama's cross-attention layers are counted for a full "
-                      "fine-tune") == 0);
+  CHECK(lora.err.find(
+            "memplan: error: --lora-dropout: mllama's cross-attention layers are counted under LoRA") == 0);
   const auto amp =
       run_cli({"estimate", "--config", ml, "--precision", "amp-bf16", "--seq", "100", "--images", "1"});
   CHECK(amp.code == 2);
@@ -276,6 +276,23 @@ TEST_CASE("training Llama 3.2 Vision with an image: the cross-attention layers o
   const uint64_t text_gc = activations(with({"--seq", "101", "--checkpointing", "full"}));
   const uint64_t image_gc = activations(with({"--seq", "100", "--images", "1", "--checkpointing", "full"}));
   CHECK(image_gc - text_gc == 8 * s * h * 2 + shared + s * N * 2 + (layer - self_layer) + projector);
+
+  // LoRA r=16 on q and v (peft's default for Llama; adapters in fp32): no base Linear keeps its input,
+  // no RMSNorm its normalised input, no gate its operand; the q and v adapters keep their input cast
+  // to fp32 and x.A; v's reads the image features (N x 4096 fp32 in every layer); k needs no
+  // gradient, so k_norm keeps nothing; the projector is frozen.
+  const uint64_t lora_layer = s * h * 4 + s * 4                          // input_layernorm: upcast, rsqrt
+                              + s * h * 4 + s * 16 * 4                   // q adapter
+                              + s * qd * 4 + s * heads * 4 + s * qd * 2  // q_norm, q
+                              + N * h * 4 + N * 16 * 4                   // v adapter over the image features
+                              + 2 * N * qd * 2 + s * 6416 * 2            // repeated k and v, padded mask
+                              + s * qd * 2 + heads * 128 * 4             // output, log-sum-exp
+                              + s * h * 4 + s * 4                        // post_attention_layernorm
+                              + 3 * s * ff * 2;                          // gate's output, silu's, up's
+  const uint64_t text_lora = activations(with({"--seq", "101", "--lora", "16"}));
+  const uint64_t image_lora = activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
+  CHECK(image_lora - text_lora == 8 * lora_layer + s * 2);
+  CHECK(lora_layer == 228'550'280ull);
 
   // Without images the cross-attention layers do not run: 32 layers in the ledger.
   const auto ex = run_cli(

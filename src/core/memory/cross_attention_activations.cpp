@@ -15,6 +15,12 @@
 //   gate's output, silu's, up's and their product; full_text_row_masked_out_mask * the MLP output
 //   keeps the (tiny) mask; cross_attn_mlp_gate.tanh() * that product keeps it.
 // Full checkpointing keeps the layer's input, and backward rebuilds one layer at a time.
+// LoRA (peft, adapters in fp32 on a half model, lora_dropout 0): every base weight and both gates
+// are frozen, so no Linear keeps its input for its weight, no RMSNorm its normalised input, no gate
+// multiply the tensor it scales; each adapter keeps its input cast to fp32 and x.A (rank wide, fp32),
+// as in the self-attention layers (activations_lora.cpp). k and v need a gradient only when k_proj
+// or v_proj is adapted (the image features need none: the projector is frozen), so k_norm keeps
+// nothing otherwise; sdpa still keeps the repeated k and v for q's gradient.
 
 #include "core/memory/cross_attention_activations.hpp"
 
@@ -54,10 +60,11 @@ CrossAttentionActivations cross_attention_activations(const TransformerArch& a, 
     throw Error(Field::attention,
                 "mllama's cross-attention layers are counted with sdpa when training with "
                 "images, not eager attention yet");
-  if (o.lora)
-    throw Error(Field::lora,
-                "mllama's cross-attention layers are counted for a full fine-tune when training "
-                "with images, not LoRA yet");
+  if (o.lora && (o.lora->dropout > 0 || !o.lora->fp32_adapters || o.act_cost == ElementCost{4, 1}))
+    throw Error(
+        o.lora->dropout > 0 ? Field::lora_dropout : Field::lora,
+        "mllama's cross-attention layers are counted under LoRA for peft's defaults on a half-precision "
+        "model (fp32 adapters, lora_dropout 0)");
   if (o.checkpointing == Checkpointing::selective)
     throw Error(Field::checkpointing,
                 "mllama's cross-attention layers are counted with none or full "
@@ -76,20 +83,30 @@ CrossAttentionActivations cross_attention_activations(const TransformerArch& a, 
   const std::string& f = o.act_format;
   const bool is_fp32 = act == fp32;
   const bool padded = N % 16 != 0;
-  const std::string L = "[cross-attention layer, each of " + to_s(c.layers) + "] ";
-
-  // One layer as it runs forward (what a rebuilt layer holds under checkpointing too).
+  const std::string L =
+      "[cross-attention layer, each of " + to_s(c.layers) +
+      "] ";  // One layer as it runs forward (what a rebuilt layer holds under checkpointing too).
+  const bool lora = o.lora.has_value();
+  const LoraTargets t = lora ? *o.lora : LoraTargets{};
   Rows layer{c, o.record && o.checkpointing == Checkpointing::none};
   auto norm = [&](const std::string& name, uint64_t tokens, uint64_t width, uint64_t groups) {
     layer.add(L + name + (is_fp32 ? " input" : " input upcast to fp32"), tokens, width, "fp32", fp32);
     layer.add(L + name + " rsqrt", tokens, groups, "fp32", fp32);
-    layer.add(L + name + " normalised (weight-multiply input)", tokens, width, f, act);
+    if (!lora) layer.add(L + name + " normalised (weight-multiply input)", tokens, width, f, act);
+  };
+  auto adapter = [&](bool on, const std::string& matrix, uint64_t tokens, uint64_t width) {
+    if (!on) return;
+    layer.add(L + matrix + " LoRA input cast to fp32 (A input)", tokens, width, "fp32", fp32);
+    layer.add(L + matrix + " LoRA x.A (B input, rank " + to_s(t.rank) + ")", tokens, t.rank, "fp32", fp32);
   };
   norm("attention norm", s, h, 1);
-  layer.add(L + "attention norm output (q projection input)", s, h, f, act);
+  if (!lora) layer.add(L + "attention norm output (q projection input)", s, h, f, act);
+  adapter(t.q, "q", s, h);
   norm("q_norm", s, qd, heads);
   layer.add(L + "q (q_norm output, sdpa input)", s, qd, f, act);
-  norm("k_norm", N, kvd, kv);
+  adapter(t.k, "k (reading the image features)", N, h);
+  adapter(t.v, "v (reading the image features)", N, h);
+  if (!lora || t.k) norm("k_norm", N, kvd, kv);
   layer.add(L + (kv < heads ? "k repeated to every head (repeat_kv copy, sdpa input)" : "k (sdpa input)"), N,
             kv < heads ? qd : kvd, f, act);
   layer.add(L + (kv < heads ? "v repeated to every head (repeat_kv copy, sdpa input)" : "v (sdpa input)"), N,
@@ -97,25 +114,33 @@ CrossAttentionActivations cross_attention_activations(const TransformerArch& a, 
   if (padded)
     layer.add(L + "cross-attention mask padded to " + to_s(round_up(N, 16)) + " keys (sdpa keeps it)", s,
               round_up(N, 16), f, act);
-  layer.add(L + "attention output (output projection input)", s, qd, f, act);
+  layer.add(L + "attention output" + (lora ? "" : " (output projection input)"), s, qd, f, act);
   layer.add(L + "attention log-sum-exp (rows rounded up to 32)", heads, round_up(s, 32), "fp32", fp32);
-  layer.add(L + "output projection output (kept by the tanh attention gate's multiply)", s, h, f, act);
+  adapter(t.o, "o", s, qd);
+  if (!lora)
+    layer.add(L + "output projection output (kept by the tanh attention gate's multiply)", s, h, f, act);
   norm("MLP norm", s, h, 1);
-  layer.add(L + "MLP norm output (MLP input)", s, h, f, act);
+  if (!lora) layer.add(L + "MLP norm output (MLP input)", s, h, f, act);
+  adapter(t.gate, "gate", s, h);
+  adapter(t.up, "up", s, h);
   layer.add(L + "gate projection output", s, ff, f, act);
   layer.add(L + a.activation + "(gate)", s, ff, f, act);
   layer.add(L + "up projection output", s, ff, f, act);
-  layer.add(L + a.activation + "(gate) x up (down projection input)", s, ff, f, act);
-  layer.add(L + "MLP output x full_text_row_masked_out_mask (kept by the tanh MLP gate's multiply)", s, h, f,
-            act);
+  if (!lora) layer.add(L + a.activation + "(gate) x up (down projection input)", s, ff, f, act);
+  adapter(t.down, "down", s, ff);
+  if (!lora)
+    layer.add(L + "MLP output x full_text_row_masked_out_mask (kept by the tanh MLP gate's multiply)", s, h,
+              f, act);
   const uint64_t full_layer = layer.sum;
 
   // What every cross-attention layer reads: the projector's output, and the text-row mask; the
   // cross-attention mask itself where no padded copy replaces it.
   Rows shared{c, o.record};
   const std::string S = "[cross-attention layers] ";
-  shared.add(S + "image features (the projector's output: every layer's k and v projection input)", N, h, f,
-             act);
+  if (!lora || o.checkpointing == Checkpointing::full)
+    shared.add(S + "image features (the projector's output: every layer's k and v projection input" +
+                   (lora ? ", a checkpoint input)" : ")"),
+               N, h, f, act);
   shared.add(S + "full_text_row_masked_out_mask (kept by each layer's masked multiply)", s, 1, f, act);
   if (!padded || o.checkpointing == Checkpointing::full)
     shared.add(S + "cross-attention mask (" + (padded ? "checkpoint inputs" : "sdpa keeps it") + ")", s, N, f,
