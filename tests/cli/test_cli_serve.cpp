@@ -180,7 +180,8 @@ TEST_CASE("serve: bad values get one line and exit 2", "[serve][errors]") {
       {"--gpu-memory", "lots"},
       {"--check-log", "/nonexistent.log"},
       {"--engine", "tgi"},
-      {"--max-num-batched-tokens", "100"},
+      {"--max-num-batched-tokens", "100", "--vllm-version", "0.6.4"},  // V0 without chunked prefill
+      {"--max-num-batched-tokens", "100", "--max-num-seqs", "256"},    // fewer tokens than sequences
   };
   for (const auto& b : bad) {
     std::vector<std::string> args = {"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"};

@@ -28,7 +28,7 @@ nlohmann::json serve(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("serve runs vLLM's V1 engine by default; --vllm-version 0.6.4 or v0 selects V0", "[serve][v1]") {
+TEST_CASE("serve runs vLLM's V1 engine by default, --vllm-version 0.6.4 or v0 selects V0", "[serve][v1]") {
   const auto t = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "h100-80gb"});
   REQUIRE(t.code == 0);
   CHECK(t.out.find("vLLM 0.10.1 (V1 engine) budget") != std::string::npos);
@@ -88,6 +88,10 @@ TEST_CASE("serve V1: max_num_batched_tokens and max_num_seqs by GPU and entry po
                             "--max-num-batched-tokens", "4096"});
   CHECK(given["settings"]["max_num_seqs"] == 64);
   CHECK(given["settings"]["max_num_batched_tokens"] == 4096);
+  // The default sequences never exceed the step's tokens: min(1,024, 512) on an H100.
+  const auto small =
+      serve({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--max-num-batched-tokens", "512"});
+  CHECK(small["settings"]["max_num_seqs"] == 512);
 }
 
 TEST_CASE("serve V1: Gemma 2 2B's 13 window layers get a group of their own (hybrid KV-cache manager)",

@@ -43,7 +43,8 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
     b.chunked_prefill = true;
     const VllmV1Defaults d = vllm_v1_defaults(gpu_total_bytes, s.device_name, s.entry);
     if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = d.max_num_batched_tokens;
-    if (!s.max_num_seqs_given) s.max_num_seqs = d.max_num_seqs;
+    // The default never exceeds the step's tokens (arg_utils.py: min(default, max_num_batched_tokens)).
+    if (!s.max_num_seqs_given) s.max_num_seqs = std::min(d.max_num_seqs, s.max_num_batched_tokens);
   }
   if (!s.v1) b.chunked_prefill = s.chunked_prefill.value_or(s.max_model_len > k_vllm_chunked_prefill_above);
   if (s.max_num_batched_tokens == 0)

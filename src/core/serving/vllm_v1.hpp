@@ -22,6 +22,8 @@
 //     torch.cuda.get_device_name()
 //   otherwise (A100 80GB included)        2048 tokens, 256 sequences       8192 tokens, 256
 //
+// max_num_seqs's default is capped at max_num_batched_tokens (min(default, tokens)); a user's
+// max_num_seqs above the step's tokens is refused (SchedulerConfig._verify_args).
 // The total is current_platform.get_device_total_memory() (the device's total, not the free
 // memory); the name test is case-insensitive ("NVIDIA A100-SXM4-80GB"). V1 logs "Available KV cache
 // memory: X GiB", "GPU KV cache size: N tokens" and "Maximum concurrency for L tokens per request:
