@@ -76,8 +76,8 @@ std::string kv_blocks_explain(const VllmBudget& b) {
   if (g.full_groups && g.window_groups) o += " = " + n(g.blocks_per_request) + " blocks";
   o += "; concurrency = " + n(g.num_blocks) + " / " + n(g.blocks_per_request) + " = " +
        fixed(g.max_concurrency, 2) + "\n";
-  o += "  start check: the request's pages in every layer = " + n(g.needed_bytes) + " B <= KV memory" +
-       " (check_enough_kv_cache_memory)\n";
+  o += "  start check: the request's pages in every layer = " + n(g.needed_bytes) + " B" +
+       (g.needed_bytes <= kv ? " <= " : " > ") + "KV memory (check_enough_kv_cache_memory)\n";
   return o;
 }
 
