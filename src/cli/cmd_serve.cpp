@@ -16,6 +16,7 @@
 #include "cli/serve_args.hpp"
 #include "cli/serve_model_arg.hpp"
 #include "cli/serve_notes.hpp"
+#include "cli/serve_plan.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -39,13 +40,25 @@ VllmSettings settings_from(const ServeArgs& a) {
   s.max_num_seqs_given = !a.max_num_seqs.empty();
   if (!a.vllm_version.empty()) {
     const std::string& v = a.vllm_version;
-    if (v == "0.10.1" || v == "0.10" || v == "v1")
+    if (v == "0.10.1" || v == "0.10.1.1" || v == "0.10" || v == "v1")
       s.v1 = true;
-    else if (v != "0.6.4" && v != "0.6.4.post1" && v != "v0")
+    else if (v == "0.6.4" || v == "0.6.4.post1" || v == "v0")
+      s.v1 = false;
+    else
       throw Error("--vllm-version",
                   "\"" + v +
-                      "\" is not a version memplan models (expected 0.6.4 for the V0 engine or "
-                      "0.10.1 for V1)");
+                      "\" is not a version memplan models (expected 0.10.1 for the V1 engine or 0.6.4 for "
+                      "V0)");
+  }
+  if (!a.vllm_entry.empty()) {
+    if (a.vllm_entry != "serve" && a.vllm_entry != "llm")
+      throw Error("--vllm-entry", "\"" + a.vllm_entry +
+                                      "\" is not an entry point (expected serve for `vllm serve` or llm for "
+                                      "the vllm.LLM class)");
+    if (!s.v1)
+      throw Error("--vllm-entry",
+                  "\"" + a.vllm_entry + "\" applies to the V1 engine's defaults (drop it or --vllm-version)");
+    s.entry = a.vllm_entry == "llm" ? VllmEntry::llm : VllmEntry::serve;
   }
   if (!a.batched_tokens.empty())
     s.max_num_batched_tokens = count("--max-num-batched-tokens", a.batched_tokens, 1ull << 32);
@@ -106,18 +119,23 @@ void add_serve(CLI::App& sub, Runner& run) {
   sub.add_option("--engine", a->engine, "Serving engine: vllm (default) or sglang");
   sub.add_option("--gpu-memory-utilization", a->utilization, "Share of the GPU vLLM may use (default 0.9)");
   sub.add_option("--max-model-len", a->max_model_len, "Context length per request (default: the model's)");
-  sub.add_option("--max-num-seqs", a->max_num_seqs, "Sequences per step (default 256)");
+  sub.add_option("--max-num-seqs", a->max_num_seqs,
+                 "Sequences per step (default: V1 1024 on GPUs of 70 GiB or more but A100s, else 256)");
   sub.add_option("--max-num-batched-tokens", a->batched_tokens,
                  "Tokens per step: bounds the profiled activation peak (default: vLLM's rule)");
   sub.add_option("--block-size", a->block_size, "Tokens per KV-cache block (default 16)");
-  sub.add_option("--chunked-prefill", a->chunked, "on|off (default: on above 32,768 tokens of context)");
+  sub.add_option("--chunked-prefill", a->chunked,
+                 "on|off (V1: always on; V0: on above 32,768 tokens of context)");
   sub.add_option(
       "--gpu-memory", a->gpu_memory,
       "The GPU's total memory as torch reports it (default: the preset's, less the driver's share)");
   sub.add_option("--check-log", a->check_log,
                  "A vLLM (or SGLang) start-up log to compare with the prediction");
   sub.add_option("--vllm-version", a->vllm_version,
-                 "vLLM: whose rules apply, 0.6.4 (default: the V0 engine) or 0.10.1 (the V1 engine)");
+                 "vLLM: whose rules apply, 0.10.1 (default: the V1 engine) or 0.6.4 (the V0 engine)");
+  sub.add_option(
+      "--vllm-entry", a->vllm_entry,
+      "vLLM V1: serve (default: `vllm serve`) or llm (the vllm.LLM class): their step defaults differ");
   sub.add_option("--mem-fraction-static", a->mem_fraction,
                  "SGLang: share of free memory for weights and KV pool (default: SGLang's rule by GPU size)");
   sub.add_option("--max-total-tokens", a->max_total_tokens, "SGLang: a cap on the KV pool in tokens");
@@ -141,15 +159,20 @@ void add_serve(CLI::App& sub, Runner& run) {
     RawPlan raw = a->plan;
     const bool gpus_auto = raw.given.count("gpus") && raw.given.at("gpus") == "auto";
     if (gpus_auto) raw.given.erase("gpus");
-    if (!raw.given.count("precision")) raw.given["precision"] = "bf16";
-    raw.given["mode"] = "infer";
-    const Plan plan = resolve_plan(raw);
+    const ServePlan served = resolve_serve_plan(raw);
+    const Plan& plan = served.plan;
     if (!plan.gpu_given) throw Error("--gpu", "required: the GPU to serve on (e.g. --gpu a100-80gb)");
     if (plan.targets.gpus.size() != 1)
       throw Error("--gpu", "serve plans one GPU type at a time (got " +
                                std::to_string(plan.targets.gpus.size()) + ")");
     const GpuSpec& gpu = plan.targets.gpus[0];
     VllmSettings s = settings_from(*a);
+    s.device_name = gpu.name;
+    // vLLM 0.10.1 runs encoder-decoder models (mllama's cross-attention) on V0: V1 has no
+    // encoder-decoder support there (arg_utils.py _is_v1_supported_oracle falls back).
+    const bool encoder_decoder = plan.request.model.arch && plan.request.model.arch->cross_attention_layers;
+    const bool v0_fallback = encoder_decoder && a->vllm_version.empty();
+    if (v0_fallback) s.v1 = false;
     if (plan.request.parallel) {
       const ParallelLayout& l = *plan.request.parallel;
       if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)
@@ -201,22 +224,17 @@ void add_serve(CLI::App& sub, Runner& run) {
       res.checks = check_against_log(res.budget, read_vllm_log(text));
     }
     for (const std::string& n : plan.request.model.notes) res.notes.push_back(n);
-    if (!a->plan.given.count("precision"))
-      res.notes.push_back("dtype bf16, vLLM's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
+    if (!served.dtype_note.empty()) res.notes.push_back(served.dtype_note);
     if (!res.budget.non_torch_given && res.budget.non_torch.nccl_unknown)
       res.notes.push_back(
           "non-torch memory leaves out NCCL's buffers (their size depends on the topology NCCL finds); add "
           "the logged non_torch_memory with --overhead");
-    if (auto n = sliding_window_note(plan.request.model, "vllm")) res.notes.push_back(*n);
-    if (s.v1) {
-      res.notes.push_back(vllm_v1_rules_note());
-    } else {
-      res.notes.push_back(vllm_v1_note());
-      res.notes.push_back("vLLM " + std::string(k_vllm_version) +
-                          " defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
-                          "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill");
-    }
-
+    if (auto n = vllm_window_note(plan.request.model, res.budget)) res.notes.push_back(*n);
+    if (v0_fallback)
+      res.notes.push_back(
+          "vLLM 0.10.1 serves encoder-decoder models (cross-attention) on its V0 engine: V0's "
+          "rules apply (--vllm-version 0.10.1 for V1's)");
+    res.notes.push_back(s.v1 ? vllm_v1_rules_note(res.budget) : vllm_v0_rules_note());
     if (out.format == Format::json)
       io.out << serve_json(res, plan.inputs).dump(2) << "\n";
     else if (out.format == Format::csv)

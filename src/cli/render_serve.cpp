@@ -2,6 +2,7 @@
 // vLLM's own log lines as they would read, the flags, and a start-up log beside the prediction.
 #include "cli/render_serve.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -31,6 +32,24 @@ nlohmann::json non_torch_parts_json(const VllmNonTorch& n) {
   return parts;
 }
 
+// V1's KV-cache groups (null for V0).
+nlohmann::json kv_groups_json(const VllmBudget& b) {
+  if (!b.kv_groups) return nullptr;
+  const VllmKvGroups& g = *b.kv_groups;
+  return {{"full_layers", b.kv_shape.full_layers},
+          {"window_layers", b.kv_shape.window_layers},
+          {"window", b.kv_shape.window},
+          {"page_bytes", b.kv_shape.page_bytes},
+          {"layers_per_group", g.group_size},
+          {"full_groups", g.full_groups},
+          {"window_groups", g.window_groups},
+          {"padding_layers", g.padding_layers},
+          {"full_blocks_per_request", g.full_blocks_per_request},
+          {"window_blocks_per_request", g.window_blocks_per_request},
+          {"blocks_per_request", g.blocks_per_request},
+          {"needed_bytes", g.needed_bytes}};
+}
+
 }  // namespace
 
 std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log) {
@@ -40,8 +59,12 @@ std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigure
   // A few hundred MiB against a GiB-sized budget: 15%; the blocks it leaves stay within 5%.
   if (log.non_torch_gib)
     c.push_back({"non-torch memory", *log.non_torch_gib, gib(b.non_torch_bytes), 0.15, "GiB"});
-  if (log.kv_gib)
-    c.push_back({"KV cache memory", *log.kv_gib, b.kv_bytes > 0 ? gib(b.kv_bytes) : 0.0, 0.05, "GiB"});
+  if (log.requested_gib)
+    c.push_back({"requested (utilization x total)", *log.requested_gib, gib(b.usable_bytes), 0.01, "GiB"});
+  if (log.kv_gib) {
+    const double kv = static_cast<double>(b.kv_bytes) / static_cast<double>(1ull << 30);  // signed
+    c.push_back({"KV cache memory", *log.kv_gib, *log.kv_gib < 0 ? kv : std::max(kv, 0.0), 0.05, "GiB"});
+  }
   if (log.gpu_blocks)
     c.push_back(
         {"GPU blocks", static_cast<double>(*log.gpu_blocks), static_cast<double>(b.gpu_blocks), 0.05, ""});
@@ -104,7 +127,12 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   o += out.format == Format::markdown ? t.render_markdown() : t.render();
   o += "\n";
   o += "  # GPU blocks: " + std::to_string(b.gpu_blocks) + " (" + std::to_string(s.block_size) + " tokens, " +
-       format_bytes(b.block_bytes, Units::gib) + " each)\n";
+       format_bytes(b.block_bytes, Units::gib) + " each" +
+       (b.kv_groups && b.kv_groups->full_groups + b.kv_groups->window_groups > 1
+            ? ", shared by " + std::to_string(b.kv_groups->full_groups + b.kv_groups->window_groups) +
+                  " groups of " + std::to_string(b.kv_groups->group_size) + " layers"
+            : std::string()) +
+       ")\n";
   o += "  GPU KV cache size: " + group_thousands(b.kv_tokens) + " tokens\n";
   o += "  Maximum concurrency for " + group_thousands(s.max_model_len) +
        " tokens per request: " + fixed(b.max_concurrency, 2) + "x\n";
@@ -119,7 +147,15 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   if (b.model_context && b.largest_model_len > b.model_context)
     o += " (the model was trained for " + group_thousands(b.model_context) + ")";
   o += "\n";
-  if (!b.fits)
+  if (!b.fits && b.kv_bytes <= 0)
+    o += "  does not fit: vLLM would stop with \"No available memory for the cache blocks\"\n";
+  else if (!b.fits && s.v1)
+    o += "  does not fit: vLLM would stop with \"To serve at least one request with the models's max seq len "
+         "(" +
+         std::to_string(s.max_model_len) + "), (" + fixed(gib(b.kv_groups->needed_bytes), 2) +
+         " GiB KV cache is needed, which is larger than the available KV cache memory (" +
+         fixed(gib(static_cast<uint64_t>(b.kv_bytes)), 2) + " GiB)\"\n";
+  else if (!b.fits)
     o += "  does not fit: vLLM would stop with \"The model's max seq len (" +
          std::to_string(s.max_model_len) +
          ") is larger than the maximum number of tokens that can be stored in KV cache (" +
@@ -127,63 +163,7 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
          (b.gpu_blocks == 0 ? " or \"No available memory for the cache blocks\"" : "") + "\n";
   o += "  flags: " + vllm_flags(r) + "\n";
 
-  if (out.explain) {
-    const InferenceSplit& sp = b.split;
-    o += "\nexplain (vLLM " + b.version +
-         (s.v1 ? ", vllm/v1/worker/gpu_worker.py determine_available_memory):\n"
-               : ", vllm/worker/worker.py determine_num_available_blocks):\n");
-    o += "  GPU total: " + group_thousands(b.total_bytes) +
-         " B (torch.cuda.mem_get_info's total: NVML total minus the driver's reserved share)\n";
-    o += "  usable = " + group_thousands(b.total_bytes) + " x " + fixed(s.gpu_memory_utilization, 2) + " = " +
-         group_thousands(b.usable_bytes) + " B\n";
-    o += "  weights = " + group_thousands(b.parameter_bytes) + " B of parameters on this GPU";
-    if (sp.tp > 1 || sp.pp > 1)
-      o += " (" + group_thousands(b.model_weight_bytes) + " B x " + group_thousands(sp.parameters_per_gpu) +
-           " / the model's parameters: attention, MLP, embedding and lm_head split " + std::to_string(sp.tp) +
-           " ways, " + group_thousands(sp.replicated_parameters) + " norm/bias parameters replicated, " +
-           std::to_string(sp.layers_per_gpu) + " layers per stage)";
-    o += " + rotary cos/sin cache " + group_thousands(b.rotary_positions) + " positions x " +
-         std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.activation_element_bytes) +
-         " B = " + group_thousands(b.rotary_cache_bytes) + " B\n";
-    o += "  activation peak = " + group_thousands(b.profile_tokens) + " tokens (max_num_batched_tokens" +
-         std::string(b.chunked_prefill ? ", chunked prefill" : ", the whole prompt in one step") + ") x " +
-         group_thousands(b.activation_per_token) +
-         " elements (3 x hidden: layer input, residual, attention output; + " +
-         "the MLP's gate_up and activation outputs of one layer, per GPU) x " +
-         std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.activation_bytes) + " B\n";
-    o +=
-        "  non-torch memory = " + group_thousands(b.non_torch_bytes) + " B" +
-        (b.non_torch_given ? " (given with --overhead; the predicted parts follow)" : "") + ": vLLM " +
-        b.version +
-        (s.v1
-             ? " subtracts only the non-torch memory that grew after the start-up snapshot (the CUDA context "
-               "is before it)\n"
-             : " measures the device's used memory minus torch's allocated bytes after the profile run\n");
-    for (const NonTorchPart& p : b.non_torch.parts)
-      o += "    " + p.name + " = " + group_thousands(p.bytes) + " B (" + p.source + ")\n";
-    o += "  CUDA graphs = 0 B here: captured after the KV cache is allocated (worker.py _warm_up_model), "
-         "from the margin\n";
-    o += "  KV memory = usable - weights - activation peak - non-torch" +
-         std::string(b.allreduce_bytes ? " - all-reduce buffers" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
-         group_thousands(static_cast<uint64_t>(b.kv_bytes < 0 ? -b.kv_bytes : b.kv_bytes)) + " B\n";
-    o += "  block = " + std::to_string(s.block_size) + " tokens x 2 (k, v) x " +
-         std::to_string(sp.layers_per_gpu) + " layers x " + std::to_string(sp.kv_heads_per_gpu) +
-         " KV heads x " + std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.kv_element_bytes) +
-         " B = " + group_thousands(b.block_bytes) + " B";
-    if (sp.kv_replicas > 1)
-      o += " (tp " + std::to_string(sp.tp) + " > KV heads: each KV head is replicated on " +
-           std::to_string(sp.kv_replicas) + " GPUs)";
-    o += "\n";
-    o += "  GPU blocks = floor(" + group_thousands(b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) : 0) +
-         " / " + group_thousands(b.block_bytes) + ") = " + std::to_string(b.gpu_blocks) +
-         "; tokens = blocks x " + std::to_string(s.block_size) + " = " + group_thousands(b.kv_tokens) +
-         "; concurrency = tokens / " + group_thousands(s.max_model_len) + "\n";
-    o += "  max_num_batched_tokens: " +
-         std::string(b.chunked_prefill
-                         ? "512 with chunked prefill (SchedulerConfig)"
-                         : "max(max_model_len, 2048) without chunked prefill (SchedulerConfig)") +
-         "; chunked prefill is on by default above 32,768 tokens of context\n";
-  }
+  if (out.explain) o += serve_explain(r);
 
   if (r.log_path) o += log_checks_text(r.checks, *r.log_path, "vLLM", out);
   if (!out.quiet)
@@ -227,6 +207,7 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
           {"max_concurrency", b.max_concurrency},
           {"largest_max_model_len", b.largest_model_len},
           {"fits", b.fits},
+          {"kv_groups", kv_groups_json(b)},
           {"cross_attention", b.cross ? json{{"encoder_tokens", b.cross->encoder_tokens},
                                              {"encoder_blocks", b.cross->encoder_blocks},
                                              {"decoder_blocks", b.cross->decoder_blocks},

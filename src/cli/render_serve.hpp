@@ -32,6 +32,8 @@ std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigure
 // `vllm serve MODEL ...`: the flags whose values differ from nothing the user must guess.
 std::string vllm_flags(const ServeResult& r);
 std::string serve_table(const ServeResult& r, const OutputOptions& out);
+// --explain: every term with its arithmetic and source (render_serve_explain.cpp).
+std::string serve_explain(const ServeResult& r);
 nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs);
 
 }  // namespace memplan::cli

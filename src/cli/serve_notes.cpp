@@ -1,40 +1,76 @@
-// What the serving engines do that memplan serve does not model, in one sentence each.
+// What the serving engines do and what memplan serve does not model, in one sentence each.
 #include "cli/serve_notes.hpp"
 
 #include <memplan/quantity.hpp>
 
 namespace memplan::cli {
+namespace {
 
-std::string vllm_v1_note() {
-  return "the V1 engine (vLLM's default from 0.8) is not modelled: its profile run goes through "
-         "torch.compile, and the CUDA graphs it captures after the KV cache come out of the "
-         "1 - gpu_memory_utilization margin (\"Graph capturing finished ... took X GiB\"); later "
-         "releases estimate the graph pool before the KV budget. --check-log reads V1's "
-         "\"Available KV cache memory\" and \"GPU KV cache size\" lines";
-}
-
-std::string vllm_v1_rules_note() {
-  return "vLLM 0.10.1 (V1 engine) rules: KV memory = gpu_memory_utilization x total - weights - the "
-         "profile run's torch peak - the non-torch increase after start-up (the CUDA context is not "
-         "subtracted); chunked prefill always; defaults block_size 16, max_num_batched_tokens 8192 and "
-         "max_num_seqs 1024 on GPUs of 70 GiB or more, else 2048 and 256. Not modelled: torch.compile's "
-         "effect on the peak, the sampler's logits in the profile run, CUDA graphs (captured after the KV "
-         "cache), and hybrid pools for sliding-window layers";
-}
-
-std::optional<std::string> sliding_window_note(const ModelSpec& m, const std::string& engine) {
-  if (!m.arch || m.arch->window_layers == 0 || m.arch->attention_window == 0) return std::nullopt;
+// "13 of 26 layers attend to a window of 4,096 tokens; " (empty for a model without windows).
+std::string window_layers(const ModelSpec& m) {
+  if (!m.arch || m.arch->window_layers == 0 || m.arch->attention_window == 0) return "";
   const TransformerArch& a = *m.arch;
-  std::string n = std::to_string(a.window_layers) + " of " + std::to_string(a.layers) + " layers attend to " +
-                  (a.chunked_attention ? "chunks of " : "a window of ") +
-                  group_thousands(a.attention_window) + " tokens; ";
-  if (engine == "sglang")
+  return std::to_string(a.window_layers) + " of " + std::to_string(a.layers) + " layers attend to " +
+         (a.chunked_attention ? "chunks of " : "a window of ") + group_thousands(a.attention_window) +
+         " tokens; ";
+}
+
+}  // namespace
+
+std::string vllm_v1_rules_note(const VllmBudget& b) {
+  const VllmSettings& s = b.settings;
+  return "vLLM " + std::string(k_vllm_v1_version) +
+         " (V1 engine) rules: KV memory = gpu_memory_utilization x total - weights - the profile run's "
+         "torch peak - the non-torch increase after start-up (the CUDA context is not subtracted); chunked "
+         "prefill always; defaults block_size 16 and, for " +
+         (s.entry == VllmEntry::llm ? std::string("the vllm.LLM class") : std::string("vllm serve")) +
+         " on this GPU, max_num_batched_tokens " + group_thousands(s.max_num_batched_tokens) +
+         " and max_num_seqs " + group_thousands(s.max_num_seqs) +
+         " (arg_utils.py: 8,192/1,024 for vllm serve, 16,384/1,024 for vllm.LLM on GPUs of 70 GiB or "
+         "more that are not A100s; else 2,048/256 and 8,192/256). --vllm-version 0.6.4 for the V0 "
+         "engine. Not modelled: torch.compile's effect on the peak, the sampler's logits in the profile "
+         "run, CUDA graphs (captured after the KV cache)";
+}
+
+std::string vllm_v0_rules_note() {
+  return "vLLM 0.6.4.post1 (V0 engine) rules and defaults: gpu_memory_utilization 0.9, block_size 16, "
+         "max_num_seqs 256, max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill. "
+         "vLLM runs V1 by default from 0.8 (the default here; V0 was removed in 0.11)";
+}
+
+std::optional<std::string> vllm_window_note(const ModelSpec& m, const VllmBudget& b) {
+  const std::string n = window_layers(m);
+  if (n.empty()) return std::nullopt;
+  if (!b.settings.v1)
     return n +
-           "SGLang keeps their KV in a pool of its own (--swa-full-tokens-ratio), which is not modelled: "
-           "the pool here holds every layer's KV for every token";
+           "vLLM 0.6.4's V0 block table holds every layer's KV for every token, as here; V1's hybrid "
+           "KV-cache manager (the default engine) gives the window layers groups of their own";
+  if (b.window_layers_full && m.arch->chunked_attention)
+    return n +
+           "vLLM 0.10.1 turns its hybrid KV-cache manager off for chunked attention "
+           "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so every layer holds every token, "
+           "as here";
+  if (b.window_layers_full)
+    return n +
+           "with pipeline stages the window layers are counted at full length here (each stage's own "
+           "grouping is not modelled): fewer tokens than vLLM's";
+  const VllmKvGroups& g = *b.kv_groups;
+  std::string groups = std::to_string(g.full_groups) + " full and " + std::to_string(g.window_groups) +
+                       " window group(s) of " + std::to_string(g.group_size) + " layers";
+  if (g.padding_layers) groups += ", " + std::to_string(g.padding_layers) + " of them empty padding";
+  if (!b.kv_shape.full_layers) groups = "one group of window layers";
+  return n + "V1's hybrid KV-cache manager: " + groups + "; a request holds at most " +
+         group_thousands(g.window_blocks_per_request) +
+         " blocks in a window layer (window - 1 + max_num_batched_tokens tokens, + 1), " +
+         group_thousands(g.full_blocks_per_request) + " in a full one";
+}
+
+std::optional<std::string> sglang_window_note(const ModelSpec& m) {
+  const std::string n = window_layers(m);
+  if (n.empty()) return std::nullopt;
   return n +
-         "vLLM 0.6.4's V0 block table holds every layer's KV for every token, as here; V1's hybrid "
-         "KV-cache manager gives the window layers smaller groups of their own (not modelled)";
+         "SGLang keeps their KV in a pool of its own (--swa-full-tokens-ratio), which is not modelled: "
+         "the pool here holds every layer's KV for every token";
 }
 
 }  // namespace memplan::cli

@@ -1,18 +1,22 @@
 #pragma once
-// Notes `memplan serve` prints about what an engine does that memplan does not model: vLLM's V1
-// engine (torch.compile, CUDA graphs), sliding-window layers' own KV pools.
+// Notes `memplan serve` prints about the rules it applies and what an engine does that memplan
+// does not model: torch.compile, CUDA graphs, sliding-window layers' own KV pools.
 #include <optional>
 #include <string>
 
 #include <memplan/model.hpp>
+#include "core/serving/vllm_budget.hpp"
 
 namespace memplan::cli {
 
-// vLLM's V1 engine beside the V0 arithmetic memplan follows.
-std::string vllm_v1_note();
-// The V1 rules memplan applies with --vllm-version 0.10.1, and what they leave out.
-std::string vllm_v1_rules_note();
-// For a model with sliding-window layers: how `engine` ("vllm" or "sglang") pools their KV.
-std::optional<std::string> sliding_window_note(const ModelSpec& m, const std::string& engine);
+// The V1 rules memplan applies (the default engine), with the defaults `b` resolved, and what they
+// leave out.
+std::string vllm_v1_rules_note(const VllmBudget& b);
+// The V0 rules memplan applies with --vllm-version 0.6.4, and V1 beside them.
+std::string vllm_v0_rules_note();
+// For a model with sliding-window layers: how vLLM's engine in `b` holds their KV.
+std::optional<std::string> vllm_window_note(const ModelSpec& m, const VllmBudget& b);
+// For a model with sliding-window layers: how SGLang pools their KV.
+std::optional<std::string> sglang_window_note(const ModelSpec& m);
 
 }  // namespace memplan::cli

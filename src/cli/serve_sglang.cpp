@@ -14,6 +14,7 @@
 #include "cli/serve_args.hpp"
 #include "cli/serve_model_arg.hpp"
 #include "cli/serve_notes.hpp"
+#include "cli/serve_plan.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -25,7 +26,9 @@ void refuse_vllm_flags(const ServeArgs& a) {
       {&a.max_num_seqs, "--max-num-seqs|--max-running-requests (no effect on the pool)"},
       {&a.batched_tokens, "--max-num-batched-tokens|--chunked-prefill-size"},
       {&a.block_size, "--block-size|SGLang's page size 1"},
-      {&a.chunked, "--chunked-prefill|--chunked-prefill-size"}};
+      {&a.chunked, "--chunked-prefill|--chunked-prefill-size"},
+      {&a.vllm_version, "--vllm-version|--sglang-version"},
+      {&a.vllm_entry, "--vllm-entry|SGLang's own launch (python -m sglang.launch_server)"}};
   for (const auto& [value, names] : vllm_only)
     if (!value->empty()) {
       const std::string n = names;
@@ -95,8 +98,6 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
   RawPlan raw = a.plan;
   const bool gpus_auto = raw.given.count("gpus") && raw.given.at("gpus") == "auto";
   if (gpus_auto) raw.given.erase("gpus");
-  if (!raw.given.count("precision")) raw.given["precision"] = "bf16";
-  raw.given["mode"] = "infer";
   const std::string kv = sglang_kv_format(a.kv_cache_dtype);
   if (!kv.empty()) {
     if (raw.given.count("kv_format"))
@@ -104,7 +105,8 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
                   "\"" + a.kv_cache_dtype + "\" given with --kv-format: give one of them");
     raw.given["kv_format"] = kv;
   }
-  const Plan plan = resolve_plan(raw);
+  const ServePlan served = resolve_serve_plan(raw);
+  const Plan& plan = served.plan;
   if (!plan.gpu_given) throw Error("--gpu", "required: the GPU to serve on (e.g. --gpu h100-80gb)");
   if (plan.targets.gpus.size() != 1)
     throw Error("--gpu",
@@ -166,14 +168,13 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
     res.checks = check_against_sglang_log(res.budget, read_sglang_log(text));
   }
   for (const std::string& n : plan.request.model.notes) res.notes.push_back(n);
-  if (!a.plan.given.count("precision"))
-    res.notes.push_back("dtype bf16, SGLang's auto for a bf16 checkpoint (--precision fp16 for fp16 ones)");
+  if (!served.dtype_note.empty()) res.notes.push_back(served.dtype_note);
   if (res.non_torch_default)
     res.notes.push_back(
         "non-torch memory is the CUDA context (400 MiB with lazy loading, pytorch#109888); NCCL's buffers at "
         "tp > 1 are not predicted. SGLang's log prints the free memory it leaves (\"Load weight begin. avail "
         "mem\"); --overhead to set it");
-  if (auto n = sliding_window_note(plan.request.model, "sglang")) res.notes.push_back(*n);
+  if (auto n = sglang_window_note(plan.request.model)) res.notes.push_back(*n);
   res.notes.push_back(
       std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
       ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "

@@ -260,9 +260,16 @@ const BadInput k_bad_inputs[] = {
       "0.3"},
      "--sglang-version: \"0.3\" is not a version memplan models (expected 0.4 or 0.5)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.9"},
-     "--vllm-version: \"0.9\" is not a version memplan models (expected 0.6.4 for the V0 engine or 0.10.1 "
+     "--vllm-version: \"0.9\" is not a version memplan models (expected 0.10.1 for the V1 engine or 0.6.4 "
      "for "
-     "V1)"},
+     "V0)"},
+    {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-entry", "python"},
+     "--vllm-entry: \"python\" is not an entry point (expected serve for `vllm serve` or llm for the "
+     "vllm.LLM "
+     "class)"},
+    {{"serve", "--engine", "sglang", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version",
+      "0.10.1"},
+     "--vllm-version: \"0.10.1\" is a vLLM flag; with --engine sglang use --sglang-version"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.10.1", "--chunked-prefill",
       "off"},
      "--chunked-prefill: off is not available with the V1 engine (it always chunks)"},

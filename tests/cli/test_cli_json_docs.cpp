@@ -250,13 +250,16 @@ TEST_CASE("docs/json.md: memplan.serve/1 fields", "[cli][json][docs]") {
   const std::string log = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/llama-2-7b_a100-80gb.log";
   check_documented(
       "memplan.serve/1",
-      printed(
-          "memplan.serve/1",
-          {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--check-log", log, "--format", "json"},
-            0},
-           {{"serve", "--config", MEMPLAN_TEST_DATA_DIR "/hf_configs/Llama-3.2-11B-Vision-Instruct.json",
-             "--gpu", "a100-80gb", "--max-model-len", "4096", "--images", "1", "--format", "json"},
-            0}}));
+      printed("memplan.serve/1",
+              {{{"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--vllm-version", "0.6.4",
+                 "--check-log", log, "--format", "json"},
+                0},
+               {{"serve", "--config", MEMPLAN_TEST_DATA_DIR "/hf_configs/gemma-3-1b-it.json", "--gpu",
+                 "h100-80gb", "--format", "json"},
+                0},
+               {{"serve", "--config", MEMPLAN_TEST_DATA_DIR "/hf_configs/Llama-3.2-11B-Vision-Instruct.json",
+                 "--gpu", "a100-80gb", "--max-model-len", "4096", "--images", "1", "--format", "json"},
+                0}}));
 }
 
 TEST_CASE("docs/json.md: memplan.serve-sglang/1 fields", "[cli][json][docs]") {

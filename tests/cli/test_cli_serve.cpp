@@ -1,6 +1,8 @@
 // memplan serve against vLLM's published start-up figures (tests/data/vllm_logs/README.md has
 // each log's URL): weights within 1%, GPU blocks (or the KV memory they are cut from) within 5%.
-// The figures come from real logs, never from memplan's own output.
+// The figures come from real logs, never from memplan's own output. The logs here come from V0
+// engines (vLLM 0.2 to 0.8), so their cases pass --vllm-version 0.6.4 (V1, the default, is
+// tested in test_cli_serve_v1.cpp).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -34,7 +36,7 @@ double rel(double predicted, double logged) { return std::fabs(predicted - logge
 
 TEST_CASE("serve: Llama-3.1-8B-Instruct on an RTX 3090 at 20,000 tokens (vllm#10517)", "[serve]") {
   const auto j = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
-                        "--gpu-memory", "23.58GiB", "--max-model-len", "20000"});
+                        "--gpu-memory", "23.58GiB", "--max-model-len", "20000", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 14.9888) < 0.01);  // "Loading model weights took 14.9888 GB"
   CHECK(rel(j["gpu_blocks"].get<double>(), 1952) < 0.05);        // "GPU blocks: 1952"
   CHECK(j["settings"]["max_num_batched_tokens"] == 20000);       // no chunked prefill below 32K
@@ -43,26 +45,27 @@ TEST_CASE("serve: Llama-3.1-8B-Instruct on an RTX 3090 at 20,000 tokens (vllm#10
 
 TEST_CASE("serve: the same at 29,000 tokens does not fit (vllm#10517)", "[serve]") {
   const auto j = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
-                        "--gpu-memory", "23.58GiB", "--max-model-len", "29000"});
+                        "--gpu-memory", "23.58GiB", "--max-model-len", "29000", "--vllm-version", "0.6.4"});
   CHECK(rel(j["gpu_blocks"].get<double>(), 1478) < 0.05);  // "# GPU blocks: 1478"
   CHECK(j["fits"] == false);                               // 23,648 tokens < 29,000: vLLM refused to start
   CHECK(j["largest_max_model_len"].get<uint64_t>() < 29000);
 }
 
 TEST_CASE("serve: Meta-Llama-3-8B on an 80 GB GPU, tp 1 and 2 (vllm PR 10511)", "[serve]") {
-  const auto one = serve(
-      {"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--gpu-memory", "79.22GiB"});
+  const auto one = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
+                          "--gpu-memory", "79.22GiB", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(one["budget"]["weight_bytes"]), 14.96) < 0.01);  // "model weights take 14.96GiB"
   CHECK(rel(gib(one["budget"]["kv_bytes"]), 53.29) < 0.05);      // "available_kv_cache_memory 53.29GiB"
   const double logged_blocks = std::floor(53.29 * double(1ull << 30) / (2ull << 20));  // 2 MiB blocks
   CHECK(rel(one["gpu_blocks"].get<double>(), logged_blocks) < 0.05);
   const auto two = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
-                          "--gpu-memory", "79.22GiB", "--tp", "2"});
+                          "--gpu-memory", "79.22GiB", "--tp", "2", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(two["budget"]["weight_bytes"]), 7.48) < 0.01);  // "model weights take 7.48GiB"
 }
 
 TEST_CASE("serve: Llama-2-7B on an A100 80GB (vllm PR 2031)", "[serve]") {
-  const auto j = serve({"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb"});
+  const auto j =
+      serve({"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
   CHECK(rel(j["gpu_blocks"].get<double>(), 7351) < 0.05);  // "# GPU blocks: 7351"
 }
 
@@ -75,7 +78,7 @@ TEST_CASE("serve: Qwen3-4B fp16 on an RTX 2060 12GB at 10,000 tokens (Q07K/langg
   // Weights, the profiled activation peak and the block size are memplan's own.
   const auto j = serve({"--config", k_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
                         "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1",
-                        "--precision", "fp16", "--overhead", "0.04GiB"});
+                        "--precision", "fp16", "--overhead", "0.04GiB", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 7.5552) < 0.01);    // "Model loading took 7.5552 GiB"
   CHECK(rel(gib(j["budget"]["activation_bytes"]), 0.74) < 0.10);  // "PyTorch activation peak ... 0.74GiB"
   CHECK(rel(j["gpu_blocks"].get<double>(), 1394) < 0.05);         // "# cuda blocks: 1394"
@@ -108,10 +111,10 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
        "meta-llama-3-8b_80gb_tp2.log",
        2},  // total, weights
       {{"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb"}, "llama-2-7b_a100-80gb.log", 1},
-      // V1 (vllm PR 24577, lm_eval through vllm.LLM on an A100): the LLM class's default step on a
-      // GPU of 70 GiB or more is 16,384 tokens, passed here (memplan's default is vllm serve's 8,192).
-      {{"--config", k_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-version", "0.10.1",
-        "--max-model-len", "4096", "--max-num-batched-tokens", "16384"},
+      // V1 (vllm PR 24577, lm_eval through vllm.LLM on an A100): the LLM class's default step on an
+      // A100 is 8,192 tokens (arg_utils.py: the 16,384 of 70 GiB GPUs leaves A100s out, PR 17885).
+      {{"--config", k_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-entry", "llm",
+        "--max-model-len", "4096"},
        "qwen3-0.6b_a100_v1_pr24577.log",
        4},  // weights, KV memory, KV tokens, concurrency
       {{"--config", k_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
@@ -122,6 +125,10 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
+    if (c.log.find("_v1_") == std::string::npos) {  // the V0 logs (README.md)
+      args.push_back("--vllm-version");
+      args.push_back("0.6.4");
+    }
     args.push_back("--check-log");
     args.push_back(k_logs + c.log);
     const auto j = serve(args);
@@ -131,17 +138,18 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
   }
   // The table form prints the comparison, and a log that disagrees gives exit code 1.
   const auto t = run_cli({"serve", "--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
-                          "--check-log", k_logs + "llama-2-7b_a100-80gb.log"});
+                          "--vllm-version", "0.6.4", "--check-log", k_logs + "llama-2-7b_a100-80gb.log"});
   CHECK(t.code == 0);
   CHECK(t.out.find("GPU blocks") != std::string::npos);
-  const auto off =
-      run_cli({"serve", "--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
-               "--gpu-memory-utilization", "0.5", "--check-log", k_logs + "llama-2-7b_a100-80gb.log"});
+  const auto off = run_cli({"serve", "--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
+                            "--vllm-version", "0.6.4", "--gpu-memory-utilization", "0.5", "--check-log",
+                            k_logs + "llama-2-7b_a100-80gb.log"});
   CHECK(off.code == 1);
 }
 
 TEST_CASE("serve prints vLLM's own lines, the flags and every term under --explain", "[serve]") {
-  const auto r = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--explain"});
+  const auto r =
+      run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--explain", "--vllm-version", "v0"});
   REQUIRE(r.code == 0);
   for (const char* s : {"# GPU blocks: ", "GPU KV cache size: ",
                         "Maximum concurrency for 8,192 tokens per request", "largest max_model_len that fits",
@@ -172,7 +180,8 @@ TEST_CASE("serve: bad values get one line and exit 2", "[serve][errors]") {
       {"--gpu-memory", "lots"},
       {"--check-log", "/nonexistent.log"},
       {"--engine", "tgi"},
-      {"--max-num-batched-tokens", "100"},
+      {"--max-num-batched-tokens", "100", "--vllm-version", "0.6.4"},  // V0 without chunked prefill
+      {"--max-num-batched-tokens", "100", "--max-num-seqs", "256"},    // fewer tokens than sequences
   };
   for (const auto& b : bad) {
     std::vector<std::string> args = {"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"};
@@ -190,7 +199,9 @@ TEST_CASE("serve: bad values get one line and exit 2", "[serve][errors]") {
 
 TEST_CASE("serve: Llama-3-8B on an A100 80GB at 2,048 tokens holds about 219 requests (issue 15)",
           "[serve]") {
-  const auto j = serve({"--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-model-len", "2048"});
+  // (The 219 is vLLM 0.6.4's V0 budget, as the issue computed it.)
+  const auto j = serve(
+      {"--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-model-len", "2048", "--vllm-version", "0.6.4"});
   CHECK(std::fabs(j["max_concurrency"].get<double>() - 219) / 219 < 0.05);
 }
 
@@ -268,7 +279,7 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
   // vLLM 0.6.4 logs non_torch_memory=0.35GiB on the RTX 3090 (vllm#10517): the CUDA context
   // (about 400 MB with lazy loading, pytorch#109888) is the part memplan predicts.
   const auto one = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
-                          "--gpu-memory", "23.58GiB", "--max-model-len", "20000"});
+                          "--gpu-memory", "23.58GiB", "--max-model-len", "20000", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(one["budget"]["non_torch_bytes"]), 0.35) < 0.15);
   CHECK(one["budget"]["non_torch_given"] == false);
   CHECK(one["budget"]["allreduce_bytes"] == 0);
@@ -278,7 +289,8 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
   CHECK(context);
   // tp 2: vLLM's custom all-reduce holds two 8 MiB IPC buffers and an 8 MiB rank_data tensor
   // (custom_all_reduce.py); NCCL's buffers are not predicted, and a note says so.
-  const auto two = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "2"});
+  const auto two = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "2",
+                          "--vllm-version", "0.6.4"});
   CHECK(two["budget"]["allreduce_bytes"] == 24ull << 20);
   bool nccl_note = false;
   for (const auto& n : two["notes"])
@@ -287,12 +299,14 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
   const auto four =
       serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "4"});
   CHECK(four["budget"]["allreduce_bytes"] == 24ull << 20);
-  const auto given = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
-                            "--gpu-memory", "23.58GiB", "--max-model-len", "20000", "--overhead", "1GiB"});
+  const auto given =
+      serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
+             "23.58GiB", "--max-model-len", "20000", "--overhead", "1GiB", "--vllm-version", "0.6.4"});
   CHECK(given["budget"]["non_torch_bytes"] == 1ull << 30);
   CHECK(given["budget"]["non_torch_given"] == true);
   CHECK(given["gpu_blocks"].get<uint64_t>() < one["gpu_blocks"].get<uint64_t>());
-  const auto t = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--explain"});
+  const auto t = run_cli(
+      {"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--explain", "--vllm-version", "0.6.4"});
   CHECK(t.out.find("CUDA context and lazily loaded kernels = 419,430,400 B") != std::string::npos);
 }
 
@@ -314,12 +328,15 @@ TEST_CASE("serve prints a preset's Hugging Face repository id, or the path given
   CHECK(custom.out.find("vllm serve MODEL ") != std::string::npos);
 }
 
-TEST_CASE("serve names what it does not model: vLLM's V1 engine, sliding-window pools", "[serve][notes]") {
+TEST_CASE("serve names how each engine holds sliding-window layers", "[serve][notes]") {
   // Gemma 2 (config.json: sliding_window 4096, every other layer) on both engines.
   const auto v = run_cli({"serve", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
   CHECK(v.out.find("13 of 26 layers attend to a window of 4,096 tokens") != std::string::npos);
-  CHECK(v.out.find("V1's hybrid KV-cache manager") != std::string::npos);
-  CHECK(v.out.find("the V1 engine (vLLM's default from 0.8) is not modelled") != std::string::npos);
+  CHECK(v.out.find("V1's hybrid KV-cache manager: 1 full and 1 window group(s) of 13 layers") !=
+        std::string::npos);
+  const auto v0 = run_cli(
+      {"serve", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
+  CHECK(v0.out.find("V0 block table holds every layer's KV for every token") != std::string::npos);
   const auto s = run_cli(
       {"serve", "--engine", "sglang", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
   CHECK(s.out.find("SGLang keeps their KV in a pool of its own") != std::string::npos);
@@ -332,8 +349,10 @@ TEST_CASE("serve: Llama-3.2-11B-Vision on an H100, weights and the block size (v
   // The log's activation peak (36.63 GiB) is the vision encoder's profile run, which memplan does
   // not predict; the weights and the bytes of one block (all 40 layers, the 8 cross-attention
   // layers included, as V0 allocates them) are checked.
+  // No --vllm-version: vLLM 0.10.1 itself falls back to V0 for encoder-decoder models, and so does serve.
   const auto j = serve({"--config", k_configs + "Llama-3.2-11B-Vision-Instruct.json", "--gpu", "h100-80gb",
                         "--gpu-memory", "79.22GiB", "--max-model-len", "65536", "--max-num-seqs", "128"});
+  CHECK(j["engine_version"] == "0.6.4.post1");
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 19.86) < 0.01);  // "model weights take 19.86GiB"
   // "reserved for KV Cache is 14.65GiB" over "# CUDA blocks: 6001": 2.5 MiB a block (to the
   // rounding of 14.65).

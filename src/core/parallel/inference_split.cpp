@@ -49,21 +49,39 @@ InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp)
   s.vocab_per_gpu = ceil_div(vocab_padded, tp);
 
   // One layer: q and o (heads x head_dim x hidden each), k and v (kv_heads x head_dim x hidden
-  // each), the MLP (2 or 3 matrices of hidden x intermediate, per expert).
-  const uint64_t experts = std::max<uint64_t>(1, a.experts);
-  const uint64_t mlp = mul(mul(a.gated_mlp ? 3 : 2, mul(a.hidden, ff)), experts);
+  // each), the MLP (2 or 3 matrices of hidden x width). A mixture of experts holds `experts`
+  // routed MLPs of expert_intermediate (Qwen3-30B-A3B: 128 x 768, where intermediate_size 6144 is
+  // the dense width), the shared experts' MLP, and dense_layers layers of a dense MLP; the router
+  // is replicated. vLLM splits every expert's width by tp (FusedMoE without expert parallelism).
+  const uint64_t mats = a.gated_mlp ? 3 : 2;
+  uint64_t mlp = mul(mats, mul(a.hidden, ff));  // a dense layer's
+  uint64_t dense_mlp = mlp;
+  if (a.experts) {
+    const uint64_t width = a.expert_intermediate ? a.expert_intermediate : ff;
+    if (width % tp)
+      throw Error(Field::tp,
+                  std::to_string(tp) + " does not divide the expert width " + std::to_string(width));
+    mlp = checked_add(mul(a.experts, mul(mats, mul(a.hidden, width))),
+                      mul(mats, mul(a.hidden, a.shared_intermediate)), "parameters");
+    dense_mlp = mul(mats, mul(a.hidden, a.dense_intermediate ? a.dense_intermediate : ff));
+  }
+  const uint64_t dense_layers = a.experts ? std::min(a.dense_layers, a.layers) : 0;
   const uint64_t q_o = mul(2, mul(mul(heads, hd), a.hidden));
   const uint64_t k_v = mul(2, mul(mul(kvh, hd), a.hidden));
   const uint64_t layer = checked_add(checked_add(q_o, k_v), mlp, "parameters");
+  const uint64_t dense_layer = checked_add(checked_add(q_o, k_v), dense_mlp, "parameters");
   const uint64_t embed = mul(a.vocab, a.hidden);
   const uint64_t head = a.tied_embeddings ? 0 : embed;
-  s.sharded_parameters = checked_add(mul(a.layers, layer), checked_add(embed, head), "parameters");
+  const uint64_t all_layers =
+      checked_add(mul(a.layers - dense_layers, layer), mul(dense_layers, dense_layer), "parameters");
+  s.sharded_parameters = checked_add(all_layers, checked_add(embed, head), "parameters");
   s.replicated_parameters =
       model.parameters > s.sharded_parameters ? model.parameters - s.sharded_parameters : 0;
 
   // Per GPU: its share of every split matrix; K and V hold kv_heads_per_gpu heads, so a
   // replicated head counts on each GPU that holds it.
-  const uint64_t layer_gpu = q_o / tp + mul(2, mul(mul(s.kv_heads_per_gpu, hd), a.hidden)) + mlp / tp;
+  const uint64_t attn_gpu = q_o / tp + mul(2, mul(mul(s.kv_heads_per_gpu, hd), a.hidden));
+  const uint64_t layer_gpu = attn_gpu + mlp / tp, dense_layer_gpu = attn_gpu + dense_mlp / tp;
   const uint64_t embed_gpu = mul(s.vocab_per_gpu, a.hidden);
   uint64_t ends = 0;  // embedding and lm_head on the most-loaded stage
   if (pp == 1)
@@ -71,8 +89,12 @@ InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp)
   else
     ends = embed_gpu;  // the first stage holds the embedding, the last the lm_head (or a tied copy)
   const uint64_t replicated_gpu = checked_mul_ratio(s.replicated_parameters, s.layers_per_gpu, a.layers);
-  s.parameters_per_gpu = checked_add(checked_add(mul(s.layers_per_gpu, layer_gpu), ends, "parameters"),
-                                     replicated_gpu, "parameters");
+  // With stages, the most-loaded one holds layers_per_gpu layers of the larger kind.
+  const uint64_t layers_gpu = pp == 1 ? checked_add(mul(a.layers - dense_layers, layer_gpu),
+                                                    mul(dense_layers, dense_layer_gpu), "parameters")
+                                      : mul(s.layers_per_gpu, std::max(layer_gpu, dense_layer_gpu));
+  s.parameters_per_gpu =
+      checked_add(checked_add(layers_gpu, ends, "parameters"), replicated_gpu, "parameters");
   if (tp == 1 && pp == 1) s.parameters_per_gpu = model.parameters;  // exactly the model, padding aside
   return s;
 }

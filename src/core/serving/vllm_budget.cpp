@@ -2,10 +2,8 @@
 // KV-cache blocks of block_size tokens (see vllm_budget.hpp for the engine code it follows).
 #include "core/serving/vllm_budget.hpp"
 
-#include "core/serving/model_weights.hpp"
-#include "core/serving/vllm_v1.hpp"
-
 #include <algorithm>
+#include "core/serving/model_weights.hpp"
 
 #include <memplan/error.hpp>
 #include <memplan/estimate.hpp>
@@ -43,14 +41,20 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
     if (s.chunked_prefill == false)
       throw Error("chunked_prefill", "off is not available with the V1 engine (it always chunks)");
     b.chunked_prefill = true;
-    if (s.max_num_batched_tokens == 0)
-      s.max_num_batched_tokens = vllm_v1_default_batched_tokens(gpu_total_bytes);
-    if (!s.max_num_seqs_given) s.max_num_seqs = vllm_v1_default_max_num_seqs(gpu_total_bytes);
+    const VllmV1Defaults d = vllm_v1_defaults(gpu_total_bytes, s.device_name, s.entry);
+    if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = d.max_num_batched_tokens;
+    // The default never exceeds the step's tokens (arg_utils.py: min(default, max_num_batched_tokens)).
+    if (!s.max_num_seqs_given) s.max_num_seqs = std::min(d.max_num_seqs, s.max_num_batched_tokens);
   }
   if (!s.v1) b.chunked_prefill = s.chunked_prefill.value_or(s.max_model_len > k_vllm_chunked_prefill_above);
   if (s.max_num_batched_tokens == 0)
     s.max_num_batched_tokens = b.chunked_prefill ? k_vllm_chunked_batched_tokens
                                                  : std::max(s.max_model_len, k_vllm_min_batched_tokens);
+  // SchedulerConfig._verify_args (both engines): every sequence of a step gets at least a token.
+  if (s.max_num_batched_tokens < s.max_num_seqs)
+    throw Error("max_num_batched_tokens", "(" + std::to_string(s.max_num_batched_tokens) +
+                                              ") is smaller than max_num_seqs (" +
+                                              std::to_string(s.max_num_seqs) + "): vLLM refuses this");
   if (!b.chunked_prefill && s.max_num_batched_tokens < s.max_model_len)
     throw Error("max_num_batched_tokens",
                 "(" + std::to_string(s.max_num_batched_tokens) + ") is smaller than max_model_len (" +
@@ -96,11 +100,40 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
       bytes_for(mul(mul(2, b.split.layers_per_gpu), mul(b.split.kv_heads_per_gpu, arch.resolved_head_dim())),
                 kv, "KV bytes");
   b.block_bytes = mul(s.block_size, b.kv_bytes_per_token);
-  b.gpu_blocks = b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) / b.block_bytes : 0;
-  b.kv_tokens = mul(b.gpu_blocks, s.block_size);
-  b.max_concurrency = static_cast<double>(b.kv_tokens) / static_cast<double>(s.max_model_len);
-  b.largest_model_len = b.kv_tokens;
-  b.fits = b.kv_tokens >= s.max_model_len;
+  const uint64_t kv_left = b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) : 0;
+  const bool windows = arch.window_layers && arch.attention_window;
+  b.window_layers_full = windows;
+  if (s.v1) {
+    // V1's KV-cache manager: window layers get groups of their own (vllm_kv_groups.hpp) unless
+    // they are Llama 4's chunks (the manager is off for them by default in 0.10,
+    // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE) or the layers are split into stages
+    // (each stage's own mix is not modelled: every layer full there, fewer tokens than vLLM's).
+    VllmKvShape& k = b.kv_shape;
+    k.block_size = s.block_size;
+    k.max_num_batched_tokens = s.max_num_batched_tokens;
+    k.page_bytes = b.block_bytes / b.split.layers_per_gpu;
+    k.full_layers = b.split.layers_per_gpu;
+    if (windows && !arch.chunked_attention && s.pp == 1) {
+      k.window_layers = std::min(arch.window_layers, k.full_layers);
+      k.full_layers -= k.window_layers;
+      k.window = arch.attention_window;
+      b.window_layers_full = false;
+    }
+    b.kv_groups = vllm_kv_groups(k, kv_left, s.max_model_len);
+    b.block_bytes = b.kv_groups->block_bytes;
+    b.gpu_blocks = b.kv_groups->num_blocks;
+    b.kv_tokens = b.kv_groups->logged_tokens;
+    b.max_concurrency = b.kv_groups->max_concurrency;
+    const uint64_t cap = std::max(s.max_model_len, arch.max_positions);
+    b.largest_model_len = vllm_kv_longest_len(k, kv_left, cap);
+    b.fits = b.kv_bytes > 0 && b.kv_groups->needed_bytes <= kv_left;
+  } else {
+    b.gpu_blocks = kv_left / b.block_bytes;
+    b.kv_tokens = mul(b.gpu_blocks, s.block_size);
+    b.max_concurrency = static_cast<double>(b.kv_tokens) / static_cast<double>(s.max_model_len);
+    b.largest_model_len = b.kv_tokens;
+    b.fits = b.kv_tokens >= s.max_model_len;
+  }
   b.cross = vllm_cross_attention(r, s.block_size, s.max_model_len, b.gpu_blocks);
   return b;
 }

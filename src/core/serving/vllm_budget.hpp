@@ -1,5 +1,7 @@
 #pragma once
-// vLLM's start-up memory budget, as the engine computes it (vLLM v0.6.4.post1, the V0 engine:
+// vLLM's start-up memory budget, as the engine computes it: vLLM 0.10.1's V1 engine (the default;
+// vllm_v1.hpp and vllm_kv_groups.hpp say where it differs) or v0.6.4.post1's V0 engine (the rule
+// below:
 // vllm/worker/worker.py determine_num_available_blocks, vllm/worker/cache_engine.py
 // get_cache_block_size, vllm/config.py SchedulerConfig, vllm/worker/model_runner.py profile_run):
 //
@@ -19,23 +21,28 @@
 #include <memplan/request.hpp>
 #include "core/parallel/inference_split.hpp"
 #include "core/serving/vllm_cross_attention.hpp"
+#include "core/serving/vllm_kv_groups.hpp"
 #include "core/serving/vllm_non_torch.hpp"
+#include "core/serving/vllm_v1.hpp"
 
 namespace memplan {
 
-// The engine settings that change the budget, with vLLM v0.6.4.post1's defaults.
+// The engine settings that change the budget (defaults: vllm_budget resolves the zeros by the
+// engine's rules).
 struct VllmSettings {
   double gpu_memory_utilization = 0.9;
   uint64_t block_size = 16;
-  uint64_t max_num_seqs = 256;
+  uint64_t max_num_seqs = 256;          // V0's default; V1's by the GPU (vllm_v1.hpp)
   uint64_t max_model_len = 0;           // 0 = the model's max_position_embeddings
   uint64_t max_num_batched_tokens = 0;  // 0 = the engine's default (below)
   std::optional<bool> chunked_prefill;  // none = the engine's default: on above 32,768 tokens
   uint64_t tp = 1;
   uint64_t pp = 1;
   std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = predicted
-  bool v1 = false;                          // the V1 engine's rules (vllm_v1.hpp)
+  bool v1 = true;                           // the V1 engine's rules (vllm_v1.hpp); false: V0 0.6.4
   bool max_num_seqs_given = false;          // max_num_seqs is the user's, not a default
+  std::string device_name;                  // the GPU's name: V1's defaults test it for "a100"
+  VllmEntry entry = VllmEntry::serve;       // V1's defaults differ for vllm serve and vllm.LLM
 };
 
 // The engine's defaults, named for the output.
@@ -67,18 +74,20 @@ struct VllmBudget {
   int64_t kv_bytes = 0;             // what is left for the KV cache (negative: nothing)
   uint64_t kv_bytes_per_token = 0;  // on this GPU
   uint64_t kv_element_bytes = 2;
-  uint64_t block_bytes = 0;
+  uint64_t block_bytes = 0;  // V0: every layer's block; V1: the layers of one group
   uint64_t gpu_blocks = 0;
-  uint64_t kv_tokens = 0;          // gpu_blocks x block_size
-  double max_concurrency = 0.0;    // kv_tokens / max_model_len (vLLM's log line)
-  uint64_t largest_model_len = 0;  // kv_tokens: the longest max_model_len that fits
-  bool fits = false;               // one max_model_len request fits in the cache
+  uint64_t kv_tokens = 0;                 // gpu_blocks x block_size (V1 with window layers: per group)
+  double max_concurrency = 0.0;           // vLLM's log line (V0: kv_tokens / max_model_len)
+  std::optional<VllmKvGroups> kv_groups;  // V1: how the layers were grouped (vllm_kv_groups.hpp)
+  VllmKvShape kv_shape;                   // V1: full and window layers of this GPU
+  bool window_layers_full = false;        // window layers kept at full length (V0, pp, chunked)
+  uint64_t largest_model_len = 0;         // kv_tokens: the longest max_model_len that fits
+  bool fits = false;                      // one max_model_len request fits in the cache
   uint64_t head_dim = 0;
   uint64_t model_context = 0;  // the model's max_position_embeddings (0 unknown)
   InferenceSplit split;
-  std::optional<VllmCrossAttention> cross;
-  std::string version;  // the vLLM version whose rules apply  // mllama with images: the requests'
-                        // cross-attention blocks
+  std::optional<VllmCrossAttention> cross;  // mllama with images: the requests' cross-attention blocks
+  std::string version;                      // the vLLM version whose rules apply
 };
 
 // The budget of `r` (model, recipe, quantize, kv format) on a GPU

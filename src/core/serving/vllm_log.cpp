@@ -10,11 +10,21 @@
 namespace memplan {
 namespace {
 
+// The number at `pos` (after spaces and ':'), with a leading minus sign kept.
+std::optional<double> signed_after(std::string_view text, size_t pos) {
+  while (pos < text.size() && (text[pos] == ' ' || text[pos] == ':')) ++pos;
+  if (pos < text.size() && text[pos] == '-') {
+    const auto v = number_after(text, pos + 1);
+    return v ? std::optional<double>(-*v) : std::nullopt;
+  }
+  return number_after(text, pos);
+}
+
 // The number after the last occurrence of `key` that has one.
 std::optional<double> last_after(std::string_view text, std::string_view key) {
   std::optional<double> found;
   for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1))
-    if (auto v = number_after(text, at + key.size())) found = v;
+    if (auto v = signed_after(text, at + key.size())) found = v;
   return found;
 }
 
@@ -47,6 +57,18 @@ VllmLogFigures read_vllm_log(std::string_view text) {
   f.total_gib = first_key(text, totals);
   f.kv_gib = first_key(text, kv);
   f.non_torch_gib = last_after(text, "non_torch_memory=");
+  // "Requested memory: 0.90 (util), 71.27 GiB"
+  const std::string_view requested = "Requested memory:";
+  for (size_t at = text.find(requested); at != std::string_view::npos; at = text.find(requested, at + 1)) {
+    const size_t util = text.find("(util),", at);
+    if (util == std::string_view::npos || util - at > 40) continue;
+    const auto u = number_after(text, at + requested.size());
+    const auto g = number_after(text, util + 7);
+    if (u && g) {
+      f.requested_util = u;
+      f.requested_gib = g;
+    }
+  }
   // "Maximum concurrency for 20000 tokens per request: 1.56x"
   const std::string_view key = "Maximum concurrency for";
   for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {

@@ -10,6 +10,8 @@
 //   "available_kv_cache_memory 53.29GiB" / "kv_cache_size=3.81GiB" /
 //   "reserved for KV Cache is 54.83GiB" / "Available KV cache memory: 8.11 GiB" -> KV memory
 //   "non_torch_memory=0.35GiB" (0.6.4's one-line format only)     -> non-torch memory
+//   "Requested memory: 0.90 (util), 71.27 GiB" (V1, DEBUG level)  -> utilization x total
+// "Available KV cache memory: -2.14 GiB" (V1, a model that does not fit) is read with its sign.
 // (From 0.7 "non_torch_memory takes 0.04GiB" is the increase since start-up, without the CUDA
 // context: another quantity, not read.)
 // The last occurrence of each wins (a log may hold several starts).
@@ -28,10 +30,12 @@ struct VllmLogFigures {
   std::optional<double> total_gib;
   std::optional<double> kv_gib;
   std::optional<double> non_torch_gib;  // vLLM 0.6.4's measure: the CUDA context included
+  std::optional<double> requested_gib;  // V1: gpu_memory_utilization x total
+  std::optional<double> requested_util;
 
   bool empty() const {
     return !weights_gib && !gpu_blocks && !kv_tokens && !max_concurrency && !total_gib && !kv_gib &&
-           !non_torch_gib;
+           !non_torch_gib && !requested_gib;
   }
 };
 
