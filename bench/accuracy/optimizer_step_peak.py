@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The memory of one optimizer step of transformers' Adafactor, measured on CPU with torch's profiler.
+"""The memory of one optimizer step of transformers' Adafactor and AdamW, measured on CPU with torch's profiler.
 
 memplan's step timeline gives transformers' Adafactor (the Trainer's optim="adafactor") the
 temporaries of its per-tensor loop (TransientCode::adafactor_update). This script measures them: it
 trains small models whole steps (forward, loss, backward, Adafactor.step(), zero_grad) under torch
 1.13's profiler with profile_memory=True (bench/measure_step_peak.py's method: every CPU allocation
 and free in time order, the peak of each phase above the live parameters and state), and writes
-tests/data/torch_cpu_adafactor_step.json for tests/unit/test_adafactor_step.cpp.
+tests/data/torch_cpu_optimizer_step.json for tests/unit/test_optimizer_loop.cpp.
 
 Adafactor is not imported (transformers is not installed here): `HfAdafactor` below is a
 re-implementation of the tensor operations of `Adafactor.step` in src/transformers/optimization.py
@@ -29,7 +29,11 @@ The factored state (rows + cols per matrix, the full size for vectors) is made l
 in fp32 for half parameters too (`torch.zeros(shape).to(grad)` after the upcast); state["RMS"] is
 a 0-dim tensor of 4 bytes per parameter tensor.
 
-    /usr/bin/python3 bench/accuracy/optimizer_step_peak.py --out tests/data/torch_cpu_adafactor_step.json
+transformers.AdamW (optim="adamw_hf", the Trainer's default in early 2022) is measured the same way
+(`HfAdamW`, the cases with "optimizer": "adamw-hf"): per tensor, denom = exp_avg_sq.sqrt() (n), beside
+the previous tensor's denom until the name is bound again.
+
+    /usr/bin/python3 bench/accuracy/optimizer_step_peak.py --out tests/data/torch_cpu_optimizer_step.json
 """
 import argparse
 import json
@@ -110,6 +114,44 @@ class HfAdafactor(torch.optim.Optimizer):
                     p.copy_(p32)
 
 
+class HfAdamW(torch.optim.Optimizer):
+    """The tensor operations of transformers.AdamW.step (optimization.py of 4.16, the Trainer's
+    optim="adamw_hf"; correct_bias=True, weight_decay 0.0): the moments updated in place, then
+    denom = exp_avg_sq.sqrt().add_(eps), one temporary per tensor; state["step"] is a Python int."""
+
+    def __init__(self, params, lr):
+        super().__init__(params, {"lr": lr, "betas": (0.9, 0.999), "eps": 1e-6, "weight_decay": 0.0,
+                                  "correct_bias": True})
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                beta1, beta2 = group["betas"]
+                state["step"] += 1
+                exp_avg.mul_(beta1).add_(grad, alpha=1.0 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1.0 - beta2)
+                denom = exp_avg_sq.sqrt().add_(group["eps"])
+                step_size = group["lr"]
+                if group["correct_bias"]:
+                    step_size = step_size * math.sqrt(1.0 - beta2 ** state["step"]) / (1.0 - beta1 ** state["step"])
+                p.addcdiv_(exp_avg, denom, value=-step_size)
+                if group["weight_decay"] > 0.0:
+                    p.add_(p, alpha=-group["lr"] * group["weight_decay"])
+
+
+OPTIMIZERS = {"adafactor": HfAdafactor, "adamw-hf": HfAdamW}
+
+
 # Small batches, so that the optimizer step (weights + gradients + its temporaries) is the step's
 # peak and the test sees the temporaries; one larger batch whose peak is backward's.
 CASES = [
@@ -121,6 +163,10 @@ CASES = [
     {"id": "llama_gqa_rope_L2", "base": "llama_gqa_rope_L2", "batch": 2, "seq": 16, "precision": "bf16"},
     {"id": "gpt2_style_L2", "base": "gpt2_style_L2", "batch": 2, "seq": 16, "precision": "fp32"},
     {"id": "bert_style_L2_dropout", "base": "bert_style_L2_dropout", "batch": 2, "seq": 16, "precision": "fp32"},
+    {"id": "mlp_1024_4096_4096_1024", "arch": {"mlp_widths": [1024, 4096, 4096, 1024]}, "batch": 16, "seq": 0,
+     "precision": "fp32", "optimizer": "adamw-hf"},
+    {"id": "llama_gqa_rope_L2", "base": "llama_gqa_rope_L2", "batch": 2, "seq": 16, "precision": "fp32",
+     "optimizer": "adamw-hf"},
 ]
 
 
@@ -144,22 +190,23 @@ def main():
         if c["precision"] == "bf16" and x.is_floating_point():
             x = x.to(torch.bfloat16)
         trainable = [p for p in model.parameters() if p.requires_grad]
-        opt = HfAdafactor(trainable, lr=1e-4)
+        name = c.get("optimizer", "adafactor")
+        opt = OPTIMIZERS[name](trainable, lr=1e-4)
         steps = [msp.profiled_step(arch, model, opt, x, y, c["precision"]) for _ in range(2)]
         row = dict(c)
         row["arch"] = arch
         row.pop("base", None)
-        row["optimizer"] = "adafactor (transformers, Trainer optim='adafactor')"
+        row["optimizer"] = name
         row["params"] = {"count": sum(p.numel() for p in model.parameters()),
                          "bytes": msp.tensor_bytes(list(model.parameters())),
                          "trainable": sum(p.numel() for p in trainable), "tensors": len(trainable),
                          "shapes": [list(p.shape) for p in trainable]}
         row["state_bytes"] = state_bytes(opt)
-        row["state_rms_bytes"] = sum(st["RMS"].element_size() for st in opt.state.values())
+        row["state_rms_bytes"] = sum(st["RMS"].element_size() for st in opt.state.values() if "RMS" in st)
         row["step1"], row["step2"] = steps
         rows.append(row)
-        print("  %-26s %-6s B=%-4d state=%d peak1=%d (%s) peak2=%d (%s) opt2=%d" % (
-            c["id"], c["precision"], c["batch"], row["state_bytes"], steps[0]["peak_bytes"],
+        print("  %-9s %-26s %-6s B=%-4d state=%d peak1=%d (%s) peak2=%d (%s) opt2=%d" % (
+            name, c["id"], c["precision"], c["batch"], row["state_bytes"], steps[0]["peak_bytes"],
             steps[0]["peak_phase"], steps[1]["peak_bytes"], steps[1]["peak_phase"],
             steps[1]["phase_peak_bytes"]["optimizer"]), file=sys.stderr, flush=True)
     out = {"source": "bench/accuracy/optimizer_step_peak.py (torch profiler, profile_memory=True, CPU)",

@@ -57,6 +57,10 @@ enum class TransientCode : uint8_t {
   // the gradient and the weight) + n1 numbers (the previous tensor's update, or the factors), 4 B
   // each; k = (bytes / 4 - n1) / n0.
   adafactor_update,
+  // transformers.AdamW, one tensor at a time (core/memory/optimizer_loop.hpp): denom =
+  // exp_avg_sq.sqrt() of the tensor (n0 numbers) beside the previous tensor's (n1), in the state's
+  // format; bytes / (n0 + n1) bytes each.
+  hf_adamw_denom,
 };
 
 struct Transient {

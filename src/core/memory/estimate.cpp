@@ -218,7 +218,7 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
               : trainable_count(fs.elements,
                                 static_cast<double>(trainable) / static_cast<double>(r.model.parameters));
       // fp32 whatever the weights: transformers' Adafactor makes its state from the gradient after
-      // upcasting a half one (`torch.zeros(shape).to(grad)`, adafactor_step.hpp).
+      // upcasting a half one (`torch.zeros(shape).to(grad)`, optimizer_loop.hpp).
       const uint64_t b = bytes_for(elements, ElementCost{4, 1}, "optimizer state bytes");
       Line l = line(LineCode::factored_state, b, elements);
       l.format = FormatId::fp32;

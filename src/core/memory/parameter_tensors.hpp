@@ -2,7 +2,7 @@
 // A model's parameter tensors, in the order torch registers them (model.parameters()): the
 // embeddings, one transformer layer (repeated), what follows the layers; or an MLP's weights and
 // biases. The shapes come from the architecture; the step replay divides the parameter, gradient and
-// state terms among them, and Adafactor's loop (adafactor_step.hpp) reads their rows and columns.
+// state terms among them, and Adafactor's loop (optimizer_loop.hpp) reads their rows and columns.
 
 #include <cstdint>
 #include <vector>

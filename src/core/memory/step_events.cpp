@@ -27,8 +27,8 @@
 
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
-#include "core/memory/adafactor_step.hpp"
 #include "core/memory/caching_allocator.hpp"
+#include "core/memory/optimizer_loop.hpp"
 #include "core/memory/parameter_tensors.hpp"
 #include "core/memory/step_timeline.hpp"
 
@@ -211,9 +211,27 @@ void optimizer_loop(Builder& b, std::vector<std::vector<Tensor>>& state,
   for (size_t i = 0; i < state.size(); ++i) b.free(temps[i], temp_bytes[i]);
 }
 
-// transformers' Adafactor.step, statement by statement (adafactor_step.hpp), fp32 throughout; the
+// transformers.AdamW.step (optimizer_loop.hpp): each tensor's state at step 1, then its
+// denom = exp_avg_sq.sqrt().add_(eps), which frees the previous tensor's when bound to the name.
+void hf_adamw_loop(Builder& b, const std::vector<LoopTensor>& ts, uint64_t bytes_per_number,
+                   std::vector<std::vector<Tensor>>* state_to_allocate) {
+  uint64_t previous = 0;
+  uint64_t previous_bytes = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (state_to_allocate)
+      for (Tensor& t : (*state_to_allocate)[i]) b.alloc(t);
+    const uint64_t bytes = checked_mul(ts[i].n, bytes_per_number, "timeline bytes");
+    const uint64_t denom = b.alloc(bytes);
+    b.free(previous, previous_bytes);
+    previous = denom;
+    previous_bytes = bytes;
+  }
+  b.free(previous, previous_bytes);
+}
+
+// transformers' Adafactor.step, statement by statement (optimizer_loop.hpp), fp32 throughout; the
 // names `grad`, `p_data_fp32` and `update` keep their tensors until they are bound to the next.
-void adafactor_loop(Builder& b, const std::vector<AdafactorTensor>& ts, bool half_weights,
+void adafactor_loop(Builder& b, const std::vector<LoopTensor>& ts, bool half_weights,
                     std::vector<std::vector<Tensor>>* state_to_allocate) {
   struct Held {
     uint64_t id = 0;
@@ -286,8 +304,10 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     temp_bytes[largest] = half;
   }
-  const std::vector<AdafactorTensor> adafactor =
-      opt.code == TransientCode::adafactor_update ? adafactor_tensors(r, e) : std::vector<AdafactorTensor>{};
+  const bool loop_per_tensor =
+      opt.code == TransientCode::adafactor_update || opt.code == TransientCode::hf_adamw_denom;
+  const std::vector<LoopTensor> loop =
+      loop_per_tensor ? optimizer_loop_tensors(r, e) : std::vector<LoopTensor>{};
   Activations act = activations(r, e);
   const Transient loss = loss_backward_transient(r, e);
   const Transient last = last_layer_backward_transient(r);
@@ -350,8 +370,10 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     b.phase = Phase::optimizer;
     const bool foreach = opt.code == TransientCode::foreach_copy;
-    if (opt.code == TransientCode::adafactor_update && adafactor.size() == grads.size()) {
-      adafactor_loop(b, adafactor, adafactor_fp32_copies(r) == 4, s == 1 ? &state : nullptr);
+    if (opt.code == TransientCode::adafactor_update && loop.size() == grads.size()) {
+      adafactor_loop(b, loop, adafactor_fp32_copies(r) == 4, s == 1 ? &state : nullptr);
+    } else if (opt.code == TransientCode::hf_adamw_denom && loop.size() == grads.size()) {
+      hf_adamw_loop(b, loop, opt.bytes / (opt.n[0] + opt.n[1]), s == 1 ? &state : nullptr);
     } else {
       optimizer_loop(b, state, temp_bytes, foreach, s == 1);
     }

@@ -15,7 +15,8 @@
 //                                         sqrt and its quotient for the largest tensor;
 //                                         transformers' Adafactor: 2 fp32 tensors the size of one
 //                                         (4 for half weights) + the previous one's update or the
-//                                         factors (adafactor_step.hpp); bitsandbytes' 8-bit
+//                                         factors; transformers.AdamW: one denom beside the
+//                                         previous tensor's (optimizer_loop.hpp); bitsandbytes' 8-bit
 //                                         optimizers update each tensor in one kernel: nothing
 //   zero_grad  W + S                      set_to_none frees the gradients
 // On CUDA every phase also holds torch's two cuBLAS workspaces (timeline.hpp).
@@ -34,7 +35,7 @@
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
-#include "core/memory/adafactor_step.hpp"
+#include "core/memory/optimizer_loop.hpp"
 
 namespace memplan {
 namespace {
@@ -68,8 +69,8 @@ Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
   Transient t;
   const Optimizer& o = r.optimizer;
   const uint64_t trainable = e.trainable_parameters;
-  if (o.kind == StateKind::factored) {  // transformers' Adafactor (adafactor_step.hpp)
-    const AdafactorPeak p = adafactor_loop_peak(adafactor_tensors(r, e), adafactor_fp32_copies(r));
+  if (o.kind == StateKind::factored) {  // transformers' Adafactor (optimizer_loop.hpp)
+    const LoopPeak p = adafactor_loop_peak(optimizer_loop_tensors(r, e), adafactor_fp32_copies(r));
     if (!p.bytes) return t;
     t.code = TransientCode::adafactor_update;
     t.n[0] = p.n;
@@ -77,11 +78,20 @@ Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
     t.bytes = p.bytes;
     return t;
   }
-  if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
   const ElementCost cost = r.recipe.has_master()    ? r.recipe.master.cost
                            : r.fp32_lora_adapters() ? ElementCost{4, 1}
                                                     : r.recipe.optimizer_state.cost;
   const uint64_t per = cost.den ? cost.num / cost.den : 0;
+  if (o.transformers_loop && o.kind == StateKind::copies && o.copies == 2) {  // transformers.AdamW
+    const LoopPeak p = hf_adamw_loop_peak(optimizer_loop_tensors(r, e), per);
+    if (!p.bytes) return t;
+    t.code = TransientCode::hf_adamw_denom;
+    t.n[0] = p.n;
+    t.n[1] = p.extra;
+    t.bytes = p.bytes;
+    return t;
+  }
+  if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
   if (per_tensor) {

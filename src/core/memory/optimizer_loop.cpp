@@ -1,4 +1,4 @@
-#include "core/memory/adafactor_step.hpp"
+#include "core/memory/optimizer_loop.hpp"
 
 #include <algorithm>
 
@@ -7,8 +7,8 @@
 
 namespace memplan {
 
-std::vector<AdafactorTensor> adafactor_tensors(const EstimateRequest& r, const Estimate& e) {
-  std::vector<AdafactorTensor> out;
+std::vector<LoopTensor> optimizer_loop_tensors(const EstimateRequest& r, const Estimate& e) {
+  std::vector<LoopTensor> out;
   if (e.lora) {
     // LoRA's A (rank x in) and B (out x rank) of each adapted matrix, as the replay divides them.
     const uint64_t count = std::max<uint64_t>(2 * e.lora->matrices, 1);
@@ -29,14 +29,26 @@ uint64_t adafactor_fp32_copies(const EstimateRequest& r) {
   return fp32 ? 2 : 4;
 }
 
-AdafactorPeak adafactor_loop_peak(const std::vector<AdafactorTensor>& tensors, uint64_t copies) {
-  AdafactorPeak best;
+LoopPeak adafactor_loop_peak(const std::vector<LoopTensor>& tensors, uint64_t copies) {
+  LoopPeak best;
   uint64_t previous = 0;
-  for (const AdafactorTensor& t : tensors) {
+  for (const LoopTensor& t : tensors) {
     const uint64_t extra = std::max(previous, t.factors);
     const uint64_t numbers = checked_add(checked_mul(copies, t.n, "tensor"), extra, "tensor");
     const uint64_t bytes = checked_mul(numbers, 4, "timeline bytes");
     if (bytes > best.bytes) best = {t.n, extra, copies, bytes};
+    previous = t.n;
+  }
+  return best;
+}
+
+LoopPeak hf_adamw_loop_peak(const std::vector<LoopTensor>& tensors, uint64_t bytes_per_number) {
+  LoopPeak best;
+  uint64_t previous = 0;
+  for (const LoopTensor& t : tensors) {
+    const uint64_t bytes =
+        checked_mul(checked_add(t.n, previous, "tensor"), bytes_per_number, "timeline bytes");
+    if (bytes > best.bytes) best = {t.n, previous, 1, bytes};
     previous = t.n;
   }
   return best;
