@@ -28,10 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(ROOT, "tests", "data", "gpu_measurements.json")
 
-# HF Trainer of early 2022 on torch < 2: model.zero_grad() keeps the gradients (set_to_none=False),
-# transformers.AdamW (adamw_hf) loops over the tensors one at a time.
+# HF Trainer of early 2022 on torch < 2: model.zero_grad() keeps the gradients (set_to_none=False);
+# its default optimizer is transformers.AdamW (optim="adamw_hf": --optimizer adamw-hf, one tensor at a
+# time, one temporary each).
 BERT = ["--model", "bert-large-uncased", "--seq", "512", "--attention", "eager", "--overhead", "1343MiB",
-        "--zero-grad", "zeros", "--optimizer-loop", "per-tensor"]
+        "--zero-grad", "zeros"]
 GA4 = ["--grad-accum", "4"]
 # Lit-GPT at commit 8641822 on Lightning Fabric 2.1 and torch 2.1 (--framework litgpt, framework.hpp):
 # LM head and cross-entropy by chunks of 128 positions, the logits converted to fp32 by Fabric's
@@ -55,12 +56,12 @@ INFER = LITGPT + ["--mode", "infer", "--precision", "bf16", "--seq", "57", "--ba
 
 # id -> the memplan flags a user would give for that run (None: not expressible, with the reason).
 ARGS = {
-    "hf-bert-large-fp32-b4": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adamw"],
-    "hf-bert-large-fp32-b1ga4": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw"],
-    "hf-bert-large-fp32-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw",
+    "hf-bert-large-fp32-b4": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adamw-hf"],
+    "hf-bert-large-fp32-b1ga4": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw-hf"],
+    "hf-bert-large-fp32-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "fp32", "--optimizer", "adamw-hf",
                                            "--checkpointing", "full"],
-    "hf-bert-large-amp16-b4": BERT + ["--batch", "4", "--precision", "amp-fp16", "--optimizer", "adamw"],
-    "hf-bert-large-amp16-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer", "adamw",
+    "hf-bert-large-amp16-b4": BERT + ["--batch", "4", "--precision", "amp-fp16", "--optimizer", "adamw-hf"],
+    "hf-bert-large-amp16-b1ga4-gc": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer", "adamw-hf",
                                             "--checkpointing", "full"],
     "hf-bert-large-fp32-b4-adafactor": BERT + ["--batch", "4", "--precision", "fp32", "--optimizer", "adafactor"],
     "hf-bert-large-amp16-b1ga4-gc-adafactor": BERT + GA4 + ["--batch", "1", "--precision", "amp-fp16", "--optimizer",

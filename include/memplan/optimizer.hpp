@@ -1,6 +1,6 @@
 #pragma once
 // Optimizers and the state they keep per trainable parameter:
-// sgd 0 copies, sgd-momentum 1, adam/adamw 2, adagrad 1, rmsprop 1 (2 with momentum), lion 1,
+// sgd 0 copies, sgd-momentum 1, adam/adamw/adamw-hf 2, adagrad 1, rmsprop 1 (2 with momentum), lion 1,
 // adamw-8bit 2 copies of 1 byte plus block constants, adafactor factored, none for inference;
 // bitsandbytes' paged-adamw (fp32 state) and paged-adamw-8bit keep large tensors' state in unified
 // memory (core/memory/paged_state.hpp).
@@ -27,6 +27,9 @@ struct Optimizer {
   bool step_per_tensor = false;  // torch.optim.Adam/AdamW keep a 4-byte float32 `step` per tensor
   bool paged = false;            // bitsandbytes paged: state of tensors >= 1e5 numbers in unified memory
   bool fp32_state = false;       // bitsandbytes 32-bit optimizers: float32 state whatever the weights
+  // transformers.AdamW (optim="adamw_hf"): one tensor at a time, one temporary each (denom), the
+  // step counter a Python int (core/memory/optimizer_loop.hpp)
+  bool transformers_loop = false;
   std::string description;
 };
 

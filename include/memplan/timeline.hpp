@@ -52,6 +52,15 @@ enum class TransientCode : uint8_t {
   // The LM head's backward under Lit-GPT's bitsandbytes 4-bit layers: cross-entropy's two gradients
   // of n0 B each, and the head's weight (n1 elements) dequantised to fp16 and cast to bf16 (4 B each).
   loss_and_dequant,
+  // transformers' Adafactor, one tensor at a time (src/core/memory/adafactor_step.hpp): k fp32
+  // tensors of n0 numbers (the update and its successor; k = 4 with half weights: + the fp32 copies of
+  // the gradient and the weight) + n1 numbers (the previous tensor's update, or the factors), 4 B
+  // each; k = (bytes / 4 - n1) / n0.
+  adafactor_update,
+  // transformers.AdamW, one tensor at a time (core/memory/optimizer_loop.hpp): denom =
+  // exp_avg_sq.sqrt() of the tensor (n0 numbers) beside the previous tensor's (n1), in the state's
+  // format; bytes / (n0 + n1) bytes each.
+  hf_adamw_denom,
 };
 
 struct Transient {

@@ -214,7 +214,7 @@ const std::vector<OptionSpec>& table() {
       {"--precision", F::precision,
        "fp32, fp16, bf16, amp-fp16, amp-bf16, mixed-fp16, mixed-bf16, or bytes per number", precision_rule},
       {"--optimizer", F::optimizer,
-       "none, sgd, sgd-momentum, adam, adamw, adagrad, rmsprop, lion, adamw-8bit, adafactor, "
+       "none, sgd, sgd-momentum, adam, adamw(-hf), adagrad, rmsprop, lion, adamw-8bit, adafactor, "
        "paged-adamw(-8bit), or copies",
        optimizer_rule},
       {"--mode", F::mode, "train (default) or infer", mode_rule},

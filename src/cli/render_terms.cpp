@@ -315,7 +315,7 @@ std::string optimizer_format(const EstimateRequest& r) {
       format += plus + "2 x int8 (blockwise)";
       break;
     case StateKind::factored:
-      format += plus + "factored " + r.recipe.optimizer_state.name;
+      format += plus + "factored fp32";
       break;
   }
   return format.empty() ? "-" : format;

@@ -38,6 +38,22 @@ std::string transient_text(const Transient& t) {
              "quotient for the largest tensor, 2 x " +
              group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
              " B";
+    case TransientCode::hf_adamw_denom: {
+      const uint64_t numbers = t.n[0] + t.n[1];
+      return "transformers.AdamW, one tensor at a time: denom = exp_avg_sq.sqrt() of " +
+             group_thousands(t.n[0]) + " numbers beside the previous tensor's (" + group_thousands(t.n[1]) +
+             "), x " + std::to_string(numbers ? t.bytes / numbers : 0) + " B = " + group_thousands(t.bytes) +
+             " B";
+    }
+    case TransientCode::adafactor_update: {
+      const uint64_t k = t.n[0] ? (t.bytes / 4 - std::min(t.bytes / 4, t.n[1])) / t.n[0] : 0;
+      return std::string("transformers' Adafactor, one tensor at a time: ") +
+             (k == 4 ? "fp32 copies of its gradient and weight, " : "") +
+             "grad**2 + eps and -update (or the factored product) beside update, " + std::to_string(k) +
+             " x " + group_thousands(t.n[0]) + " numbers, + " + group_thousands(t.n[1]) +
+             " (the previous tensor's update, or the row and column factors), x 4 B = " +
+             group_thousands(t.bytes) + " B";
+    }
   }
   return "";
 }

@@ -44,6 +44,18 @@ TEST_CASE("step events: the allocated peak is the timeline's peak", "[step_event
   cases.push_back(train("llama-2-7b", "bf16", 2, 2048));
   cases.push_back(train("llama-2-7b", "bf16", 4, 512));
   cases.back().lora = parse_lora_targets("--lora-targets", "q_proj,v_proj", 16);
+  // The per-tensor loops of transformers' optimizers (optimizer_loop.hpp), where the optimizer step
+  // is the peak: Adafactor with fp32 and with half weights (+ the fp32 copies), AdamW.
+  for (const char* precision : {"amp-fp16", "bf16"}) {
+    cases.push_back(train("bert-large-uncased", precision, 1, 512));
+    cases.back().optimizer = parse_optimizer("--optimizer", "adafactor");
+    cases.back().checkpointing = Checkpointing::full;
+  }
+  cases.push_back(train("bert-large-uncased", "fp32", 1, 128));
+  cases.back().optimizer = parse_optimizer("--optimizer", "adamw-hf");
+  cases.push_back(train("llama-2-7b", "bf16", 1, 512));
+  cases.back().optimizer = parse_optimizer("--optimizer", "adafactor");
+  cases.back().lora = parse_lora_targets("--lora-targets", "q_proj,v_proj", 16);
   for (const EstimateRequest& r : cases) {
     const Estimate e = estimate(r);
     REQUIRE(e.timeline.present);

@@ -217,9 +217,11 @@ void optimizer_term(const EstimateRequest& r, uint64_t trainable, uint64_t train
               ? fs.elements
               : trainable_count(fs.elements,
                                 static_cast<double>(trainable) / static_cast<double>(r.model.parameters));
-      const uint64_t b = bytes_for(elements, r.recipe.optimizer_state.cost, "optimizer state bytes");
+      // fp32 whatever the weights: transformers' Adafactor makes its state from the gradient after
+      // upcasting a half one (`torch.zeros(shape).to(grad)`, optimizer_loop.hpp).
+      const uint64_t b = bytes_for(elements, ElementCost{4, 1}, "optimizer state bytes");
       Line l = line(LineCode::factored_state, b, elements);
-      l.format = FormatId::optimizer_state;
+      l.format = FormatId::fp32;
       t.add(l);
       t.bytes = checked_add(t.bytes, b, "optimizer state bytes");
       e.note({NoteCode::factored, {static_cast<uint64_t>(fs.shapes), fs.count}, 0.0});

@@ -20,15 +20,21 @@ Matrices transformer_matrices(const TransformerArch& a) {
   Matrices m;
   const uint64_t h = a.hidden, hd = a.resolved_head_dim(), q = a.heads * hd, kv = a.resolved_kv_heads() * hd;
   const uint64_t experts = a.experts ? a.experts : 1;
+  const uint64_t ff = a.intermediate ? a.intermediate : 4 * h;
   for (uint64_t l = 0; l < a.layers; ++l) {
-    m.add(h, q);
-    m.add(h, kv, 2);
+    if (a.fused_qkv) {  // one matrix (GPT-2's c_attn): its rows and columns once
+      m.add(h, q + 2 * kv);
+    } else {
+      m.add(h, q);
+      m.add(h, kv, 2);
+    }
     m.add(q, h);
-    m.add(h, a.intermediate, (a.gated_mlp ? 2 : 1) * experts);
-    m.add(a.intermediate, h, experts);
+    m.add(h, ff, (a.gated_mlp ? 2 : 1) * experts);
+    m.add(ff, h, experts);
     if (a.experts) m.add(h, a.experts);
   }
-  m.add(a.vocab, h, a.tied_embeddings ? 1 : 2);
+  m.add(a.vocab, h, a.causal && !a.tied_embeddings ? 2 : 1);  // the embedding (and an untied LM head)
+  if (a.position_embedding == "learned" && a.max_positions) m.add(a.max_positions, h);
   return m;
 }
 
@@ -36,6 +42,13 @@ Matrices transformer_matrices(const TransformerArch& a) {
 
 FactoredState factored_state_elements(const ModelSpec& model) {
   const uint64_t p = model.parameters;
+  if (!model.mlp_widths.empty()) {  // each layer's weight matrix factored, its bias in full
+    Matrices m;
+    for (size_t i = 0; i + 1 < model.mlp_widths.size(); ++i)
+      m.add(model.mlp_widths[i + 1], model.mlp_widths[i]);
+    const uint64_t vectors = p > m.elements ? p - m.elements : 0;
+    return {m.sum_rc + vectors, FactoredShapes::architecture, vectors};
+  }
   if (model.arch && model.arch->layers && model.arch->hidden) {
     Matrices m = transformer_matrices(*model.arch);
     const uint64_t vectors = p > m.elements ? p - m.elements : 0;

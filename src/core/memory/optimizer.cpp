@@ -17,6 +17,7 @@ struct Row {
   const char* description;
   bool paged = false;
   bool fp32_state = false;
+  bool transformers_loop = false;
 };
 
 // Facts, not logic: one row per optimizer.
@@ -26,6 +27,9 @@ const Row k_table[] = {
     {"sgd-momentum", 1, StateKind::copies, false, "SGD with momentum: one momentum buffer"},
     {"adam", 2, StateKind::copies, true, "Adam: exp_avg and exp_avg_sq"},
     {"adamw", 2, StateKind::copies, true, "AdamW: exp_avg and exp_avg_sq"},
+    {"adamw-hf", 2, StateKind::copies, false,
+     "transformers.AdamW (Trainer optim=adamw_hf): exp_avg and exp_avg_sq, one tensor at a time", false,
+     false, true},
     {"adagrad", 1, StateKind::copies, false, "Adagrad: one sum of squares"},
     {"rmsprop", 1, StateKind::copies, false, "RMSprop: one square average"},
     {"rmsprop-momentum", 2, StateKind::copies, false,
@@ -53,7 +57,8 @@ std::vector<std::string> optimizer_names() {
 
 Optimizer parse_optimizer(std::string_view subject, std::string_view text) {
   for (const Row& r : k_table)
-    if (text == r.name) return {r.name, r.copies, r.kind, r.step, r.paged, r.fp32_state, r.description};
+    if (text == r.name)
+      return {r.name, r.copies, r.kind, r.step, r.paged, r.fp32_state, r.transformers_loop, r.description};
   if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
     const uint64_t copies = parse_count(subject, text, 16);
     return {std::string(text),
@@ -62,12 +67,13 @@ Optimizer parse_optimizer(std::string_view subject, std::string_view text) {
             false,
             false,
             false,
+            false,
             std::to_string(copies) + " state copies per parameter (as given)"};
   }
   throw Error(
       std::string(subject),
       "\"" + std::string(text) +
-          "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adagrad, "
+          "\" is not an optimizer (expected none, sgd, sgd-momentum, adam, adamw, adamw-hf, adagrad, "
           "rmsprop, rmsprop-momentum, lion, adamw-8bit, adafactor, paged-adamw, paged-adamw-8bit or a "
           "number of copies" +
           did_you_mean(text, optimizer_names()) + ")");

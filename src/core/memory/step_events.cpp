@@ -31,64 +31,12 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/caching_allocator.hpp"
+#include "core/memory/optimizer_loop.hpp"
+#include "core/memory/parameter_tensors.hpp"
 #include "core/memory/step_timeline.hpp"
 
 namespace memplan {
 namespace {
-
-// Parameter tensors by where they sit: before the layers, one layer (repeated), after the layers.
-struct ParameterShapes {
-  std::vector<uint64_t> before;
-  std::vector<uint64_t> layer;
-  uint64_t layers = 0;
-  std::vector<uint64_t> after;
-};
-
-ParameterShapes parameter_shapes(const ModelSpec& m) {
-  ParameterShapes p;
-  if (!m.mlp_widths.empty()) {
-    for (size_t i = 0; i + 1 < m.mlp_widths.size(); ++i) {
-      p.before.push_back(checked_mul(m.mlp_widths[i], m.mlp_widths[i + 1], "tensor"));
-      p.before.push_back(m.mlp_widths[i + 1]);
-    }
-    return p;
-  }
-  if (!m.arch) return p;
-  const TransformerArch& a = *m.arch;
-  const uint64_t h = a.hidden;
-  const uint64_t hd = a.resolved_head_dim();
-  const uint64_t qd = checked_mul(a.heads, hd, "tensor");
-  const uint64_t kvd = checked_mul(a.resolved_kv_heads(), hd, "tensor");
-  const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, h, "tensor");
-  const uint64_t norm_tensors = a.norm == "rmsnorm" ? 1 : 2;  // weight (and bias)
-  auto linear = [&](uint64_t in, uint64_t out) {
-    p.layer.push_back(checked_mul(in, out, "tensor"));
-    if (a.bias) p.layer.push_back(out);
-  };
-  if (a.vocab) p.before.push_back(checked_mul(a.vocab, h, "tensor"));
-  if (a.position_embedding == "learned" && a.max_positions)
-    p.before.push_back(checked_mul(a.max_positions, h, "tensor"));
-  if (!a.norm_first)
-    for (uint64_t i = 0; i < norm_tensors; ++i) p.before.push_back(h);
-  if (a.fused_qkv) {
-    linear(h, qd + 2 * kvd);
-  } else {
-    linear(h, qd);
-    linear(h, kvd);
-    linear(h, kvd);
-  }
-  linear(qd, h);
-  for (uint64_t i = 0; i < 2 * norm_tensors; ++i) p.layer.push_back(h);
-  if (a.gated_mlp) linear(h, ff);
-  linear(h, ff);
-  linear(ff, h);
-  p.layers = a.layers;
-  if (a.final_norm)
-    for (uint64_t i = 0; i < norm_tensors; ++i) p.after.push_back(h);
-  if (a.vocab && a.causal && !a.tied_embeddings) p.after.push_back(checked_mul(a.vocab, h, "tensor"));
-  if (!a.causal) p.after.push_back(checked_mul(h, h, "tensor"));  // an encoder's pooler
-  return p;
-}
 
 // `total` bytes divided in proportion to `weights` (floor), the remainder on the largest.
 std::vector<uint64_t> divide(uint64_t total, const std::vector<uint64_t>& weights) {
@@ -171,17 +119,17 @@ class Builder {
 std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p, uint64_t count) {
   std::vector<uint64_t> weights;
   std::vector<int64_t> groups;
-  for (uint64_t n : p.before) {
-    weights.push_back(n);
+  for (const TensorShape& t : p.before) {
+    weights.push_back(t.elements());
     groups.push_back(-1);
   }
   for (uint64_t l = 0; l < p.layers; ++l)
-    for (uint64_t n : p.layer) {
-      weights.push_back(n);
+    for (const TensorShape& t : p.layer) {
+      weights.push_back(t.elements());
       groups.push_back(static_cast<int64_t>(l));
     }
-  for (uint64_t n : p.after) {
-    weights.push_back(n);
+  for (const TensorShape& t : p.after) {
+    weights.push_back(t.elements());
     groups.push_back(-2);
   }
   const Sized s = sized(total, weights, count, 0);
@@ -338,6 +286,80 @@ void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
   }
 }
 
+// torch's Adam/AdamW step: each tensor's state made at step 1 (`allocate_state`); foreach, one
+// temporary per tensor for all at once; the per-tensor loop, two for one tensor at a time.
+void optimizer_loop(Builder& b, std::vector<std::vector<Tensor>>& state,
+                    const std::vector<uint64_t>& temp_bytes, bool foreach, bool allocate_state) {
+  for (size_t i = 0; i < state.size(); ++i) {
+    if (allocate_state)
+      for (Tensor& t : state[i]) b.alloc(t);
+    if (foreach) continue;
+    const uint64_t t1 = b.alloc(temp_bytes[i]);
+    const uint64_t t2 = b.alloc(temp_bytes[i]);
+    b.free(t2, temp_bytes[i]);
+    b.free(t1, temp_bytes[i]);
+  }
+  if (!foreach) return;
+  std::vector<uint64_t> temps;
+  for (size_t i = 0; i < state.size(); ++i) temps.push_back(b.alloc(temp_bytes[i]));
+  for (size_t i = 0; i < state.size(); ++i) b.free(temps[i], temp_bytes[i]);
+}
+
+// transformers.AdamW.step (optimizer_loop.hpp): each tensor's state at step 1, then its
+// denom = exp_avg_sq.sqrt().add_(eps), which frees the previous tensor's when bound to the name.
+void hf_adamw_loop(Builder& b, const std::vector<LoopTensor>& ts, uint64_t bytes_per_number,
+                   std::vector<std::vector<Tensor>>* state_to_allocate) {
+  uint64_t previous = 0;
+  uint64_t previous_bytes = 0;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (state_to_allocate)
+      for (Tensor& t : (*state_to_allocate)[i]) b.alloc(t);
+    const uint64_t bytes = checked_mul(ts[i].n, bytes_per_number, "timeline bytes");
+    const uint64_t denom = b.alloc(bytes);
+    b.free(previous, previous_bytes);
+    previous = denom;
+    previous_bytes = bytes;
+  }
+  b.free(previous, previous_bytes);
+}
+
+// transformers' Adafactor.step, statement by statement (optimizer_loop.hpp), fp32 throughout; the
+// names `grad`, `p_data_fp32` and `update` keep their tensors until they are bound to the next.
+void adafactor_loop(Builder& b, const std::vector<LoopTensor>& ts, bool half_weights,
+                    std::vector<std::vector<Tensor>>* state_to_allocate) {
+  struct Held {
+    uint64_t id = 0;
+    uint64_t bytes = 0;
+  };
+  Held grad32, weight32, update;
+  auto rebind = [&](Held& name, uint64_t bytes) {
+    b.free(name.id, name.bytes);
+    name = {b.alloc(bytes), bytes};
+  };
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const uint64_t n = checked_mul(ts[i].n, 4, "timeline bytes");
+    if (half_weights) rebind(grad32, n);  // grad = grad.float()
+    if (state_to_allocate)
+      for (Tensor& t : (*state_to_allocate)[i]) b.alloc(t);
+    if (half_weights) rebind(weight32, n);  // p_data_fp32 = p.float()
+    const uint64_t square = b.alloc(n);     // grad ** 2
+    const uint64_t sum = b.alloc(n);        // + eps
+    b.free(square, n);
+    b.free(update.id, update.bytes);  // the previous tensor's update, unbound at last
+    const uint64_t f = checked_mul(ts[i].factors, 4, "timeline bytes");
+    const uint64_t factors = b.alloc(f);  // r and c (a vector: none)
+    const uint64_t product = b.alloc(n);  // r x c (a vector: exp_avg_sq.rsqrt())
+    b.free(factors, f);
+    b.free(sum, n);
+    update = {product, n};
+    const uint64_t negated = b.alloc(n);  // -update
+    b.free(negated, n);
+  }
+  b.free(update.id, update.bytes);
+  b.free(grad32.id, grad32.bytes);
+  b.free(weight32.id, weight32.bytes);
+}
+
 }  // namespace
 
 std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
@@ -381,7 +403,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
   }
   // The optimizer's temporaries: foreach, one per tensor (the timeline's total divided); the
   // per-tensor loop, two per tensor, the largest tensor's being the timeline's figure.
-  const Transient opt = optimizer_step_transient(r, e.trainable_parameters);
+  const Transient opt = optimizer_step_transient(r, e);
   std::vector<uint64_t> temp_bytes(grads.size(), 0);
   if (opt.code == TransientCode::foreach_copy) {
     temp_bytes = divide(opt.bytes, grad_bytes);
@@ -397,6 +419,10 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     temp_bytes[largest] = half;
   }
+  const bool loop_per_tensor =
+      opt.code == TransientCode::adafactor_update || opt.code == TransientCode::hf_adamw_denom;
+  const std::vector<LoopTensor> loop =
+      loop_per_tensor ? optimizer_loop_tensors(r, e) : std::vector<LoopTensor>{};
   Activations act = activations(r, e);
   const Transient loss = loss_backward_transient(r, e);
   const Transient last = last_layer_backward_transient(r);
@@ -467,19 +493,19 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     b.phase = Phase::optimizer;
     const bool foreach = opt.code == TransientCode::foreach_copy;
-    std::vector<uint64_t> temps;
-    for (size_t i = 0; i < grads.size(); ++i) {
+    // The loops run over the named parameter tensors; a last tensor of what the shapes do not name
+    // (sized()) gets its state after them.
+    const bool named = !loop.empty() && (loop.size() == grads.size() || loop.size() + 1 == grads.size());
+    if (named && (opt.code == TransientCode::adafactor_update || opt.code == TransientCode::hf_adamw_denom)) {
+      if (opt.code == TransientCode::adafactor_update)
+        adafactor_loop(b, loop, adafactor_fp32_copies(r) == 4, s == 1 ? &state : nullptr);
+      else
+        hf_adamw_loop(b, loop, opt.bytes / (opt.n[0] + opt.n[1]), s == 1 ? &state : nullptr);
       if (s == 1)
-        for (Tensor& t : state[i]) b.alloc(t);
-      if (foreach) continue;
-      const uint64_t t1 = b.alloc(temp_bytes[i]);
-      const uint64_t t2 = b.alloc(temp_bytes[i]);
-      b.free(t2, temp_bytes[i]);
-      b.free(t1, temp_bytes[i]);
-    }
-    if (foreach) {
-      for (size_t i = 0; i < grads.size(); ++i) temps.push_back(b.alloc(temp_bytes[i]));
-      for (size_t i = 0; i < grads.size(); ++i) b.free(temps[i], temp_bytes[i]);
+        for (size_t i = loop.size(); i < state.size(); ++i)
+          for (Tensor& t : state[i]) b.alloc(t);
+    } else {
+      optimizer_loop(b, state, temp_bytes, foreach, s == 1);
     }
     b.phase = Phase::zero_grad;
     if (!r.grads_kept) {

@@ -12,7 +12,12 @@
 //              W + S + G                  at the end: activations freed, every gradient present
 //   optimizer  W + S + G + T_opt          foreach AdamW (torch 2, CUDA): sqrt(exp_avg_sq) for every
 //                                         trainable tensor at once; torch 1.13's per-tensor loop:
-//                                         sqrt and its quotient for the largest tensor
+//                                         sqrt and its quotient for the largest tensor;
+//                                         transformers' Adafactor: 2 fp32 tensors the size of one
+//                                         (4 for half weights) + the previous one's update or the
+//                                         factors; transformers.AdamW: one denom beside the
+//                                         previous tensor's (optimizer_loop.hpp); bitsandbytes' 8-bit
+//                                         optimizers update each tensor in one kernel: nothing
 //   zero_grad  W + S                      set_to_none frees the gradients
 // On CUDA every phase also holds torch's two cuBLAS workspaces (timeline.hpp).
 // With gradient accumulation (grad_accum > 1) the gradients G of earlier micro-batches are alive
@@ -30,6 +35,7 @@
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
+#include "core/memory/optimizer_loop.hpp"
 
 namespace memplan {
 namespace {
@@ -59,14 +65,33 @@ uint64_t largest_trainable_tensor(const EstimateRequest& r) {
   return best;
 }
 
-Transient optimizer_transient(const EstimateRequest& r, uint64_t trainable) {
+Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
   Transient t;
   const Optimizer& o = r.optimizer;
-  if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
+  const uint64_t trainable = e.trainable_parameters;
+  if (o.kind == StateKind::factored) {  // transformers' Adafactor (optimizer_loop.hpp)
+    const LoopPeak p = adafactor_loop_peak(optimizer_loop_tensors(r, e), adafactor_fp32_copies(r));
+    if (!p.bytes) return t;
+    t.code = TransientCode::adafactor_update;
+    t.n[0] = p.n;
+    t.n[1] = p.extra;
+    t.bytes = p.bytes;
+    return t;
+  }
   const ElementCost cost = r.recipe.has_master()    ? r.recipe.master.cost
                            : r.fp32_lora_adapters() ? ElementCost{4, 1}
                                                     : r.recipe.optimizer_state.cost;
   const uint64_t per = cost.den ? cost.num / cost.den : 0;
+  if (o.transformers_loop && o.kind == StateKind::copies && o.copies == 2) {  // transformers.AdamW
+    const LoopPeak p = hf_adamw_loop_peak(optimizer_loop_tensors(r, e), per);
+    if (!p.bytes) return t;
+    t.code = TransientCode::hf_adamw_denom;
+    t.n[0] = p.n;
+    t.n[1] = p.extra;
+    t.bytes = p.bytes;
+    return t;
+  }
+  if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
   if (per_tensor) {
@@ -147,8 +172,8 @@ Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
 
 Transient last_layer_backward_transient(const EstimateRequest& r) { return mlp_gradients(r); }
 
-Transient optimizer_step_transient(const EstimateRequest& r, uint64_t trainable) {
-  return optimizer_transient(r, trainable);
+Transient optimizer_step_transient(const EstimateRequest& r, const Estimate& e) {
+  return optimizer_transient(r, e);
 }
 
 StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
@@ -167,7 +192,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t held = std::min(e.ledger.held_bytes, a);
 
   const Transient loss = loss_backward_transient(r, e);
-  tl.optimizer_transient = optimizer_transient(r, e.trainable_parameters);
+  tl.optimizer_transient = optimizer_transient(r, e);
 
   // Gradients alive before backward: accumulated over earlier micro-batches, or kept (zeroed, not
   // freed) by zero_grad(set_to_none=False) from the step before.

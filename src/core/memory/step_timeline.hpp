@@ -17,6 +17,6 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e);
 // optimizer's temporaries.
 Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e);
 Transient last_layer_backward_transient(const EstimateRequest& r);
-Transient optimizer_step_transient(const EstimateRequest& r, uint64_t trainable);
+Transient optimizer_step_transient(const EstimateRequest& r, const Estimate& e);
 
 }  // namespace memplan

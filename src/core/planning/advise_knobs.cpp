@@ -43,7 +43,7 @@ bool training(const Candidate& c) { return c.request.mode == Mode::train; }
 bool placeable(const Candidate& c) { return training(c) && !c.request.parallel; }
 bool transformer(const EstimateRequest& r) { return r.model.arch.has_value() && r.model.mlp_widths.empty(); }
 bool adam(const Optimizer& o) {
-  return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw");
+  return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw" || o.name == "adamw-hf");
 }
 const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
 
