@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/probe.hpp>
 #include <memplan/quantity.hpp>
@@ -76,6 +77,19 @@ std::map<std::string, std::string> plan_document_values(json doc, const std::str
 std::map<std::string, std::string> read_plan_file(const std::string& path) {
   return plan_document_values(memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan"),
                               path);
+}
+
+// --cuda and --cuda-module-loading: lazy loading from CUDA 11.7 on (PyTorch sets it since 1.13),
+// eager before, where lazy does not exist.
+CudaRuntime resolve_cuda_runtime(const PlanValues& v) {
+  CudaRuntime rt;
+  if (v.cuda) rt.version = *v.cuda;
+  const bool lazy_exists = rt.version.value() >= k_lazy_loading_since.value();
+  rt.loading = v.cuda_module_loading.value_or(lazy_exists ? ModuleLoading::lazy : ModuleLoading::eager);
+  if (rt.loading == ModuleLoading::lazy && !lazy_exists)
+    throw Error(Field::cuda_module_loading, "lazy needs CUDA 11.7 or later (" + flag_for(Field::cuda) +
+                                                " is " + to_string(rt.version) + "; expected eager)");
+  return rt;
 }
 
 // --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
@@ -330,7 +344,8 @@ Plan resolve_plan(const RawPlan& raw) {
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
   r.kv_format = v.kv_format;
-  r.overhead_bytes = v.overhead.value_or(k_default_overhead_bytes);
+  r.overhead_given = v.overhead.has_value();
+  r.cuda = resolve_cuda_runtime(v);
   r.device = v.device.value_or(Device::cuda);
   r.loss = v.loss.value_or(Loss::plain);
   r.framework = v.framework.value_or(Framework::hf);
@@ -355,12 +370,16 @@ Plan resolve_plan(const RawPlan& raw) {
   }
 
   if (v.wired_limit_mb) apply_wired_limit(*v.wired_limit_mb, plan.targets);
+  // The breakdown's overhead: --overhead, else the largest CUDA context of the GPUs compared (each
+  // fit row adds its own GPU's).
+  r.overhead_bytes = v.overhead ? *v.overhead : summary_overhead(plan.targets.gpus, r);
 
   if (v.gpus_auto) {
     if (plan.targets.gpus.size() != 1)
       throw Error(Field::gpus, "auto needs exactly one GPU type (--gpu a100-80gb)");
     const uint64_t per_node = v.gpus_per_node.value_or(8);
-    auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
+    auto found =
+        smallest_layout(request_on(r, plan.targets.gpus[0]), plan.targets.gpus[0].usable_bytes(), per_node);
     if (found) {
       r = *found;
       r.model.notes.push_back(
@@ -393,7 +412,10 @@ Plan resolve_plan(const RawPlan& raw) {
   if (r.activation_bytes_per_row) in["activation_bytes_per_row"] = r.activation_bytes_per_row;
   in["attention"] = to_string(r.attention);
   in["checkpointing"] = to_string(r.checkpointing);
-  in["overhead"] = std::to_string(r.overhead_bytes);
+  // A predicted overhead is echoed as null, so a plan file read back predicts it again per GPU.
+  in["overhead"] = r.overhead_given ? json(std::to_string(r.overhead_bytes)) : json();
+  in["cuda"] = to_string(r.cuda.version);
+  in["cuda_module_loading"] = to_string(r.cuda.loading);
   in["prefill_chunk"] = r.prefill_chunk;
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;
