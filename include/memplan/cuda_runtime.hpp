@@ -47,9 +47,10 @@ const char* to_string(ModuleLoading m);  // "lazy", "eager"
 inline constexpr uint64_t k_cuda_stack_bytes = 1024;
 
 // What the context holds beyond the local memory, with lazy loading: the driver's own structures,
-// the handles torch and cuBLAS create, and the kernels loaded so far. No public figure splits it;
-// it is measured: on an NVIDIA H200 with torch 2.11.0+cu130 (CUDA 13, lazy), cudaMemGetInfo's
-// total - free after a cuBLAS matmul was 753,729,536 B with 35,651,584 B reserved by torch
+// the handles torch and cuBLAS create, and the kernels loaded so far (and the printf FIFO, 1 MiB, and
+// malloc heap, 8 MiB, where a launched kernel used them: the driver allocates those only then). No public
+// figure splits it; it is measured: on an NVIDIA H200 with torch 2.11.0+cu130 (CUDA 13, lazy),
+// cudaMemGetInfo's total - free after a cuBLAS matmul was 753,729,536 B with 35,651,584 B reserved by torch
 // (tests/data/gpu_h200_measured.json "environment"), so the context was 718,077,952 B; less
 // 1,024 B x 2,048 threads x 132 SMs = 276,824,064 B of local memory leaves 441,253,888 B.
 inline constexpr uint64_t k_cuda_context_rest_bytes = 441'253'888;
@@ -61,7 +62,8 @@ inline constexpr uint64_t k_cuda_context_rest_bytes = 441'253'888;
 inline constexpr uint64_t k_eager_kernel_bytes = 666'632'192 - 287'047'680;
 
 // The context of a GPU whose streaming multiprocessors are not known (AMD, Apple, a size, a local
-// device): that of the H200 it was measured on (132 SMs x 2,048 threads), 718,077,952 B with lazy loading.
+// device matching no preset): that of the H200 it was measured on (132 SMs x 2,048 threads),
+// 718,077,952 B with lazy loading. Of the presets only a B200 and an RTX PRO 6000 have more threads.
 inline constexpr uint64_t k_measured_sm_count = 132;
 inline constexpr uint64_t k_measured_threads_per_sm = 2048;
 inline constexpr uint64_t k_measured_context_bytes =

@@ -272,6 +272,26 @@ const GpuSpec* preset_gpu(const Presets& presets, const std::string& name) {
 
 }  // namespace
 
+// A real device's SMs, which NVML does not report for a whole GPU: those of the NVIDIA presets with
+// its compute capability and its NVML total (within 1%), the most of them where several match (an
+// H100 PCIe and SXM): its CUDA context is then predicted, not assumed (cuda_context.hpp). A MIG slice
+// matches none and keeps the H200's assumption.
+void match_device_sms(const Presets& presets, GpuSpec& device) {
+  std::string matched;
+  for (const GpuSpec& p : presets.gpus) {
+    if (p.vendor != "nvidia" || !p.sm_count || p.compute_capability != device.compute_capability) continue;
+    const uint64_t a = p.memory_total_bytes, b = device.memory_total_bytes;
+    if ((a > b ? a - b : b - a) * 100 > a) continue;
+    if (p.sm_count > device.sm_count) {
+      device.sm_count = p.sm_count;
+      matched = p.id;
+    }
+  }
+  if (!matched.empty())
+    device.notes += (device.notes.empty() ? "" : "; ") + std::to_string(device.sm_count) + " SMs as preset " +
+                    matched + " (same compute capability and NVML total)";
+}
+
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
   if (list.empty())
@@ -284,7 +304,9 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
       t.gpus.insert(t.gpus.end(), presets.gpus.begin(), presets.gpus.end());
     } else if (is_local_gpu_spec(name)) {  // the probe's rule: local, cuda, cuda:N
       t.asked_local = true;
+      const size_t before = t.gpus.size();
       resolve_local_gpu(name, t);
+      if (t.gpus.size() > before) match_device_sms(presets, t.gpus.back());
     } else if (const GpuSpec* preset = preset_gpu(presets, name)) {  // ids and aliases first ("24gb")
       t.gpus.push_back(*preset);
     } else if (auto custom = parse_custom_gpu(name)) {  // a size: 12GiB, 24GB:bf16

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../unit/probe_test_support.hpp"
 #include "cli/rows.hpp"
 #include "cli/text_table.hpp"
 #include "cli_harness.hpp"
@@ -141,3 +142,20 @@ TEST_CASE("max-batch searches each GPU with its own CUDA context", "[cli][fit][c
   CHECK(own["results"][0]["micro_batch"].get<uint64_t>() >=
         fixed["results"][0]["micro_batch"].get<uint64_t>());
 }
+
+#ifdef MEMPLAN_FAKE_NVML
+TEST_CASE("a local device (--gpu cuda:N) takes the SMs of the preset with its compute capability and total",
+          "[cli][fit][cuda_context][probe]") {
+  memplan::test::EnvVar library("MEMPLAN_NVML_LIBRARY", std::string(MEMPLAN_FAKE_NVML));
+  memplan::test::EnvVar scenario("FAKE_NVML_SCENARIO",
+                                 "driver=550.54.15;" + memplan::test::k_h100 + ";" + memplan::test::k_t4);
+  memplan::test::EnvVar visible("CUDA_VISIBLE_DEVICES", std::nullopt);
+  // cuda:1 is the T4 (7.5, 16,106,127,360 B like preset t4): 40 SMs, context 483,196,928 B;
+  // usable 16,106,127,360 - 263,192,576 = 15,842,934,784 B; required 7e9 x 2 B + 483,196,928.
+  const auto r = run_cli({"fit", "--params", "7e9", "--precision", "fp16", "--mode", "infer", "--gpu",
+                          "cuda:1", "--format", "csv"});
+  CHECK(r.out ==
+        "gpu,memory_bytes,required_bytes,spare_bytes,verdict\n"
+        "cuda:1,15842934784,14483196928,1359737856,fits\n");
+}
+#endif
