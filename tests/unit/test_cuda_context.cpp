@@ -87,6 +87,10 @@ TEST_CASE("cuda versions and module loading parse, or name the option", "[cuda_c
   CHECK(parse_cuda_version("--cuda", "12.8").value() == 1208);
   CHECK(parse_cuda_version("--cuda", "13").value() == 1300);
   CHECK(to_string(parse_cuda_version("--cuda", "11.2")) == "11.2");
+  // A plan file's JSON number 12.8 or 11.2, as the plan reader prints it back.
+  CHECK(parse_cuda_version("--cuda", "12.800000000000001").value() == 1208);
+  CHECK(parse_cuda_version("--cuda", "11.199999999999999").value() == 1102);
+  CHECK_THROWS_AS(parse_cuda_version("--cuda", "12.855"), Error);
   CHECK_THROWS_AS(parse_cuda_version("--cuda", "12.x"), Error);
   CHECK_THROWS_AS(parse_cuda_version("--cuda", "7.5"), Error);
   CHECK_THROWS_AS(parse_cuda_version("--cuda", "123"), Error);

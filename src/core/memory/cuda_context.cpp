@@ -1,6 +1,7 @@
 #include <memplan/cuda_context.hpp>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include <memplan/error.hpp>
@@ -45,11 +46,25 @@ bool split_version(std::string_view text, uint32_t& major, uint32_t& minor) {
   return true;
 }
 
+// A plan file's JSON number 12.8 reads back as "12.800000000000001": a decimal within 1e-6 of
+// MAJOR.MINOR with one minor digit is that version.
+bool one_decimal(std::string_view text, uint32_t& major, uint32_t& minor) {
+  const std::string t(text);
+  char* end = nullptr;
+  const double d = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(d >= 8.0 && d < 100.0)) return false;
+  const double tenths = std::round(d * 10.0);
+  if (std::fabs(d * 10.0 - tenths) > 1e-6) return false;
+  major = static_cast<uint32_t>(tenths / 10.0);
+  minor = static_cast<uint32_t>(tenths) - major * 10;
+  return true;
+}
+
 }  // namespace
 
 CudaVersion parse_cuda_version(std::string_view subject, std::string_view text) {
   CudaVersion v;
-  if (!split_version(text, v.major, v.minor) || v.major < 8)
+  if ((!split_version(text, v.major, v.minor) && !one_decimal(text, v.major, v.minor)) || v.major < 8)
     throw Error(
         std::string(subject),
         "\"" + std::string(text) + "\" is not a CUDA version (expected MAJOR.MINOR from 8.0 on, e.g. 12.8)");
