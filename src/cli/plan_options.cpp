@@ -272,6 +272,8 @@ const GpuSpec* preset_gpu(const Presets& presets, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
 // A real device's SMs, which NVML does not report for a whole GPU: those of the NVIDIA presets with
 // its compute capability and its NVML total (within 1%), the most of them where several match (an
 // H100 PCIe and SXM): its CUDA context is then predicted, not assumed (cuda_context.hpp). A MIG slice
@@ -291,6 +293,8 @@ void match_device_sms(const Presets& presets, GpuSpec& device) {
     device.notes += (device.notes.empty() ? "" : "; ") + std::to_string(device.sm_count) + " SMs as preset " +
                     matched + " (same compute capability and NVML total)";
 }
+
+}  // namespace
 
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
