@@ -361,7 +361,7 @@ def main():
     env["context_bytes"] = measure_context(torch, device, before)
     print(f"# torch {env['torch']} on {env['device']} {env['gpu'] or ''}; memplan: {memplan or 'not found'}")
     if env["context_bytes"] is not None:
-        print(f"# CUDA context + cuBLAS: {env['context_bytes'] / MIB:.0f} MiB (memplan's default --overhead is 512 MiB)")
+        print(f"# CUDA context + cuBLAS: {env['context_bytes'] / MIB:.0f} MiB (memplan predicts it per GPU: see docs/accuracy.md, The CUDA context)")
 
     results = []
     header = (f"{'case':<44} {'term':<16} {'measured':>12} {'memplan':>12} {'error':>8}")

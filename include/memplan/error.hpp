@@ -109,6 +109,9 @@ enum class Field {
   train_vision,
   // torch's caching allocator configuration
   expandable_segments,
+  // the CUDA runtime (the context it predicts is the overhead)
+  cuda,
+  cuda_module_loading,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -195,8 +198,10 @@ inline const char* field_key(Field f) {
       "framework",
       "train_vision",
       "expandable_segments",
+      "cuda",
+      "cuda_module_loading",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::expandable_segments) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::cuda_module_loading) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }

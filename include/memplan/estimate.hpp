@@ -66,7 +66,7 @@ enum class LineCode : uint8_t {
   kv_cache,               // 2 x n0 layers x n1 kv heads x n2 head dim x seq n3 x batch n4 x cost(format)
   kv_working_buffer,      // working buffer (kind n0, see KvBuffer) = bytes
   most_loaded,            // on the most-loaded GPU = bytes (one GPU would hold n0 B)
-  overhead,               // bytes; n0 = 1 when the default
+  overhead,               // bytes; n0 = 1 when predicted (the largest CUDA context of the GPUs), 0 given
   kv_cache_layers,        // n0 cached elements per token and layer x (n1 full layers x seq + n2 windowed x n3
                           // tokens)
   kv_cache_latent,        // MLA: n0 latent elements per token (n1 naive per-head) x n2 layers x seq n3

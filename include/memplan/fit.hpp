@@ -1,11 +1,13 @@
 #pragma once
-// The fit rule: required = total + overhead; a GPU fits when required <=
-// what a process can allocate on it, is tight when it fits with under 5% of that to spare.
+// The fit rule: required = reserved + overhead; a GPU fits when required <=
+// what a process can allocate on it, is tight when it fits with under 5% of that to spare. The
+// overhead is --overhead when given, else the CUDA context predicted for each GPU (cuda_context.hpp).
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <memplan/cuda_context.hpp>
 #include <memplan/estimate.hpp>
 #include <memplan/gpu.hpp>
 
@@ -49,12 +51,27 @@ struct FitWarning {
 
 struct FitRow {
   GpuSpec gpu;
-  uint64_t memory_bytes = 0;  // usable memory of the GPU
-  uint64_t required_bytes = 0;
-  int64_t spare_bytes = 0;  // negative: shortfall
+  uint64_t memory_bytes = 0;    // usable memory of the GPU
+  uint64_t required_bytes = 0;  // the estimate's reserved bytes + overhead_bytes
+  uint64_t overhead_bytes = 0;  // --overhead, or the CUDA context predicted for this GPU
+  bool overhead_given = false;  // --overhead was given (context is then not used)
+  CudaContext context;          // the prediction for this GPU
+  int64_t spare_bytes = 0;      // negative: shortfall
   Verdict verdict = Verdict::no;
   std::vector<FitWarning> warnings;  // recipe the card cannot run natively, unified memory, ...
 };
+
+// The overhead the fit adds on `gpu`: the request's when given (--overhead), else the CUDA context
+// predicted for the GPU under the request's runtime.
+uint64_t overhead_on(const GpuSpec& gpu, const EstimateRequest& request);
+
+// `request` planned for `gpu`: overhead_bytes = overhead_on(gpu, request). Searches on one GPU
+// (max-batch, max-seq, advise) estimate with it.
+EstimateRequest request_on(const EstimateRequest& request, const GpuSpec& gpu);
+
+// The breakdown's overhead for a plan over `gpus`: the largest predicted context among them (the
+// measured H200's when there are none), or the given overhead.
+uint64_t summary_overhead(const std::vector<GpuSpec>& gpus, const EstimateRequest& request);
 
 // Verdict for `required` bytes against `memory` bytes.
 Verdict verdict_for(uint64_t required, uint64_t memory);

@@ -18,6 +18,7 @@ struct GpuSpec {
   uint64_t budget_bytes = 0;  // unified memory: the share of RAM the GPU may use (0 = n/a)
   std::string budget_note;
   std::string compute_capability;  // "8.9"; "" where it does not apply
+  uint64_t sm_count = 0;           // streaming multiprocessors (0 = unknown): the CUDA context's local memory
   bool bf16 = false;
   bool fp8 = false;
   std::string source;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <memplan/compute.hpp>
+#include <memplan/cuda_runtime.hpp>
 #include <memplan/framework.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/model.hpp>
@@ -20,7 +21,9 @@ namespace memplan {
 
 enum class Mode { train, infer };
 
-inline constexpr uint64_t k_default_overhead_bytes = 512ull << 20;  // CUDA context + workspaces
+// The overhead of a request not resolved against a GPU: the CUDA context measured on an H200
+// (cuda_runtime.hpp), 718,077,952 B. The CLI replaces it by the context predicted for each GPU.
+inline constexpr uint64_t k_default_overhead_bytes = k_measured_context_bytes;
 // vLLM's max_num_batched_tokens for its OpenAI server (V1 engine, 0.8) and llama.cpp's n_batch.
 inline constexpr uint64_t k_default_prefill_chunk = 2048;
 
@@ -38,7 +41,12 @@ struct EstimateRequest {
   Attention attention = Attention::sdpa;    // sdpa: fused, PyTorch 2's default
   Checkpointing checkpointing = Checkpointing::none;
   std::optional<StorageFormatId> kv_format;  // KV-cache format for inference (none = activation format)
+  // The per-process overhead outside torch's allocator. overhead_given (--overhead): this figure on
+  // every GPU; else the fit uses the CUDA context predicted for each GPU under `cuda` (fit.hpp's
+  // overhead_on), and overhead_bytes is the largest of the GPUs compared (the breakdown's figure).
   uint64_t overhead_bytes = k_default_overhead_bytes;
+  bool overhead_given = false;
+  CudaRuntime cuda;             // CUDA version and module loading (--cuda, --cuda-module-loading)
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
   std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)

@@ -253,8 +253,11 @@ void add_advise(CLI::App& sub, Runner& run) {
       for (const std::string& n : notes) line("note: ", n);
       for (const std::string& h : hardware) line("hardware: ", h);
       if (show || !combos.empty())
-        line("", "required includes " + format_bytes(plan.request.overhead_bytes, out.units) +
-                     " per-process overhead (--overhead); sharding and offload rows are per GPU");
+        line("",
+             "required includes " + format_bytes(a.request.overhead_bytes, out.units) +
+                 (plan.request.overhead_given ? " per-process overhead (--overhead)"
+                                              : " for " + gpu.id + "'s CUDA context (--overhead to set it)") +
+                 "; sharding and offload rows are per GPU");
     }
     return k_ok;
   };

@@ -66,6 +66,8 @@ std::string fit_lines(const FitReport& f, const OutputOptions& out) {
          format_bytes(r.required_bytes, out.units) + " of " + format_bytes(r.memory_bytes, out.units) + ", " +
          (r.spare_bytes >= 0 ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
                              : format_signed_bytes(r.spare_bytes, out.units).substr(1) + " short") +
+         (r.overhead_given ? std::string()
+                           : "; with its CUDA context " + format_bytes(r.overhead_bytes, out.units)) +
          ")";
     if (f.layout)
       s += " per GPU of " + std::to_string(f.layout->gpus) + " (" + sharding_engine(f.layout->sharding) + ")";

@@ -1,4 +1,5 @@
 // memplan gpus: the GPU presets.
+#include <memplan/cuda_context.hpp>
 #include <memplan/presets.hpp>
 #include <memplan/quantity.hpp>
 
@@ -27,6 +28,8 @@ int list_gpus(const Presets& p, const OutputOptions& out, Io& io) {
            {"budget_bytes", g.budget_bytes ? nlohmann::json(g.budget_bytes) : nlohmann::json(nullptr)},
            {"compute_capability",
             g.compute_capability.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.compute_capability)},
+           {"sm_count", g.sm_count ? nlohmann::json(g.sm_count) : nlohmann::json(nullptr)},
+           {"cuda_context_bytes", cuda_context(g, CudaRuntime{}).bytes()},
            {"bf16", g.bf16},
            {"fp8", g.fp8},
            {"source", g.source}});

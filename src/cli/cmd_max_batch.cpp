@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_cuda_context.hpp"
 #include "cli/render_estimate.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
@@ -22,7 +23,8 @@ struct MaxBatchRow {
   GpuSpec gpu;
   uint64_t memory_bytes = 0;
   uint64_t required_bytes = 0;
-  bool capped = false;  // the search stopped at its limit: at least this much fits
+  uint64_t overhead_bytes = 0;  // the CUDA context on this GPU (or --overhead)
+  bool capped = false;          // the search stopped at its limit: at least this much fits
   uint64_t micro_batch = 0;
   uint64_t max_micro_batch = 0;
   uint64_t accumulation_steps = 0;  // 0 without --effective-batch
@@ -53,13 +55,15 @@ MaxBatchResult compute(const Plan& plan, bool by_seq, uint64_t effective) {
     MaxBatchRow row;
     row.gpu = g;
     row.memory_bytes = g.usable_bytes();
+    const EstimateRequest on = request_on(plan.request, g);  // with this GPU's CUDA context
+    row.overhead_bytes = on.overhead_bytes;
     if (by_seq) {
-      row.max_seq = max_seq(plan.request, row.memory_bytes, row.capped);
-      EstimateRequest r = plan.request;
+      row.max_seq = max_seq(on, row.memory_bytes, row.capped);
+      EstimateRequest r = on;
       r.seq = row.max_seq ? row.max_seq : 1;
       row.required_bytes = estimate(r).required_bytes();
     } else {
-      const BatchPlan p = max_batch(plan.request, row.memory_bytes, effective);
+      const BatchPlan p = max_batch(on, row.memory_bytes, effective);
       row.micro_batch = p.micro_batch;
       row.max_micro_batch = p.max_micro_batch;
       row.accumulation_steps = effective ? p.accumulation_steps : 0;
@@ -104,6 +108,7 @@ nlohmann::json to_json(const Plan& plan, const MaxBatchResult& res) {
                       {"batch", res.batch},
                       {"max_seq", r.max_seq},
                       {"required_bytes", r.required_bytes},
+                      {"overhead_bytes", r.overhead_bytes},
                       {"memory_bytes", r.memory_bytes},
                       {"capped", r.capped}});
       continue;
@@ -114,6 +119,7 @@ nlohmann::json to_json(const Plan& plan, const MaxBatchResult& res) {
                     {"accumulation_steps", res.effective ? json(r.accumulation_steps) : json(nullptr)},
                     {"effective_batch", r.effective_batch},
                     {"required_bytes", r.required_bytes},
+                    {"overhead_bytes", r.overhead_bytes},
                     {"memory_bytes", r.memory_bytes},
                     {"capped", r.capped}});
   }
@@ -140,6 +146,19 @@ std::string to_csv(const MaxBatchResult& res) {
            std::to_string(r.effective_batch), std::to_string(r.required_bytes),
            std::to_string(r.memory_bytes)});
   return w.str();
+}
+
+// "required includes the CUDA context predicted for each GPU (CUDA 13.0, lazy module loading): t4 460.8 MiB,
+// ..."
+std::string overhead_note(const Plan& plan, const MaxBatchResult& res, Units units) {
+  if (plan.request.overhead_given)
+    return "required includes " + format_bytes(plan.request.overhead_bytes, units) +
+           " of overhead per GPU (--overhead)";
+  std::string list;
+  for (const MaxBatchRow& r : res.rows)
+    list += (list.empty() ? "" : ", ") + r.gpu.id + " " + format_bytes(r.overhead_bytes, units);
+  return "required includes the CUDA context predicted for each GPU (" +
+         cuda_runtime_text(plan.request.cuda) + "; --overhead to set one figure): " + list;
 }
 
 std::string to_table(const Plan& plan, const MaxBatchResult& res, const OutputOptions& out) {
@@ -170,8 +189,10 @@ std::string to_table(const Plan& plan, const MaxBatchResult& res, const OutputOp
     s += "memplan max-batch: " + plan.request.model.name + ", " + plan.request.recipe.name +
          (res.max_seq ? ", longest sequence at batch " + std::to_string(res.batch) : "") + "\n\n";
   s += out.format == Format::markdown ? t.render_markdown() : t.render();
-  if (!out.quiet)
+  if (!out.quiet) {
     for (const std::string& n : res.notes) s += "  note: " + n + "\n";
+    s += "  note: " + overhead_note(plan, res, out.units) + "\n";
+  }
   return s;
 }
 

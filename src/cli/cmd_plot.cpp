@@ -67,15 +67,16 @@ std::string sweep_plot(const Plan& plan, bool by_seq, Units units) {
   c.units = units;
   c.capacities = capacities_of(plan);
   uint64_t furthest = by_seq ? plan.request.seq : plan.request.batch;
-  for (const PlotCapacity& cap : c.capacities) {
+  for (size_t i = 0; i < c.capacities.size(); ++i) {
+    const PlotCapacity& cap = c.capacities[i];
     PlotMark m{cap.gpu, 0, 0};
-    EstimateRequest r = plan.request;
+    EstimateRequest r = request_on(plan.request, plan.targets.gpus[i]);  // that GPU's CUDA context
     if (by_seq) {
       bool capped = false;
-      m.x = max_seq(plan.request, cap.bytes, capped);
+      m.x = max_seq(r, cap.bytes, capped);
       r.seq = m.x;
     } else {
-      m.x = max_batch(plan.request, cap.bytes, 0).max_micro_batch;
+      m.x = max_batch(r, cap.bytes, 0).max_micro_batch;
       r.batch = m.x;
     }
     if (!m.x) continue;  // not even 1 fits: no mark

@@ -180,8 +180,7 @@ void add_serve(CLI::App& sub, Runner& run) {
       s.tp = l.tp;
       s.pp = l.pp;
     }
-    if (a->plan.given.count("overhead") || plan.request.overhead_bytes != k_default_overhead_bytes)
-      s.non_torch_bytes = plan.request.overhead_bytes;
+    if (plan.request.overhead_given) s.non_torch_bytes = plan.request.overhead_bytes;
     uint64_t total = gpu.usable_bytes();
     if (!a->gpu_memory.empty()) total = parse_size("--gpu-memory", a->gpu_memory);
     if (total == 0) throw Error("--gpu-memory", "the GPU has no memory to plan with");

@@ -61,7 +61,7 @@ std::optional<PlanCheck> check_plan(const Plan& plan, const OomMessage& m) {
   } else {
     return std::nullopt;
   }
-  EstimateRequest r = plan.request;
+  EstimateRequest r = request_on(plan.request, c.gpu);  // this GPU's CUDA context
   if ((m.kind == OomKind::vllm_max_seq_len || m.kind == OomKind::vllm_kv_needed) && m.max_seq_len) {
     r.mode = Mode::infer;  // vLLM serves: one request of max_model_len tokens
     r.batch = 1;
@@ -93,8 +93,8 @@ std::vector<std::string> plan_lines(const PlanCheck& c, const OomMessage& m, Uni
   out.push_back(std::string(served ? "memplan's estimate of one request of max_model_len tokens: required "
                                    : "memplan's estimate of the run: required ") +
                 format_bytes(c.fit.required_bytes, u) + " of " + mem + " on " + c.gpu.id + " (" +
-                verdict_name(c.fit.verdict) + "), " + format_bytes(c.estimate.bytes(TermKind::overhead), u) +
-                " per-process overhead included.");
+                verdict_name(c.fit.verdict) + "), " + format_bytes(c.fit.overhead_bytes, u) +
+                (c.fit.overhead_given ? " per-process overhead included." : " of CUDA context included."));
   if (!c.terms.empty()) {
     std::string t;
     for (const auto& [name, b] : c.terms) t += (t.empty() ? "" : ", ") + name + " " + format_bytes(b, u);

@@ -161,6 +161,14 @@ void overhead_rule(const std::string& flag, const std::string& text, V& v) {
   v.overhead = parse_size(flag, text);
 }
 
+void cuda_rule(const std::string& flag, const std::string& text, V& v) {
+  v.cuda = parse_cuda_version(flag, text);
+}
+
+void module_loading_rule(const std::string& flag, const std::string& text, V& v) {
+  v.cuda_module_loading = parse_module_loading(flag, text);
+}
+
 void gpus_rule(const std::string& flag, const std::string& text, V& v) {
   v.gpus_auto = text == "auto";
   if (!v.gpus_auto) v.gpus = count(flag, text, 1ull << 20);
@@ -238,8 +246,13 @@ const std::vector<OptionSpec>& table() {
        checkpointing_rule},
       {"--kv-format", F::kv_format, "KV-cache format for inference (default: the activation format)",
        kv_format_rule},
-      {"--overhead", F::overhead, "Per-process overhead: CUDA context + workspaces (default 512MiB)",
-       overhead_rule},
+      {"--overhead", F::overhead,
+       "Per-process overhead on every GPU (default: the CUDA context predicted for each GPU)", overhead_rule},
+      {"--cuda", F::cuda,
+       "CUDA version of the run (default 13.0, torch 2.11/2.12 wheels): before 11.7 kernels load eagerly",
+       cuda_rule},
+      {"--cuda-module-loading", F::cuda_module_loading,
+       "lazy or eager (CUDA_MODULE_LOADING; default lazy from CUDA 11.7, eager before)", module_loading_rule},
       {"--gpu", F::gpu,
        "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "
        "cuda:N",

@@ -45,6 +45,8 @@ struct PlanValues {
   std::optional<Checkpointing> checkpointing;
   std::optional<StorageFormatId> kv_format;
   std::optional<uint64_t> overhead;
+  std::optional<CudaVersion> cuda;
+  std::optional<ModuleLoading> cuda_module_loading;
   // the GPUs and the layout
   std::optional<std::string> gpu;  // resolved against the presets (and the probe) later
   std::optional<uint64_t> gpus;    // unset with gpus_auto

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include <memplan/lora.hpp>
 #include <memplan/probe.hpp>
 #include <memplan/quantity.hpp>
@@ -76,6 +77,19 @@ std::map<std::string, std::string> plan_document_values(json doc, const std::str
 std::map<std::string, std::string> read_plan_file(const std::string& path) {
   return plan_document_values(memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan"),
                               path);
+}
+
+// --cuda and --cuda-module-loading: lazy loading from CUDA 11.7 on (PyTorch sets it since 1.13),
+// eager before, where lazy does not exist.
+CudaRuntime resolve_cuda_runtime(const PlanValues& v) {
+  CudaRuntime rt;
+  if (v.cuda) rt.version = *v.cuda;
+  const bool lazy_exists = rt.version.value() >= k_lazy_loading_since.value();
+  rt.loading = v.cuda_module_loading.value_or(lazy_exists ? ModuleLoading::lazy : ModuleLoading::eager);
+  if (rt.loading == ModuleLoading::lazy && !lazy_exists)
+    throw Error(Field::cuda_module_loading, "lazy needs CUDA 11.7 or later (" + flag_for(Field::cuda) +
+                                                " is " + to_string(rt.version) + "; expected eager)");
+  return rt;
 }
 
 // --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
@@ -258,6 +272,30 @@ const GpuSpec* preset_gpu(const Presets& presets, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// A real device's SMs, which NVML does not report for a whole GPU: those of the NVIDIA presets with
+// its compute capability and its NVML total (within 1%), the most of them where several match (an
+// H100 PCIe and SXM): its CUDA context is then predicted, not assumed (cuda_context.hpp). A MIG slice
+// matches none and keeps the H200's assumption.
+void match_device_sms(const Presets& presets, GpuSpec& device) {
+  std::string matched;
+  for (const GpuSpec& p : presets.gpus) {
+    if (p.vendor != "nvidia" || !p.sm_count || p.compute_capability != device.compute_capability) continue;
+    const uint64_t a = p.memory_total_bytes, b = device.memory_total_bytes;
+    if ((a > b ? a - b : b - a) * 100 > a) continue;
+    if (p.sm_count > device.sm_count) {
+      device.sm_count = p.sm_count;
+      matched = p.id;
+    }
+  }
+  if (!matched.empty())
+    device.notes += (device.notes.empty() ? "" : "; ") + std::to_string(device.sm_count) + " SMs as preset " +
+                    matched + " (same compute capability and NVML total)";
+}
+
+}  // namespace
+
 GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   GpuTargets t;
   if (list.empty())
@@ -270,7 +308,9 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
       t.gpus.insert(t.gpus.end(), presets.gpus.begin(), presets.gpus.end());
     } else if (is_local_gpu_spec(name)) {  // the probe's rule: local, cuda, cuda:N
       t.asked_local = true;
+      const size_t before = t.gpus.size();
       resolve_local_gpu(name, t);
+      if (t.gpus.size() > before) match_device_sms(presets, t.gpus.back());
     } else if (const GpuSpec* preset = preset_gpu(presets, name)) {  // ids and aliases first ("24gb")
       t.gpus.push_back(*preset);
     } else if (auto custom = parse_custom_gpu(name)) {  // a size: 12GiB, 24GB:bf16
@@ -330,7 +370,8 @@ Plan resolve_plan(const RawPlan& raw) {
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
   r.kv_format = v.kv_format;
-  r.overhead_bytes = v.overhead.value_or(k_default_overhead_bytes);
+  r.overhead_given = v.overhead.has_value();
+  r.cuda = resolve_cuda_runtime(v);
   r.device = v.device.value_or(Device::cuda);
   r.loss = v.loss.value_or(Loss::plain);
   r.framework = v.framework.value_or(Framework::hf);
@@ -355,12 +396,16 @@ Plan resolve_plan(const RawPlan& raw) {
   }
 
   if (v.wired_limit_mb) apply_wired_limit(*v.wired_limit_mb, plan.targets);
+  // The breakdown's overhead: --overhead, else the largest CUDA context of the GPUs compared (each
+  // fit row adds its own GPU's).
+  r.overhead_bytes = v.overhead ? *v.overhead : summary_overhead(plan.targets.gpus, r);
 
   if (v.gpus_auto) {
     if (plan.targets.gpus.size() != 1)
       throw Error(Field::gpus, "auto needs exactly one GPU type (--gpu a100-80gb)");
     const uint64_t per_node = v.gpus_per_node.value_or(8);
-    auto found = smallest_layout(r, plan.targets.gpus[0].usable_bytes(), per_node);
+    auto found =
+        smallest_layout(request_on(r, plan.targets.gpus[0]), plan.targets.gpus[0].usable_bytes(), per_node);
     if (found) {
       r = *found;
       r.model.notes.push_back(
@@ -393,7 +438,10 @@ Plan resolve_plan(const RawPlan& raw) {
   if (r.activation_bytes_per_row) in["activation_bytes_per_row"] = r.activation_bytes_per_row;
   in["attention"] = to_string(r.attention);
   in["checkpointing"] = to_string(r.checkpointing);
-  in["overhead"] = std::to_string(r.overhead_bytes);
+  // A predicted overhead is echoed as null, so a plan file read back predicts it again per GPU.
+  in["overhead"] = r.overhead_given ? json(std::to_string(r.overhead_bytes)) : json();
+  in["cuda"] = to_string(r.cuda.version);
+  in["cuda_module_loading"] = to_string(r.cuda.loading);
   in["prefill_chunk"] = r.prefill_chunk;
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;

@@ -2,6 +2,7 @@
 // (--model gpt2 --seq 1024 --gpu local ...) resolved as a plan, solved for the largest batch on
 // the first GPU named.
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include "core/planning/planning.hpp"
 
 #include "cli/options.hpp"
@@ -28,10 +29,10 @@ std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>&
       return std::nullopt;
     }
     const uint64_t memory = plan.targets.gpus.front().usable_bytes();
-    const BatchPlan p = max_batch(plan.request, memory, 0);
+    const EstimateRequest request = request_on(plan.request, plan.targets.gpus.front());
+    const BatchPlan p = max_batch(request, memory, 0);
     Prediction out;
     out.max_batch = p.micro_batch;
-    EstimateRequest request = plan.request;
     out.bytes_at = [request](uint64_t batch) {
       EstimateRequest r = request;
       r.batch = batch ? batch : 1;

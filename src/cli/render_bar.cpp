@@ -166,15 +166,17 @@ std::string render_bars(const Estimate& e, const std::vector<FitRow>& fit, Units
   const int cells = std::max(k_min_cells, bar.width - fixed);
   const double per_byte = scale ? 8.0 * cells / static_cast<double>(scale) : 0.0;
 
-  std::vector<Segment> segments;
+  std::vector<Segment> segments;  // every term but the overhead, which each GPU has its own of
   uint64_t sum = 0;
   std::string legend = "  ";
   size_t legend_columns = 2;
   std::string text;
   for (const Term& t : e.terms) {
     if (!e.has(t.kind) || !t.bytes) continue;
-    sum += t.bytes;
-    segments.push_back({t.kind, static_cast<double>(sum) * per_byte});
+    if (t.kind != TermKind::overhead) {
+      sum += t.bytes;
+      segments.push_back({t.kind, static_cast<double>(sum) * per_byte});
+    }
     const std::string item = std::string(term_glyph(t.kind, bar.charset)) + " " + term_key(t.kind) + " " +
                              format_bytes(t.bytes, units);
     const size_t w = columns(item) + 2;
@@ -192,9 +194,12 @@ std::string render_bars(const Estimate& e, const std::vector<FitRow>& fit, Units
   if (legend.size() > 2) text += legend + "\n";
   text += "  " + std::string(id_width, ' ') + "  " + g.marker + " = the memory a process can allocate\n";
 
-  const std::vector<std::string> filled = fill_cells(segments, cells, bar.charset, bar.color);
   for (size_t i = 0; i < fit.size(); ++i) {
     const FitRow& r = fit[i];
+    std::vector<Segment> own = segments;
+    if (r.overhead_bytes)
+      own.push_back({TermKind::overhead, static_cast<double>(sum + r.overhead_bytes) * per_byte});
+    const std::vector<std::string> filled = fill_cells(own, cells, bar.charset, bar.color);
     const auto marker = static_cast<size_t>(
         std::min<long>(cells, std::lround(static_cast<double>(r.memory_bytes) * per_byte / 8.0)));
     std::string line = "  " + r.gpu.id + std::string(id_width - r.gpu.id.size(), ' ') + " [";

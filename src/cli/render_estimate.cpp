@@ -4,6 +4,7 @@
 #include "core/memory/activation_term.hpp"
 
 #include "cli/options.hpp"
+#include "cli/render_cuda_context.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/render_sharding.hpp"
 #include "cli/render_terms.hpp"
@@ -171,6 +172,8 @@ json fit_row_json(const FitRow& r) {
           {"name", r.gpu.name},
           {"memory_bytes", r.memory_bytes},
           {"required_bytes", r.required_bytes},
+          {"overhead_bytes", r.overhead_bytes},
+          {"cuda_context", cuda_context_json(r)},
           {"spare_bytes", r.spare_bytes},
           {"verdict", verdict_name(r.verdict)},
           {"warnings", fit_warning_texts(r.warnings, r.gpu)}};
@@ -210,6 +213,7 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"reserved_bytes", e.reserved_bytes()},
               {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
+              {"overhead_source", r.overhead_given ? "given" : "cuda_context"},
               {"reserved", reserved_json(e.timeline)},
               {"fit", fits},
               {"explain", arithmetic(e, r)},
@@ -237,12 +241,13 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
   if (!fit.empty()) {
     TextTable t({{"gpu", Align::left},
                  {"memory", Align::right},
+                 {"overhead", Align::right},
                  {"required", Align::right},
                  {"spare", Align::right},
                  {"verdict", Align::left}});
     for (const FitRow& r : fit)
-      t.add_row({r.gpu.id, format_bytes(r.memory_bytes, o.units), format_bytes(r.required_bytes, o.units),
-                 format_signed_bytes(r.spare_bytes, o.units),
+      t.add_row({r.gpu.id, format_bytes(r.memory_bytes, o.units), format_bytes(r.overhead_bytes, o.units),
+                 format_bytes(r.required_bytes, o.units), format_signed_bytes(r.spare_bytes, o.units),
                  verdict_cell(r, o.color && o.format == Format::table)});
     out += o.format == Format::markdown ? t.render_markdown() : t.render();
   }
@@ -277,9 +282,11 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
       "memory = what a process can allocate: NVML total minus the driver-reserved share where known";
   out += render_fit_table(fit, plan.targets.device_notes, o);
   if (!fit.empty())
-    out += (md ? "\n" : "  ") + memory_note + "; overhead " +
-           format_bytes(e.bytes(TermKind::overhead), o.units) +
-           " for the CUDA context and workspaces (--overhead)\n";
+    out += (md ? "\n" : "  ") + memory_note +
+           (r.overhead_given
+                ? "; overhead " + format_bytes(e.bytes(TermKind::overhead), o.units) + " (--overhead)\n"
+                : "; overhead = the CUDA context predicted for each GPU (" + cuda_runtime_text(r.cuda) +
+                      "; --overhead to set one figure)\n");
   if (!o.explain && (r.batch > 1 || r.seq) && uncounted_activations(e))  // --explain lists it anyway
     out += (md ? "\n" : "  ") +
            std::string("note: --batch and --seq change nothing here: no activations are ") +
@@ -289,6 +296,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);
     out += explain_text(e, r, ledger, o);
+    out += cuda_context_text(fit, r);
     out += assumptions_text(e, r, ledger);
   }
   return out;

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include <memplan/cuda_runtime.hpp>
+
 namespace memplan::cli {
 namespace {
 
@@ -100,7 +102,9 @@ void pytorch_findings(const OomMessage& m, Units u, bool plan_given, std::vector
         bytes(*r.outside_allocator, u) + " = " + bytes(*m.total, u) + " total - " + bytes(*m.free, u) +
         " free - " + bytes(*m.reserved, u) +
         " reserved is held outside PyTorch's cache: this process's CUDA context and libraries (memplan "
-        "counts 512 MiB for them by default) and any other process on the GPU.");
+        "predicts the context per GPU: 1 KiB of stack for each thread the GPU keeps resident, plus " +
+        bytes(k_cuda_context_rest_bytes, u) +
+        " measured on an H200 with lazy loading) and any other process on the GPU.");
   if (r.process_non_pytorch)
     out.push_back("This process holds " + bytes(*r.process_non_pytorch, u) +
                   " outside PyTorch's cache = " + bytes(*m.process_in_use, u) + " in use - " +

@@ -270,7 +270,8 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
     case LineCode::overhead:
       return "per-process overhead = " + group_thousands(l.bytes) + " B (" +
              format_bytes(l.bytes, Units::gib) +
-             (l.n[0] ? ", the default; --overhead to change)" : ", --overhead)");
+             (l.n[0] ? ", the largest CUDA context predicted for the GPUs compared; --overhead to set one)"
+                     : ", --overhead)");
   }
   return "";
 }
@@ -398,7 +399,7 @@ std::string term_detail(const Estimate& e, const Term& t, const EstimateRequest&
     case TermKind::buffers:
       return "layers gathered by ZeRO-3/FSDP, unsharded copies";
     case TermKind::overhead:
-      return "CUDA context + library workspaces";
+      return r.overhead_given ? "per-process overhead (--overhead)" : "CUDA context (largest of the GPUs)";
   }
   if (e.sharded && t.bytes != t.single_gpu_bytes) {
     const uint64_t gpus = e.sharded->layout.gpus;

@@ -113,8 +113,7 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
                 "serve plans one GPU type at a time (got " + std::to_string(plan.targets.gpus.size()) + ")");
   const GpuSpec& gpu = plan.targets.gpus[0];
   SglangSettings s = sglang_settings_from(a);
-  if (a.plan.given.count("overhead") || plan.request.overhead_bytes != k_default_overhead_bytes)
-    s.non_torch_bytes = plan.request.overhead_bytes;
+  if (plan.request.overhead_given) s.non_torch_bytes = plan.request.overhead_bytes;
   if (plan.request.parallel) {
     const ParallelLayout& l = *plan.request.parallel;
     if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)

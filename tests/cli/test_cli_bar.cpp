@@ -58,8 +58,10 @@ struct ScopedEnv {
 }  // namespace
 
 TEST_CASE("estimate --bar --ascii: fill and capacity mark where the bytes put them", "[cli][bar]") {
-  // 7e9 fp16 weights + 512 MiB = 14,536,870,912 B on a T4 (15,109 MiB = 15,842,934,784 B usable)
-  // and an A100 80GB (81,920 - 926 = 80,994 MiB = 84,928,364,544 B): the A100 sets the scale.
+  // 7e9 fp16 weights + each GPU's CUDA context on a T4 (15,109 MiB = 15,842,934,784 B usable) and an
+  // A100 80GB (81,920 - 926 = 80,994 MiB = 84,928,364,544 B): the A100 sets the scale. Contexts: 1 KiB x
+  // 1,024 threads x 40 SMs + 441,253,888 B = 483,196,928 B on the T4; 1 KiB x 2,048 x 108 + 441,253,888
+  // = 667,746,304 B on the A100.
   const std::vector<std::string> args = {"estimate", "--params", "7e9",   "--precision",  "fp16",
                                          "--mode",   "infer",    "--gpu", "t4,a100-80gb", "--bar",
                                          "--ascii",  "--width",  "80"};
@@ -67,8 +69,14 @@ TEST_CASE("estimate --bar --ascii: fill and capacity mark where the bytes put th
   REQUIRE(r.code == 0);
   for (const std::string& l : lines_of(r.out.substr(r.out.find("# parameters")))) CHECK(columns(l) <= 80);
   const double scale = 84928364544.0;
-  for (const auto& [gpu, memory] :
-       {std::pair<std::string, double>{"t4", 15842934784.0}, {"a100-80gb", scale}}) {
+  struct Row {
+    std::string gpu;
+    double memory, required;
+    const char* shown;
+  };
+  for (const auto& [gpu, memory, required, shown] :
+       {Row{"t4", 15842934784.0, 14483196928.0, "] 13.5 GiB of "},
+        Row{"a100-80gb", scale, 14667746304.0, "] 13.7 GiB of "}}) {
     const std::string line = bar_line(r.out, gpu);
     INFO(line);
     REQUIRE(!line.empty());
@@ -79,17 +87,19 @@ TEST_CASE("estimate --bar --ascii: fill and capacity mark where the bytes put th
     cells.erase(marker, 1);
     const double n = static_cast<double>(cells.size());
     const size_t filled = cells.find_first_of('.') == std::string::npos ? cells.size() : cells.find('.');
-    CHECK(std::abs(static_cast<double>(filled) - 14536870912.0 / scale * n) <= 1.0);
+    CHECK(std::abs(static_cast<double>(filled) - required / scale * n) <= 1.0);
     CHECK(std::abs(static_cast<double>(marker) - memory / scale * n) <= 0.5);
-    // 14,536,870,912 B = 13.5 GiB; the memory as the table prints it.
-    CHECK(line.find("] 13.5 GiB of ") != std::string::npos);
+    // 14,483,196,928 B = 13.49 GiB, 14,667,746,304 B = 13.66 GiB; the memory as the table prints it.
+    CHECK(line.find(shown) != std::string::npos);
   }
   // The same numbers as --format json.
   auto json_args = args;
   json_args.resize(9);
   json_args.insert(json_args.end(), {"--format", "json"});
   const auto j = nlohmann::json::parse(run_cli(json_args).out);
-  CHECK(j["required_bytes"] == 14536870912ull);
+  CHECK(j["required_bytes"] == 14667746304ull);  // the breakdown counts the larger context, the A100's
+  CHECK(j["fit"][0]["required_bytes"] == 14483196928ull);
+  CHECK(j["fit"][1]["required_bytes"] == 14667746304ull);
   CHECK(j["fit"][0]["memory_bytes"] == 15842934784ull);
   CHECK(j["fit"][1]["memory_bytes"] == 84928364544ull);
 }

@@ -139,6 +139,8 @@ TEST_CASE("a plan-file value and the same flag are parsed by the same rule", "[c
       {"tensors", "--tensors", "x", "x"},
       {"seq", "--seq", "-3", "-3"},
       {"lora_targets", "--lora-targets", "qq", "qq"},
+      {"cuda", "--cuda", "12.x", "12.x"},
+      {"cuda_module_loading", "--cuda-module-loading", "sloth", "sloth"},
   };
   for (const Case& c : bad) {
     INFO(c.flag << " " << c.text);
@@ -158,6 +160,7 @@ TEST_CASE("a plan-file value and the same flag are parsed by the same rule", "[c
       {"--model", "llama-2-7b", "--lora", "16", "--lora-targets", "q,k,v,o", "--quantize", "nf4"},
       {"--params", "7B", "--precision", "mixed-bf16", "--grad-format", "fp32", "--gpus", "8", "--zero", "2"},
       {"--params", "1e9", "--trainable", "0.2%", "--overhead", "1GiB"},
+      {"--params", "1e9", "--cuda", "11.2", "--cuda-module-loading", "eager"},
   };
   for (const auto& flags : good) {
     json doc = json::object();

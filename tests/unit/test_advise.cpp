@@ -103,6 +103,7 @@ TEST_CASE("autocast on an fp32 run shrinks activations, not the 16 B/param state
   mlp.optimizer = parse_optimizer("--optimizer", "adamw");
   mlp.batch = 8192;
   mlp.overhead_bytes = 0;
+  mlp.overhead_given = true;  // none, on any GPU
   const Advice m = advise(mlp, custom_gpu(1 << 20), builtin_presets().gpus);
   const Suggestion* ms = single(m, "autocast");
   REQUIRE(ms);
@@ -205,22 +206,22 @@ TEST_CASE("suggestions are cheapest first, combinations only without a fitting s
 }
 
 TEST_CASE("a fitting single knob suppresses every combination containing it", "[advise]") {
-  // 7B fp32 AdamW, no activations: 112,000,000,000 B + 512 MiB = 112,536,870,912 B > 84,928,364,544 B on an
-  // A100 80GB.
+  // 7B fp32 AdamW, no activations: 112,000,000,000 B + the A100's CUDA context (1 KiB x 2,048 threads x
+  // 108 SMs + 441,253,888 B = 667,746,304 B) = 112,667,746,304 B > 84,928,364,544 B on an A100 80GB.
   EstimateRequest r;
   r.model.parameters = 7000000000;
   r.recipe = parse_recipe("--precision", "fp32");
   r.optimizer = parse_optimizer("--optimizer", "adamw");
   const Advice a = advise(r, gpu("a100-80gb"), builtin_presets().gpus);
-  CHECK(a.required_bytes == 112536870912ull);
+  CHECK(a.required_bytes == 112667746304ull);
   const Suggestion* o8 = single(a, "optimizer-8bit");
   REQUIRE(o8);
   CHECK(o8->fits());
-  // Sharding: 2 GPUs with ZeRO-1: 4 + 4 + 8/2 = 12 B x 7e9 = 84e9 B + 512 MiB, under 84,928,364,544 B.
+  // Sharding: 2 GPUs with ZeRO-1: 4 + 4 + 8/2 = 12 B x 7e9 = 84e9 B + 667,746,304 B, under 84,928,364,544 B.
   const Suggestion* sh = single(a, "sharding");
   REQUIRE(sh);
   CHECK(sh->gpus == 2);
-  CHECK(sh->required_bytes == 84000000000ull + (512ull << 20));
+  CHECK(sh->required_bytes == 84000000000ull + 667746304ull);
   CHECK(sh->verdict == Verdict::tight);
   for (const Suggestion& c : a.combinations)
     for (const Suggestion& s : a.singles)
@@ -230,8 +231,9 @@ TEST_CASE("a fitting single knob suppresses every combination containing it", "[
 }
 
 TEST_CASE("tier 3 is the smallest preset GPU that fits as is, Apple only as a last resort", "[advise]") {
-  // 112,536,870,912 B needed. By usable memory: apple-m3-max (115,427,246,080 B budget) would be
-  // smallest but is unified memory; then mi250x (137,405,399,040 B); h200 (150,754,820,096 B) is larger.
+  // 112e9 B + a context needed (on an M3 Max, whose SMs are unknown: the H200's 718,077,952 B). By usable
+  // memory: apple-m3-max (115,427,246,080 B budget) would be smallest but is unified memory; then mi250x
+  // (137,405,399,040 B); h200 (150,754,820,096 B) is larger.
   EstimateRequest r;
   r.model.parameters = 7000000000;
   r.recipe = parse_recipe("--precision", "fp32");

@@ -70,7 +70,8 @@ TEST_CASE("fit_gpu: spare and verdict agree", "[fit]") {
   Estimate e = estimate(r);
   for (const GpuSpec& g : builtin_presets().gpus) {
     FitRow row = fit_gpu(g, r, e);
-    CHECK(row.required_bytes == e.required_bytes());
+    CHECK(row.required_bytes == e.reserved_bytes() + row.overhead_bytes);  // each GPU's own CUDA context
+    CHECK(row.overhead_bytes == cuda_context(g, r.cuda).bytes());
     CHECK(static_cast<int64_t>(row.memory_bytes) - static_cast<int64_t>(row.required_bytes) ==
           row.spare_bytes);
     CHECK((row.verdict == Verdict::no) == (row.spare_bytes < 0));

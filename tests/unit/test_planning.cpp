@@ -13,6 +13,7 @@ EstimateRequest base() {
   r.optimizer = parse_optimizer("--optimizer", "adamw");
   r.activation_bytes_per_row = 1000;
   r.overhead_bytes = 0;
+  r.overhead_given = true;
   return r;
 }
 }  // namespace

@@ -362,7 +362,7 @@ Estimate estimate(const EstimateRequest& r) {
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;
   overhead.single_gpu_bytes = r.overhead_bytes;
-  overhead.add(line(LineCode::overhead, r.overhead_bytes, r.overhead_bytes == k_default_overhead_bytes));
+  overhead.add(line(LineCode::overhead, r.overhead_bytes, !r.overhead_given));
 
   if (e.lora && r.mode == Mode::train)
     e.note({NoteCode::lora, {0, 0}, 0.0});

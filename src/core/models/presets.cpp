@@ -137,6 +137,9 @@ GpuSpec read_gpu(const Json& j, const std::string& where) {
   if (g.budget_bytes > g.memory_total_bytes) named.fail("budget_bytes", "must not exceed the total");
   g.budget_note = named.str("budget_note", false);
   g.compute_capability = named.str("compute_capability", false);
+  g.sm_count = named.u64("sm_count", false);
+  if (g.sm_count > 4096)
+    named.fail("sm_count", std::to_string(g.sm_count) + " is above 4096 (no GPU has more)");
   g.bf16 = named.boolean("bf16", false);
   g.fp8 = named.boolean("fp8", false);
   g.source = named.str("source");

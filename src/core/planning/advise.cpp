@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <memplan/error.hpp>
+#include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 
@@ -36,25 +37,28 @@ std::optional<Suggestion> best_setting(const std::vector<Candidate>& settings, c
 // unified-memory (Apple) entries only when no other fits.
 Suggestion bigger_gpu(const EstimateRequest& r, uint64_t required, const GpuSpec& current,
                       const std::vector<GpuSpec>& presets) {
+  // On another GPU the run needs that GPU's CUDA context instead of this one's.
+  auto required_on = [&](const GpuSpec& g) { return required - r.overhead_bytes + overhead_on(g, r); };
   const GpuSpec* best = nullptr;
   const GpuSpec* largest = nullptr;
   for (bool unified : {false, true}) {
     for (const GpuSpec& g : presets) {
       if (g.id == current.id || unified_memory(g) != unified || !hardware_warnings(g, r).empty()) continue;
       if (!unified && (!largest || g.usable_bytes() > largest->usable_bytes())) largest = &g;
-      if (required <= g.usable_bytes() && (!best || g.usable_bytes() < best->usable_bytes())) best = &g;
+      if (required_on(g) <= g.usable_bytes() && (!best || g.usable_bytes() < best->usable_bytes())) best = &g;
     }
     if (best) break;
   }
   Suggestion s;
   s.tier = 3;
   s.request = r;
-  s.required_bytes = required;
   s.cost_rank = 100;
   const GpuSpec* judged = best ? best : largest ? largest : &current;
+  s.required_bytes = required_on(*judged);
+  s.request.overhead_bytes = overhead_on(*judged, r);
   s.gpu = judged->id;
   s.memory_bytes = judged->usable_bytes();
-  s.verdict = verdict_for(required, s.memory_bytes);
+  s.verdict = verdict_for(s.required_bytes, s.memory_bytes);
   AdviceChange ch;
   ch.knob = AdviceKnob::gpu;
   ch.tier = 3;
@@ -74,8 +78,9 @@ Suggestion bigger_gpu(const EstimateRequest& r, uint64_t required, const GpuSpec
 
 }  // namespace
 
-Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vector<GpuSpec>& presets,
+Advice advise(const EstimateRequest& given, const GpuSpec& gpu, const std::vector<GpuSpec>& presets,
               const AdviceOptions& options) {
+  const EstimateRequest request = request_on(given, gpu);  // this GPU's CUDA context (or --overhead)
   if (options.max_knobs > 3 || options.max_candidates == 0)
     throw Error("advise", "the search is limited to 3 knobs per combination and needs a candidate budget");
   Advice a;

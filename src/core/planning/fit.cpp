@@ -1,5 +1,6 @@
 #include <memplan/fit.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <memplan/error.hpp>
@@ -63,12 +64,33 @@ std::vector<FitWarning> hardware_warnings(const GpuSpec& g, const EstimateReques
   return w;
 }
 
+uint64_t overhead_on(const GpuSpec& gpu, const EstimateRequest& request) {
+  return request.overhead_given ? request.overhead_bytes : cuda_context(gpu, request.cuda).bytes();
+}
+
+EstimateRequest request_on(const EstimateRequest& request, const GpuSpec& gpu) {
+  EstimateRequest r = request;
+  r.overhead_bytes = overhead_on(gpu, request);
+  return r;
+}
+
+uint64_t summary_overhead(const std::vector<GpuSpec>& gpus, const EstimateRequest& request) {
+  if (request.overhead_given) return request.overhead_bytes;
+  if (gpus.empty()) return cuda_context(GpuSpec{}, request.cuda).bytes();
+  uint64_t most = 0;
+  for (const GpuSpec& g : gpus) most = std::max(most, overhead_on(g, request));
+  return most;
+}
+
 FitRow fit_gpu(const GpuSpec& gpu, const EstimateRequest& request, const Estimate& e,
                uint64_t memory_override) {
   FitRow row;
   row.gpu = gpu;
   row.memory_bytes = memory_override ? memory_override : gpu.usable_bytes();
-  row.required_bytes = e.required_bytes();
+  row.context = cuda_context(gpu, request.cuda);
+  row.overhead_given = request.overhead_given;
+  row.overhead_bytes = overhead_on(gpu, request);
+  row.required_bytes = checked_add(e.reserved_bytes(), row.overhead_bytes, "required bytes");
   const u128 m = row.memory_bytes, q = row.required_bytes;
   const u128 k_max = INT64_MAX;
   // Beyond 2^63 - 1 bytes the shortfall has no signed 64-bit value: refused, never clamped (GPU
