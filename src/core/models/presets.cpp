@@ -172,7 +172,12 @@ TransformerArch read_arch(const Json& j, const std::string& where) {
   a.experts_per_token = r.u64("experts_per_token", false);
   a.attn_softcap = static_cast<double>(r.u64("attn_logit_softcapping", false));
   a.final_softcap = static_cast<double>(r.u64("final_logit_softcapping", false));
+  // Sliding-window attention as the model's config.json sets it (hf_config_attention.cpp reads the
+  // same): `window_layers` of the layers attend to the last `sliding_window` tokens.
+  a.attention_window = r.u64("sliding_window", false);
+  a.window_layers = a.attention_window ? r.u64("window_layers") : 0;
   if (!a.layers || !a.hidden || !a.heads || !a.vocab) r.fail("layers/hidden/heads/vocab", "must be positive");
+  if (a.window_layers > a.layers) r.fail("window_layers", "must be at most layers");
   if (a.kv_heads && a.heads % a.kv_heads) r.fail("kv_heads", "must divide heads");
   return a;
 }
