@@ -32,87 +32,17 @@
 #include "core/memory/activation_term.hpp"
 #include "core/memory/caching_allocator.hpp"
 #include "core/memory/optimizer_loop.hpp"
+#include "core/memory/optimizer_step_events.hpp"
 #include "core/memory/parameter_tensors.hpp"
+#include "core/memory/step_event_builder.hpp"
 #include "core/memory/step_timeline.hpp"
+#include "core/memory/tensor_sizes.hpp"
 
 namespace memplan {
 namespace {
 
-// `total` bytes divided in proportion to `weights` (floor), the remainder on the largest.
-std::vector<uint64_t> divide(uint64_t total, const std::vector<uint64_t>& weights) {
-  std::vector<uint64_t> out(weights.size(), 0);
-  u128 sum = 0;
-  for (uint64_t w : weights) sum += w;
-  if (weights.empty() || sum == 0) return out;
-  uint64_t given = 0;
-  size_t largest = 0;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    out[i] = static_cast<uint64_t>(static_cast<u128>(total) * weights[i] / sum);
-    given += out[i];
-    if (weights[i] > weights[largest]) largest = i;
-  }
-  out[largest] += total - given;
-  return out;
-}
-
-// Bytes of tensors of `elements` each, for a term of `total` bytes that counts `count` elements
-// plus at most `scalars` bytes of per-tensor scalars (Adam's step counters): when the rest is a
-// whole number of bytes per element and the shapes name at most `count` elements, each tensor is
-// its elements x that many bytes, as torch allocates it, and what the shapes do not name (BERT's
-// token-type embeddings; the scalars) one more tensor, last. Otherwise (sub-byte or mixed formats)
-// the bytes in proportion. A tensor a few bytes over its size would cost the replay a whole
-// 2 MiB of rounding (a 16 MiB matrix in an 18 MiB segment).
-struct Sized {
-  std::vector<uint64_t> bytes;
-  uint64_t per_element = 0;  // 0: in proportion
-};
-
-Sized sized(uint64_t total, const std::vector<uint64_t>& elements, uint64_t count, uint64_t scalars) {
-  Sized out;
-  u128 sum = 0;
-  for (uint64_t n : elements) sum += n;
-  const uint64_t per = count ? total / count : 0;
-  const uint64_t beyond = per ? total - per * count : 0;  // per * count <= total
-  if (per == 0 || sum == 0 || sum > count || beyond > scalars) {
-    out.bytes = divide(total, elements);
-    return out;
-  }
-  out.per_element = per;
-  for (uint64_t n : elements) out.bytes.push_back(checked_mul(n, per, "tensor bytes"));
-  const uint64_t rest = total - static_cast<uint64_t>(static_cast<u128>(per) * sum);
-  if (rest) out.bytes.push_back(rest);
-  return out;
-}
-
-// A tensor of the replay: its group (-1 before the layers, 0.. a layer, -2 after) and bytes.
-struct Tensor {
-  int64_t group = 0;
-  uint64_t bytes = 0;
-  uint64_t id = 0;
-  uint64_t elements = 0;  // when the bytes are whole bytes per element (sized), else 0
-  uint64_t scores = 0;    // eager attention: the bytes of each score tensor made before this one
-};
-
-class Builder {
- public:
-  std::vector<StepEvent> events;
-  Phase phase = Phase::weights;
-  uint8_t step = 0;
-
-  uint64_t alloc(uint64_t bytes) {
-    const uint64_t id = ++next_;
-    if (bytes) events.push_back({id, bytes, true, phase, step});
-    return id;
-  }
-  void free(uint64_t id, uint64_t bytes) {
-    if (bytes) events.push_back({id, bytes, false, phase, step});
-  }
-  void alloc(Tensor& t) { t.id = alloc(t.bytes); }
-  void free(const Tensor& t) { free(t.id, t.bytes); }
-
- private:
-  uint64_t next_ = 0;
-};
+using replay::Builder;
+using replay::Tensor;
 
 // Tensors of `total` bytes for `count` parameters over the parameter tensors (load order), each
 // tagged with its group; the parameters the shapes do not name, one more tensor before the layers.
@@ -286,80 +216,6 @@ void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
   }
 }
 
-// torch's Adam/AdamW step: each tensor's state made at step 1 (`allocate_state`); foreach, one
-// temporary per tensor for all at once; the per-tensor loop, two for one tensor at a time.
-void optimizer_loop(Builder& b, std::vector<std::vector<Tensor>>& state,
-                    const std::vector<uint64_t>& temp_bytes, bool foreach, bool allocate_state) {
-  for (size_t i = 0; i < state.size(); ++i) {
-    if (allocate_state)
-      for (Tensor& t : state[i]) b.alloc(t);
-    if (foreach) continue;
-    const uint64_t t1 = b.alloc(temp_bytes[i]);
-    const uint64_t t2 = b.alloc(temp_bytes[i]);
-    b.free(t2, temp_bytes[i]);
-    b.free(t1, temp_bytes[i]);
-  }
-  if (!foreach) return;
-  std::vector<uint64_t> temps;
-  for (size_t i = 0; i < state.size(); ++i) temps.push_back(b.alloc(temp_bytes[i]));
-  for (size_t i = 0; i < state.size(); ++i) b.free(temps[i], temp_bytes[i]);
-}
-
-// transformers.AdamW.step (optimizer_loop.hpp): each tensor's state at step 1, then its
-// denom = exp_avg_sq.sqrt().add_(eps), which frees the previous tensor's when bound to the name.
-void hf_adamw_loop(Builder& b, const std::vector<LoopTensor>& ts, uint64_t bytes_per_number,
-                   std::vector<std::vector<Tensor>>* state_to_allocate) {
-  uint64_t previous = 0;
-  uint64_t previous_bytes = 0;
-  for (size_t i = 0; i < ts.size(); ++i) {
-    if (state_to_allocate)
-      for (Tensor& t : (*state_to_allocate)[i]) b.alloc(t);
-    const uint64_t bytes = checked_mul(ts[i].n, bytes_per_number, "timeline bytes");
-    const uint64_t denom = b.alloc(bytes);
-    b.free(previous, previous_bytes);
-    previous = denom;
-    previous_bytes = bytes;
-  }
-  b.free(previous, previous_bytes);
-}
-
-// transformers' Adafactor.step, statement by statement (optimizer_loop.hpp), fp32 throughout; the
-// names `grad`, `p_data_fp32` and `update` keep their tensors until they are bound to the next.
-void adafactor_loop(Builder& b, const std::vector<LoopTensor>& ts, bool half_weights,
-                    std::vector<std::vector<Tensor>>* state_to_allocate) {
-  struct Held {
-    uint64_t id = 0;
-    uint64_t bytes = 0;
-  };
-  Held grad32, weight32, update;
-  auto rebind = [&](Held& name, uint64_t bytes) {
-    b.free(name.id, name.bytes);
-    name = {b.alloc(bytes), bytes};
-  };
-  for (size_t i = 0; i < ts.size(); ++i) {
-    const uint64_t n = checked_mul(ts[i].n, 4, "timeline bytes");
-    if (half_weights) rebind(grad32, n);  // grad = grad.float()
-    if (state_to_allocate)
-      for (Tensor& t : (*state_to_allocate)[i]) b.alloc(t);
-    if (half_weights) rebind(weight32, n);  // p_data_fp32 = p.float()
-    const uint64_t square = b.alloc(n);     // grad ** 2
-    const uint64_t sum = b.alloc(n);        // + eps
-    b.free(square, n);
-    b.free(update.id, update.bytes);  // the previous tensor's update, unbound at last
-    const uint64_t f = checked_mul(ts[i].factors, 4, "timeline bytes");
-    const uint64_t factors = b.alloc(f);  // r and c (a vector: none)
-    const uint64_t product = b.alloc(n);  // r x c (a vector: exp_avg_sq.rsqrt())
-    b.free(factors, f);
-    b.free(sum, n);
-    update = {product, n};
-    const uint64_t negated = b.alloc(n);  // -update
-    b.free(negated, n);
-  }
-  b.free(update.id, update.bytes);
-  b.free(grad32.id, grad32.bytes);
-  b.free(weight32.id, weight32.bytes);
-}
-
 }  // namespace
 
 std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
@@ -498,14 +354,14 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     const bool named = !loop.empty() && (loop.size() == grads.size() || loop.size() + 1 == grads.size());
     if (named && (opt.code == TransientCode::adafactor_update || opt.code == TransientCode::hf_adamw_denom)) {
       if (opt.code == TransientCode::adafactor_update)
-        adafactor_loop(b, loop, adafactor_fp32_copies(r) == 4, s == 1 ? &state : nullptr);
+        replay::adafactor_loop(b, loop, adafactor_fp32_copies(r) == 4, s == 1 ? &state : nullptr);
       else
-        hf_adamw_loop(b, loop, opt.bytes / (opt.n[0] + opt.n[1]), s == 1 ? &state : nullptr);
+        replay::hf_adamw_loop(b, loop, opt.bytes / (opt.n[0] + opt.n[1]), s == 1 ? &state : nullptr);
       if (s == 1)
         for (size_t i = loop.size(); i < state.size(); ++i)
           for (Tensor& t : state[i]) b.alloc(t);
     } else {
-      optimizer_loop(b, state, temp_bytes, foreach, s == 1);
+      replay::optimizer_loop(b, state, temp_bytes, foreach, s == 1);
     }
     b.phase = Phase::zero_grad;
     if (!r.grads_kept) {

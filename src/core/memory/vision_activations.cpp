@@ -225,41 +225,6 @@ uint64_t llama4_tile_transient(const VisionTower& t, const ActivationOptions& o,
   return rotary;
 }
 
-VisionActivations llama4_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
-                               const ActivationOptions& o) {
-  if (train_tower)
-    throw Error(Field::train_vision, "the " + t.model_type +
-                                         " tower's saved tensors are not in the ledger yet (its frozen "
-                                         "tower and trained projector are)");
-  VisionActivations v;
-  v.projector_trained = train_projector;
-  v.images = images;
-  const uint64_t tiles = std::max<uint64_t>(t.tiles, 1);
-  std::string how;
-  v.transient_bytes_per_image = checked_mul(tiles, llama4_tile_transient(t, o, how), "activation bytes");
-  if (train_projector) {
-    // Llama4MultiModalProjector.linear_1 (no bias) keeps its input: the adapter's output.
-    SavedSum saved{v, o.record};
-    saved.add("projector linear_1 input (the pixel-shuffle adapter's output, " + to_s(tiles) + " tile(s))",
-              checked_mul(tiles, t.projector_tokens, "tokens"), t.projector_width, o.act_format, o.act_cost);
-    v.projector_bytes_per_image = saved.sum;
-  }
-  v.bytes_per_sample = checked_mul(images, v.projector_bytes_per_image, "activation bytes");
-  if (!o.record) return v;
-  v.notes.push_back("vision tower (" + t.model_type +
-                    ") frozen: it keeps nothing for backward; it runs the " + to_s(tiles) +
-                    " tile(s) of each image at once, " + to_s(t.tokens) +
-                    " tokens a tile (patches + the class token); its largest working set is " + how + " = " +
-                    group_thousands(v.transient_bytes_per_image / tiles) + " B a tile, " +
-                    group_thousands(v.transient_bytes_per_image) +
-                    " B an image, freed before the language model's forward saves anything");
-  v.notes.push_back(train_projector
-                        ? "projector (Llama4MultiModalProjector) trains: linear_1 keeps its input, " +
-                              to_s(t.projector_tokens) + " tokens x " + to_s(t.projector_width) + " a tile"
-                        : "projector (Llama4MultiModalProjector) frozen: it keeps nothing");
-  return v;
-}
-
 // mllama's frozen tower (transformers' MllamaVisionModel.forward) runs an image's tiles, all
 // max_num_tiles of them (the processor pads every image), as one sequence of T = tiles x positions
 // rounded up to 8 (num_padding_patches), under a T x T additive mask in the model's format
@@ -280,34 +245,44 @@ uint64_t mllama_image_transient(const VisionTower& t, const ActivationOptions& o
                      bytes(elements(T, T), o.act_cost), "activation bytes");
 }
 
-VisionActivations mllama_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
-                               const ActivationOptions& o) {
+// A tiled tower the ledger counts frozen (Llama 4, mllama): it keeps nothing; its working set over
+// an image's tiles is named; the projector keeps its input, projector_tokens x projector_width a
+// tile, when it trains (Llama4MultiModalProjector.linear_1, mllama's multi_modal_projector).
+VisionActivations tiled_tower(const VisionTower& t, uint64_t images, bool train_tower, bool train_projector,
+                              const ActivationOptions& o) {
   if (train_tower)
     throw Error(Field::train_vision, "the " + t.model_type +
                                          " tower's saved tensors are not in the ledger yet (its frozen "
                                          "tower and trained projector are)");
+  const bool llama4 = t.projector == "llama4";
   VisionActivations v;
   v.projector_trained = train_projector;
   v.images = images;
-  std::string how;
-  v.transient_bytes_per_image = mllama_image_transient(t, o, how);
   const uint64_t tiles = std::max<uint64_t>(t.tiles, 1);
+  std::string how;
+  v.transient_bytes_per_image = llama4
+                                    ? checked_mul(tiles, llama4_tile_transient(t, o, how), "activation bytes")
+                                    : mllama_image_transient(t, o, how);
+  const std::string projector = llama4 ? "Llama4MultiModalProjector" : "multi_modal_projector";
   if (train_projector) {
-    // multi_modal_projector (Linear with a bias) keeps its input: the tower's output per tile.
     SavedSum saved{v, o.record};
-    saved.add("projector input (the tower's final and intermediate outputs, " + to_s(tiles) + " tiles)",
+    saved.add("projector input (the " + std::string(llama4 ? "pixel-shuffle adapter's" : "tower's") +
+                  " output, " + to_s(tiles) + " tile(s))",
               checked_mul(tiles, t.projector_tokens, "tokens"), t.projector_width, o.act_format, o.act_cost);
     v.projector_bytes_per_image = saved.sum;
   }
   v.bytes_per_sample = checked_mul(images, v.projector_bytes_per_image, "activation bytes");
   if (!o.record) return v;
   v.notes.push_back("vision tower (" + t.model_type +
-                    ") frozen: it keeps nothing for backward; an image is one " + "sequence of its " +
-                    to_s(tiles) + " tiles; its largest working set is " + how + " = " +
+                    ") frozen: it keeps nothing for backward; it runs the " + to_s(tiles) +
+                    " tile(s) of each image at once, " + to_s(t.tokens) +
+                    " tokens a tile (patches + the class token); its largest working set is " + how + " = " +
                     group_thousands(v.transient_bytes_per_image) +
                     " B an image, freed before the language model's forward saves anything");
-  v.notes.push_back(train_projector ? "projector (multi_modal_projector) trains: it keeps its input"
-                                    : "projector (multi_modal_projector) frozen: it keeps nothing");
+  v.notes.push_back(train_projector
+                        ? "projector (" + projector + ") trains: it keeps its input, " +
+                              to_s(t.projector_tokens) + " tokens x " + to_s(t.projector_width) + " a tile"
+                        : "projector (" + projector + ") frozen: it keeps nothing");
   return v;
 }
 
@@ -324,8 +299,7 @@ VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool
   if (t.projector == "llama4" || t.projector == "mllama") {
     ActivationOptions o = opts;
     o.batch = 1;
-    return t.projector == "llama4" ? llama4_tower(t, images, train_tower, train_projector, o)
-                                   : mllama_tower(t, images, train_tower, train_projector, o);
+    return tiled_tower(t, images, train_tower, train_projector, o);
   }
   if (t.projector != "llava_mlp" && t.projector != "gemma3")
     throw Error("vision_config", "the projector \"" + t.projector + "\" is not in the activation ledger");
