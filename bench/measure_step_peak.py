@@ -11,7 +11,8 @@ How (see torch 1.13's profiler): with profile_memory=True every CPU allocation a
 "[memory]" event in prof.profiler.kineto_results.events() (+nbytes on allocation, -nbytes on
 free). Summing them in time order gives the bytes alive above what was alive when profiling
 started; its maximum is the step's peak above that baseline. The baseline is read off live
-tensors: the parameters (step 1) plus the optimizer state (step 2). The input batch is allocated
+tensors: the parameters (step 1) plus the optimizer state (step 2), plus the gradients where
+zero_grad(set_to_none=False) kept them. The input batch is allocated
 before profiling and not counted (memplan does not count input data). Each phase (forward, loss,
 backward, optimizer, zero_grad) is wrapped in record_function, so the peak of each phase is known.
 
@@ -74,12 +75,19 @@ def step_loss(arch, out, y):
     return ma.loss_of(arch, out, y)
 
 
-def one_step(arch, model, opt, x, y, precision):
-    ctx = torch.autocast("cpu", dtype=torch.bfloat16) if precision == "autocast_bf16" else contextlib.nullcontext()
-    with record_function("phase:forward"), ctx:
-        out = model(x)
-    with record_function("phase:loss"), ctx:
-        loss = step_loss(arch, out, y)
+def one_step(arch, model, opt, x, y, precision, case):
+    def amp():
+        if precision == "autocast_bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+    # loss_in_autocast: forward and loss in one autocast region, as Hugging Face's Trainer runs
+    # compute_loss (its cache of half weight copies lives until the region exits, after the loss).
+    one_region = case.get("loss_in_autocast", False)
+    with amp() if one_region else contextlib.nullcontext():
+        with record_function("phase:forward"), (contextlib.nullcontext() if one_region else amp()):
+            out = model(x)
+        with record_function("phase:loss"), (contextlib.nullcontext() if one_region else amp()):
+            loss = step_loss(arch, out, y)
     del out
     with record_function("phase:backward"):
         loss.backward()
@@ -87,14 +95,17 @@ def one_step(arch, model, opt, x, y, precision):
     with record_function("phase:optimizer"):
         opt.step()
     with record_function("phase:zero_grad"):
-        opt.zero_grad(set_to_none=True)
+        # zero_grad "zeros": set_to_none=False, torch < 2's default: the gradients stay allocated.
+        opt.zero_grad(set_to_none=case.get("zero_grad", "none") != "zeros")
 
 
-def profiled_step(arch, model, opt, x, y, precision):
+def profiled_step(arch, model, opt, x, y, precision, case):
     params = tensor_bytes(list(model.parameters()))
     state = state_bytes(opt)
+    # Gradients zero_grad(set_to_none=False) kept from the step before are alive too.
+    state += tensor_bytes([p.grad for p in model.parameters() if p.grad is not None])
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        one_step(arch, model, opt, x, y, precision)
+        one_step(arch, model, opt, x, y, precision, case)
     events = list(prof.profiler.kineto_results.events())
     mem = sorted((e for e in events if e.name() == "[memory]"), key=lambda e: e.start_us())
     windows = []
@@ -144,6 +155,12 @@ CASES = [
      "checkpointing": "full"},
     {"id": "gpt2_style_L2_ckpt", "base": "gpt2_style_L2", "batch": 8, "seq": 64, "precision": "autocast_bf16",
      "checkpointing": "full"},
+    # Autocast's weight cache: 8 checkpointed layers, the gradients kept by zero_grad(set_to_none=False),
+    # forward and loss in one autocast region (Hugging Face's Trainer): the forward's end holds every
+    # layer's bf16 weight copies and sets the peak.
+    {"id": "gpt2_style_L8_ckpt_zeros", "arch": dict(ma.BUILTIN["gpt2_style_L2"], layers=8), "batch": 2,
+     "seq": 64, "precision": "autocast_bf16", "checkpointing": "full", "zero_grad": "zeros",
+     "loss_in_autocast": True},
     {"id": "llama_gqa_rope_L2_lora_qv_r8", "base": "llama_gqa_rope_L2", "batch": 8, "seq": 64, "precision": "fp32",
      "lora": {"targets": ["q", "v"], "rank": 8}},
     {"id": "llama_gqa_rope_L2_lora_qv_r8", "base": "llama_gqa_rope_L2", "batch": 8, "seq": 64,
@@ -167,7 +184,7 @@ def main():
         x, y = ma.batch_for(arch, c["batch"], c["seq"], gen)
         trainable = [p for p in model.parameters() if p.requires_grad]
         opt = torch.optim.AdamW(trainable, lr=1e-4)
-        steps = [profiled_step(arch, model, opt, x, y, c["precision"]) for _ in range(2)]
+        steps = [profiled_step(arch, model, opt, x, y, c["precision"], c) for _ in range(2)]
         row = dict(c)
         row["arch"] = arch
         row.pop("base", None)

@@ -16,6 +16,7 @@
 #include <memplan/sharding.hpp>
 #include <memplan/storage_format.hpp>
 #include <memplan/timeline.hpp>
+#include <memplan/torch_release.hpp>
 
 namespace memplan {
 
@@ -47,6 +48,7 @@ struct EstimateRequest {
   uint64_t overhead_bytes = k_default_overhead_bytes;
   bool overhead_given = false;
   CudaRuntime cuda;             // CUDA version and module loading (--cuda, --cuda-module-loading)
+  TorchRelease torch;           // the PyTorch release of the step (--torch; torch_release.hpp)
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
   std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)

@@ -61,6 +61,9 @@ enum class TransientCode : uint8_t {
   // exp_avg_sq.sqrt() of the tensor (n0 numbers) beside the previous tensor's (n1), in the state's
   // format; bytes / (n0 + n1) bytes each.
   hf_adamw_denom,
+  // Autocast's weight cache under full checkpointing (src/core/memory/activation_term.hpp): the half
+  // copies of n0 layers' weights, n1 B each, alive from the forward through the loss.
+  autocast_weight_cache,
 };
 
 struct Transient {
@@ -97,6 +100,7 @@ struct StepTimeline {
   bool present = false;  // single-GPU training with an activation model
   Device device = Device::cuda;
   std::array<PhasePoint, k_phases> phases{};
+  Transient forward_transient;  // alive at the end of the forward and through the loss
   Transient backward_transient;
   Transient optimizer_transient;
   uint64_t peak_bytes = 0;

@@ -165,6 +165,10 @@ void cuda_rule(const std::string& flag, const std::string& text, V& v) {
   v.cuda = parse_cuda_version(flag, text);
 }
 
+void torch_rule(const std::string& flag, const std::string& text, V& v) {
+  v.torch = parse_torch_release(flag, text);
+}
+
 void module_loading_rule(const std::string& flag, const std::string& text, V& v) {
   v.cuda_module_loading = parse_module_loading(flag, text);
 }
@@ -253,6 +257,10 @@ const std::vector<OptionSpec>& table() {
        cuda_rule},
       {"--cuda-module-loading", F::cuda_module_loading,
        "lazy or eager (CUDA_MODULE_LOADING; default lazy from CUDA 11.7, eager before)", module_loading_rule},
+      {"--torch", F::torch,
+       "PyTorch release of the step (default 2.11): before 1.11 softmax keeps its input for backward; before "
+       "2.0 zero_grad keeps the gradients and optimizers loop per tensor",
+       torch_rule},
       {"--gpu", F::gpu,
        "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "
        "cuda:N",

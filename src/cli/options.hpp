@@ -17,6 +17,7 @@
 #include <memplan/request.hpp>
 #include <memplan/sharding.hpp>
 #include <memplan/storage_format.hpp>
+#include <memplan/torch_release.hpp>
 
 namespace memplan::cli {
 
@@ -47,6 +48,7 @@ struct PlanValues {
   std::optional<uint64_t> overhead;
   std::optional<CudaVersion> cuda;
   std::optional<ModuleLoading> cuda_module_loading;
+  std::optional<TorchRelease> torch;  // the PyTorch release of the step
   // the GPUs and the layout
   std::optional<std::string> gpu;  // resolved against the presets (and the probe) later
   std::optional<uint64_t> gpus;    // unset with gpus_auto

@@ -92,6 +92,24 @@ CudaRuntime resolve_cuda_runtime(const PlanValues& v) {
   return rt;
 }
 
+// --torch and what follows from it (torch_release.hpp): before 2.0 zero_grad() keeps the gradients
+// and the optimizers loop per tensor unless --zero-grad / --optimizer-loop say otherwise; expandable
+// segments exist from 2.1; --device cpu is torch 1.13's rules, measured.
+void resolve_torch_release(const PlanValues& v, EstimateRequest& r) {
+  if (v.torch) r.torch = *v.torch;
+  if (v.torch && r.device == Device::cpu && to_string(*v.torch) != "1.13")
+    throw Error(Field::torch, to_string(*v.torch) + " with " + flag_for(Field::device) +
+                                  " cpu: the CPU rules are torch 1.13's, as measured (expected 1.13, or no " +
+                                  flag_for(Field::torch) + ")");
+  if (r.expandable_segments && r.torch.before(2, 1))
+    throw Error(Field::expandable_segments,
+                "needs torch 2.1 or later (" + flag_for(Field::torch) + " is " + to_string(r.torch) + ")");
+  const bool torch1 = r.torch.before(2, 0);
+  r.grads_kept = v.grads_kept.value_or(torch1);
+  r.optimizer_loop =
+      v.optimizer_loop.value_or(torch1 ? OptimizerLoop::per_tensor : OptimizerLoop::device_default);
+}
+
 // --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
 void resolve_layout(const PlanValues& v, EstimateRequest& r) {
   r.grad_format = v.grad_format.value_or(GradFormat::half);
@@ -379,8 +397,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.train_vision = v.train_vision;
   r.expandable_segments = v.expandable_segments;
   r.grad_accum = v.grad_accum.value_or(1);
-  r.grads_kept = v.grads_kept.value_or(false);
-  r.optimizer_loop = v.optimizer_loop.value_or(OptimizerLoop::device_default);
+  resolve_torch_release(v, r);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");
   if (r.mode == Mode::infer && v.trainable) r.model.notes.push_back("--mode infer: --trainable is not used");
@@ -442,6 +459,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["overhead"] = r.overhead_given ? json(std::to_string(r.overhead_bytes)) : json();
   in["cuda"] = to_string(r.cuda.version);
   in["cuda_module_loading"] = to_string(r.cuda.loading);
+  in["torch"] = to_string(r.torch);
   in["prefill_chunk"] = r.prefill_chunk;
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;

@@ -45,6 +45,11 @@ std::string transient_text(const Transient& t) {
              "), x " + std::to_string(numbers ? t.bytes / numbers : 0) + " B = " + group_thousands(t.bytes) +
              " B";
     }
+    case TransientCode::autocast_weight_cache:
+      return "autocast's weight cache: the checkpointed forward casts every layer's weights to half and "
+             "autocast keeps each cast until its region exits (after the loss), " +
+             group_thousands(t.n[0]) + " layers x " + group_thousands(t.n[1]) +
+             " B = " + group_thousands(t.bytes) + " B";
     case TransientCode::adafactor_update: {
       const uint64_t k = t.n[0] ? (t.bytes / 4 - std::min(t.bytes / 4, t.n[1])) / t.n[0] : 0;
       return std::string("transformers' Adafactor, one tensor at a time: ") +
@@ -105,6 +110,8 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
   out += "  peak = " + group_thousands(t.peak_bytes) + " B at " + to_string(t.peak_phase) +
          " (*); step 1 (optimizer state allocated inside optimizer.step()): " +
          group_thousands(t.first_step_peak_bytes) + " B\n";
+  const std::string f = transient_text(t.forward_transient);
+  if (!f.empty()) out += "  forward and loss transient: " + f + "\n";
   const std::string b = transient_text(t.backward_transient);
   if (!b.empty()) out += "  backward transient: " + b + "\n";
   const std::string opt = transient_text(t.optimizer_transient);

@@ -198,6 +198,18 @@ const BadInput k_bad_inputs[] = {
      "--cuda: \"twelve\" is not a CUDA version (expected MAJOR.MINOR from 8.0 on, e.g. 12.8)"},
     {{"estimate", "--params", "7B", "--cuda", "7.5"},
      "--cuda: \"7.5\" is not a CUDA version (expected MAJOR.MINOR from 8.0 on, e.g. 12.8)"},
+    {{"estimate", "--params", "7B", "--torch", "1.1"},
+     "--torch: \"1.1\" is not a PyTorch release memplan models (expected MAJOR.MINOR from 1.8 to 2.99, e.g. "
+     "1.10 or 2.5; quote it in plan files: the JSON number 1.10 reads as 1.1)"},
+    {{"estimate", "--params", "7B", "--torch", "latest"},
+     "--torch: \"latest\" is not a PyTorch release memplan models (expected MAJOR.MINOR from 1.8 to 2.99, "
+     "e.g. "
+     "1.10 or 2.5; quote it in plan files: the JSON number 1.10 reads as 1.1)"},
+    {{"estimate", "--params", "7B", "--torch", "1.10", "--expandable-segments"},
+     "--expandable-segments: needs torch 2.1 or later (--torch is 1.10)"},
+    {{"estimate", "--params", "7B", "--torch", "2.5", "--device", "cpu"},
+     "--torch: 2.5 with --device cpu: the CPU rules are torch 1.13's, as measured (expected 1.13, or no "
+     "--torch)"},
     {{"estimate", "--params", "7B", "--cuda-module-loading", "sometimes"},
      "--cuda-module-loading: \"sometimes\" is not a module loading mode (expected lazy or eager)"},
     {{"estimate", "--params", "7B", "--cuda", "11.2", "--cuda-module-loading", "lazy"},

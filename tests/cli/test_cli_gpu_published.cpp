@@ -1,16 +1,17 @@
 // memplan against peak memory others measured and published (tests/data/gpu_measurements.json:
 // Hugging Face's BERT-large on a V100 read with nvidia-smi, Lit-GPT's resource tables on an A100
 // read with torch.cuda.max_memory_allocated). tests/data/gpu_measurements_replay.json holds each
-// expressible row as the command that replays it (bench/accuracy/gpu_table.py --replay). A row
-// inside -5% .. +10% must stay inside; a row outside is listed with its error and must keep it
-// (within half a point), so the test fails when a row gets worse, and when one silently improves
-// (then regenerate the file and the table in docs/accuracy.md).
+// expressible row as the command that replays it (bench/accuracy/gpu_table.py --replay). Issue 12's
+// "must hold": every row inside -5% .. +10% (none below -5%: predicting too little is the failure a
+// planner must not have), and the median absolute error at most 5%.
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@
 namespace fs = std::filesystem;
 using memplan::test::run_cli;
 
-TEST_CASE("published GPU measurements: each row in its band, or at its listed error",
+TEST_CASE("published GPU measurements: every row in its band, median error at most 5%",
           "[cli][gpu-published]") {
   const fs::path previous = fs::current_path();
   fs::current_path(MEMPLAN_SOURCE_DIR);  // the rows name configs by their path in the repository
@@ -30,6 +31,7 @@ TEST_CASE("published GPU measurements: each row in its band, or at its listed er
   REQUIRE(measured_in);
   const nlohmann::json measured_doc = nlohmann::json::parse(measured_in);
   size_t rows = 0;
+  std::vector<double> errors;
   for (const auto& row : data.at("rows")) {
     const std::string id = row.at("id").get<std::string>();
     INFO(id);
@@ -48,14 +50,14 @@ TEST_CASE("published GPU measurements: each row in its band, or at its listed er
     const double error = (j.at(key).get<double>() - measured) / measured;
     INFO("predicted " << j.at(key).get<uint64_t>() << " measured " << measured << " error " << error * 100
                       << "%");
-    if (row.at("in_band").get<bool>()) {
-      CHECK(error >= -0.05);
-      CHECK(error <= 0.10);
-    } else {
-      CHECK(std::fabs(error - row.at("error").get<double>()) <= 0.005);
-    }
+    CHECK(error >= -0.05);
+    CHECK(error <= 0.10);
+    errors.push_back(std::fabs(error));
     ++rows;
   }
   CHECK(rows == 30);
+  std::sort(errors.begin(), errors.end());
+  REQUIRE(!errors.empty());
+  CHECK(errors[errors.size() / 2] <= 0.05);
   fs::current_path(previous);
 }

@@ -52,6 +52,7 @@ EstimateRequest request_for(const json& c) {
   r.optimizer = parse_optimizer("--optimizer", "adamw");
   r.attention = Attention::eager;
   if (c.value("checkpointing", "none") == "full") r.checkpointing = Checkpointing::full;
+  r.grads_kept = c.value("zero_grad", "none") == "zeros";
   if (c.contains("lora")) {
     std::string list;
     for (const json& n : c.at("lora").at("targets")) list += (list.empty() ? "" : ",") + n.get<std::string>();
@@ -108,9 +109,10 @@ TEST_CASE("step peak: weights, state and the end of the step match the live tens
   for (const json& c : step_doc().at("cases")) {
     INFO(name_of(c));
     const Estimate e = estimate(request_for(c));
-    // After zero_grad only parameters and optimizer state are alive.
-    CHECK(e.timeline.at(Phase::zero_grad).weights + e.timeline.at(Phase::zero_grad).optimizer_state ==
-          c.at("step2").at("end_bytes").get<uint64_t>());
+    // After zero_grad only parameters and optimizer state are alive (and the gradients
+    // zero_grad(set_to_none=False) keeps).
+    const PhasePoint& end = e.timeline.at(Phase::zero_grad);
+    CHECK(end.weights + end.optimizer_state + end.gradients == c.at("step2").at("end_bytes").get<uint64_t>());
   }
 }
 

@@ -28,6 +28,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.dropout = arch && (arch->hidden_dropout > 0 || arch->attention_dropout > 0);
   if (arch && r.lora) o.lora = r.lora;
   o.runtime = r.device == Device::cpu ? Runtime::cpu_torch113 : Runtime::cuda;
+  o.softmax_keeps_input = r.device == Device::cuda && r.torch.softmax_keeps_input();
   o.loss = r.loss;
   o.keep_logits = r.keep_logits;
   o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
@@ -331,6 +332,7 @@ RecomputedLayer recomputed_layer(const EstimateRequest& r) {
   const ActivationLedger l = training_ledger(r, false);
   out.saved_bytes = l.recompute_bytes;
   out.weight_copy_bytes = l.layer_weight_copy_bytes;
+  out.autocast_cache_bytes = checked_mul(l.layers, l.layer_weight_copy_bytes, "autocast weight cache");
   return out;
 }
 

@@ -44,6 +44,8 @@ struct ActivationOptions {
   bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
   bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
+  // torch before 1.11 (torch_release.hpp): softmax keeps its input for backward besides its output.
+  bool softmax_keeps_input = false;
   Loss loss = Loss::plain;   // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
   bool keep_logits = false;  // the training loop keeps the logits through backward (request.hpp)
   // The frozen weights are bitsandbytes 4-bit (QLoRA): its MatMul4Bit keeps its input A whenever A

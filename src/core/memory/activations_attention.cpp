@@ -6,7 +6,8 @@
 //               Soft-capped scores (Gemma 2) keep tanh's output. Hugging Face's eager attention
 //               of the Llama template computes the softmax in fp32 and casts it back
 //               (`softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`): in a half model
-//               softmax keeps its fp32 output and the second matmul the half copy.
+//               softmax keeps its fp32 output and the second matmul the half copy. torch < 1.11's
+//               softmax also keeps its input (torch_release.hpp).
 //   sdpa        q, k, v, output, log-sum-exp (heads x s, fp32).
 
 #include <string>
@@ -45,8 +46,15 @@ void LayerModel::attention_core(Entries& e) const {
     if (m_arch.attn_softcap > 0.0)
       add_entry(e, "soft-capped scores (tanh output, kept by tanh)", {d.nh, d.s, d.s}, m_act, core);
     const bool half = !(m_act.cost == detail::fp32_fmt().cost);
-    const bool fp32_softmax = (m_opts.autocast && m_opts.runtime == Runtime::cuda) ||
-                              (half && hf_eager_softmax_fp32(m_arch.model_type));
+    const bool autocast_fp32 = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+    const bool fp32_softmax = autocast_fp32 || (half && hf_eager_softmax_fp32(m_arch.model_type));
+    if (m_opts.softmax_keeps_input) {
+      // torch < 1.11 keeps softmax's input: the masked scores, or the fp32 copy softmax reads
+      // (autocast's cast; softmax(dtype=float32) converts bf16 first and reads fp16 as it is).
+      const bool fp32_input = autocast_fp32 || (fp32_softmax && m_act.name != "fp16");
+      add_entry(e, "softmax input (masked scores, kept by torch < 1.11's softmax backward)", {d.nh, d.s, d.s},
+                fp32_input ? detail::fp32_fmt() : m_act, core);
+    }
     if (fp32_softmax) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
       add_entry(

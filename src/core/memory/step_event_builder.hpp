@@ -15,7 +15,12 @@ struct Tensor {
   uint64_t bytes = 0;
   uint64_t id = 0;
   uint64_t elements = 0;  // when the bytes are whole bytes per element (sized), else 0
-  uint64_t scores = 0;    // eager attention: the bytes of each score tensor made before this one
+  // Eager attention: the bytes of each score tensor (q.k^T, scaled, masked), how many of them are made
+  // (each freed by the next, the last once this one exists) just before this one, and whether the
+  // scores' gradients are made when this one is freed (the probabilities).
+  uint64_t scores = 0;
+  uint8_t made_before = 0;
+  bool grad_chain = false;
 };
 
 class Builder {

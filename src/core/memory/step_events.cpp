@@ -4,9 +4,10 @@
 //   forward     per micro-batch: the embedding's saved tensors, each layer's saved tensors (the
 //               ledger's rows; autocast's half weight copies with their layer; eager attention's
 //               score tensors made and freed before its probabilities; a checkpointed layer's
-//               intermediates made and freed around the next layer's kept input), what follows the
-//               layers (final norm, LM head input, log-softmax)
-//   loss        the held tensors (logits, their fp32 upcast)
+//               intermediates made and freed around the next layer's kept input, its autocast
+//               weight copies cached), what follows the layers (final norm, LM head input,
+//               log-softmax)
+//   loss        the held tensors (logits, their fp32 upcast); then autocast's cache freed
 //   backward    the held tensors freed; cross-entropy's two gradients made and freed; the
 //               log-softmax freed; then layer by layer in reverse: the layer rebuilt (full
 //               checkpointing), the last layer's MLP gradients made and freed, the layer's saved
@@ -90,6 +91,9 @@ struct Activations {
   int64_t log_softmax = -1;                  // index in `after` of what cross-entropy keeps
   int64_t kept = -1;                         // index in `after` of the logits the loop keeps
   bool attention_dropout = false;            // eager attention with dropout on its probabilities
+  // Autocast caches the half weight copies the checkpointed forward makes (the last tensor of each
+  // `rebuilt`) until the loss is computed (activation_term.hpp's RecomputedLayer).
+  bool cached_copies = false;
 };
 
 // Eager attention's score tensors, batch x heads x s x s in the format the matmul makes: the size
@@ -108,8 +112,11 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   const std::optional<ActivationLedger> l = training_activation_ledger(r);
   if (!l) return a;
   const uint64_t layers = l->layers;
-  for (const SavedTensor& t : l->per_layer)
+  bool keeps_input = false;
+  for (const SavedTensor& t : l->per_layer) {
     if (t.name == "attention dropout mask") a.attention_dropout = true;
+    if (t.name.rfind("softmax input", 0) == 0) keeps_input = true;
+  }
   a.layers.resize(layers);
   a.rebuilt.resize(layers);
   uint64_t counted = 0;
@@ -142,7 +149,13 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   for (uint64_t i = 0; i < layers; ++i) {
     for (const SavedTensor& t : l->per_layer) {
       Tensor x{static_cast<int64_t>(i), t.bytes, 0};
-      if (t.name == "softmax probabilities") x.scores = eager_scores_bytes(*l);
+      if (t.name == "softmax probabilities" || t.name.rfind("softmax input", 0) == 0) {
+        x.scores = eager_scores_bytes(*l);
+        x.grad_chain = t.name == "softmax probabilities";
+        // torch < 1.11 keeps softmax's input: the masked scores themselves, or the fp32 copy of them
+        // autocast makes; the probabilities then follow it.
+        x.made_before = x.grad_chain ? (keeps_input ? 0 : 3) : (t.bytes == x.scores ? 2 : 3);
+      }
       (t.role == Role::recomputed ? a.rebuilt[i] : a.layers[i]).push_back(x);
       if (t.role != Role::recomputed || i == 0) counted += t.bytes;
     }
@@ -151,6 +164,7 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
     counted += c;
     if (rl.weight_copy_bytes) a.rebuilt[i].push_back({static_cast<int64_t>(i), rl.weight_copy_bytes, 0});
   }
+  a.cached_copies = rl.autocast_cache_bytes != 0;
   counted += layers ? rl.weight_copy_bytes : 0;
   if (layers && first > typical) {
     a.layers[0].push_back({0, first - typical, 0});
@@ -188,20 +202,18 @@ void chain(Builder& b, uint64_t bytes, int n) {
 // A layer's saved tensors made in the forward (or rebuilt in backward). Eager attention makes its
 // scores before the probabilities: the q.k^T product, its scaled copy and its masked copy (Hugging
 // Face's BERT and GPT-2: matmul, division by sqrt(head_dim), + the mask), each freed by the next;
-// the last is freed once softmax has made the probabilities.
+// the last is freed once softmax has made the probabilities (torch < 1.11: it is softmax's kept
+// input, or is freed once autocast has made the fp32 copy softmax keeps).
 void alloc_layer(Builder& b, std::vector<Tensor>& ts) {
   for (Tensor& t : ts) {
-    if (!t.scores) {
-      b.alloc(t);
-      continue;
+    uint64_t prev = 0;
+    for (uint8_t k = 0; k < t.made_before; ++k) {
+      const uint64_t next = b.alloc(t.scores);
+      if (k) b.free(prev, t.scores);
+      prev = next;
     }
-    const uint64_t s1 = b.alloc(t.scores);
-    const uint64_t s2 = b.alloc(t.scores);
-    b.free(s1, t.scores);
-    const uint64_t s3 = b.alloc(t.scores);
-    b.free(s2, t.scores);
     b.alloc(t);
-    b.free(s3, t.scores);
+    if (t.made_before) b.free(prev, t.scores);
   }
 }
 
@@ -211,7 +223,7 @@ void alloc_layer(Builder& b, std::vector<Tensor>& ts) {
 // the scale's, each the scores' size and each freed by the next.
 void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
   for (size_t k = ts.size(); k-- > 0;) {
-    if (ts[k].scores) chain(b, ts[k].scores, dropout ? 4 : 3);
+    if (ts[k].grad_chain) chain(b, ts[k].scores, dropout ? 4 : 3);
     b.free(ts[k]);
   }
 }
@@ -297,16 +309,22 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
       // A checkpointed layer runs its forward without saving: its intermediates (the tensors the
       // backward rebuilds) exist while it computes its output, the next layer's kept input, and
       // are freed after it: the kept inputs land between them.
+      std::vector<Tensor> cache;  // autocast's cached weight copies
       for (uint64_t i = 0; i < layers; ++i) {
         if (i == 0 || act.rebuilt[i - 1].empty()) alloc_layer(b, act.layers[i]);
         if (act.rebuilt[i].empty()) continue;
         alloc_layer(b, act.rebuilt[i]);
         if (i + 1 < layers) alloc_layer(b, act.layers[i + 1]);
-        free_all(b, act.rebuilt[i]);
+        for (size_t k = 0; k < act.rebuilt[i].size(); ++k)
+          if (act.cached_copies && k + 1 == act.rebuilt[i].size())
+            cache.push_back(act.rebuilt[i][k]);
+          else
+            b.free(act.rebuilt[i][k]);
       }
       for (Tensor& t : act.after) b.alloc(t);
       b.phase = Phase::loss;
       for (Tensor& t : act.held) b.alloc(t);
+      free_all(b, cache);  // the autocast region exits before backward
       b.phase = Phase::backward;
       free_all(b, act.held);
       if (loss.bytes) {

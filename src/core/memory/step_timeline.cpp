@@ -4,8 +4,10 @@
 // exist before optimizer.step() allocates it) with zero_grad(set_to_none=True), as torch >= 2
 // does by default:
 //   weights    W + S                      parameters; optimizer state from earlier steps
-//   forward    W + S + A - held           saved activations accumulate layer by layer
-//   loss       W + S + A                  + the logits and their fp32 upcast (held), log-softmax
+//   forward    W + S + A - held + C       saved activations accumulate layer by layer; C: autocast's
+//                                         cache of every checkpointed layer's half weights (full
+//                                         checkpointing under autocast; activation_term.hpp)
+//   loss       W + S + A + C              + the logits and their fp32 upcast (held), log-softmax
 //   backward   W + S + A - held + T_b     held tensors are gone; cross-entropy's backward makes the
 //                                         gradient of the log-softmax and of its input, each the
 //                                         size of the loss input, while log-softmax is still saved
@@ -215,9 +217,16 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t kept = std::min(e.ledger.kept_bytes, a);
   const PhasePoint back_end = point(Phase::backward, w, s, g, kept, 0);
   if (back_end.bytes > back.bytes) back = back_end;
+  if (rl.autocast_cache_bytes) {
+    tl.forward_transient.code = TransientCode::autocast_weight_cache;
+    tl.forward_transient.n[0] = rl.weight_copy_bytes ? rl.autocast_cache_bytes / rl.weight_copy_bytes : 0;
+    tl.forward_transient.n[1] = rl.weight_copy_bytes;
+    tl.forward_transient.bytes = rl.autocast_cache_bytes;
+  }
+  const uint64_t cache = tl.forward_transient.bytes;
   tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0),
-               point(Phase::forward, w, s, g0, a - held - rebuilt, 0),
-               point(Phase::loss, w, s, g0, a - rebuilt, 0),
+               point(Phase::forward, w, s, g0, a - held - rebuilt, cache),
+               point(Phase::loss, w, s, g0, a - rebuilt, cache),
                back,
                point(Phase::optimizer, w, s, g, kept, tl.optimizer_transient.bytes),
                point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, kept, 0)};

@@ -1,0 +1,123 @@
+// --torch: the rules that changed between PyTorch releases (include/memplan/torch_release.hpp), each
+// checked against the arithmetic by hand, and autocast's weight cache under full checkpointing
+// (every release; measured on CPU in tests/data/torch_cpu_step_peak.json, gpt2_style_L8_ckpt_zeros).
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <memplan/error.hpp>
+#include <memplan/torch_release.hpp>
+
+#include "cli_harness.hpp"
+
+using memplan::test::run_cli;
+using nlohmann::json;
+
+namespace {
+
+json estimate(std::vector<std::string> args) {
+  args.insert(args.begin(), "estimate");
+  args.insert(args.end(), {"--format", "json"});
+  const auto r = run_cli(args);
+  REQUIRE(r.code <= 1);
+  return json::parse(r.out);
+}
+
+uint64_t activations(const std::vector<std::string>& args) {
+  return estimate(args).at("breakdown").at("activations").get<uint64_t>();
+}
+
+const std::vector<std::string> k_bert = {
+    "--model", "bert-large-uncased", "--seq",  "512", "--attention", "eager", "--batch", "1", "--zero-grad",
+    "none",    "--optimizer-loop",   "foreach"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("torch release: the flag parses releases, anything else is refused", "[cli][torch]") {
+  CHECK(memplan::to_string(memplan::parse_torch_release("--torch", "1.10")) == "1.10");
+  CHECK(memplan::to_string(memplan::parse_torch_release("--torch", "2.5.1+cu121")) == "2.5");
+  CHECK(memplan::to_string(memplan::parse_torch_release("--torch", "1.13.1")) == "1.13");
+  CHECK(memplan::parse_torch_release("--torch", "1.10").softmax_keeps_input());
+  CHECK_FALSE(memplan::parse_torch_release("--torch", "1.11").softmax_keeps_input());
+  for (const char* bad : {"1.1", "3.0", "1", "1.x", "", "0.4", "2.100", "1.10.", "+cu121"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(memplan::parse_torch_release("--torch", bad), memplan::Error);
+  }
+}
+
+TEST_CASE("torch release before 1.11: softmax keeps its input, heads x s x s per layer", "[cli][torch]") {
+  // BERT-large, 24 layers of 16 heads at 512 tokens: the masked scores, fp32, 4 B each.
+  const uint64_t fp32 = 24ull * 16 * 512 * 512 * 4;
+  CHECK(activations(with(k_bert, {"--precision", "fp32", "--torch", "1.10"})) -
+            activations(with(k_bert, {"--precision", "fp32"})) ==
+        fp32);
+  // Autocast runs softmax in fp32: its input is autocast's fp32 copy of the half scores.
+  CHECK(activations(with(k_bert, {"--precision", "amp-fp16", "--torch", "1.10"})) -
+            activations(with(k_bert, {"--precision", "amp-fp16"})) ==
+        fp32);
+  CHECK(activations(with(k_bert, {"--precision", "fp32", "--torch", "1.11"})) ==
+        activations(with(k_bert, {"--precision", "fp32"})));
+  // A Llama-template model in half precision: softmax(dtype=float32) reads fp16 scores as they are
+  // (2 B) and converts bf16 ones first (4 B). TinyLlama: 22 layers of 32 heads, 256 tokens.
+  const std::vector<std::string> tiny = {
+      "--config",
+      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/TinyLlama-1.1B-Chat-v1.0.json",
+      "--seq",
+      "256",
+      "--attention",
+      "eager",
+      "--zero-grad",
+      "none",
+      "--optimizer-loop",
+      "foreach"};
+  for (const auto& [precision, bytes] :
+       std::vector<std::pair<std::string, uint64_t>>{{"fp16", 2}, {"bf16", 4}}) {
+    INFO(precision);
+    CHECK(activations(with(tiny, {"--precision", precision, "--torch", "1.10"})) -
+              activations(with(tiny, {"--precision", precision})) ==
+          22ull * 32 * 256 * 256 * bytes);
+  }
+}
+
+TEST_CASE("torch release before 2.0: zero_grad keeps the gradients unless --zero-grad says otherwise",
+          "[cli][torch]") {
+  const std::vector<std::string> bert = {"--model", "bert-large-uncased", "--seq",
+                                         "512",     "--precision",        "fp32"};
+  const json old = estimate(with(bert, {"--torch", "1.13"}));
+  CHECK(old.at("inputs").at("zero_grad") == "zeros");
+  CHECK(old.at("inputs").at("torch") == "1.13");
+  // The gradients are alive when the weights are (from the step before): 4 B x 335,141,888.
+  CHECK(old.at("timeline").at(0).at("gradients").get<uint64_t>() == 4ull * 335141888);
+  CHECK(estimate(with(bert, {"--torch", "1.13", "--zero-grad", "none"})).at("inputs").at("zero_grad") ==
+        "none");
+  const json now = estimate(bert);
+  CHECK(now.at("inputs").at("zero_grad") == "none");
+  CHECK(now.at("inputs").at("torch") == "2.11");
+  CHECK(now.at("timeline").at(0).at("gradients").get<uint64_t>() == 0);
+}
+
+TEST_CASE("autocast under full checkpointing caches every layer's half weights until the loss",
+          "[cli][torch][timeline]") {
+  // BERT-large: 24 layers of q, k, v, o (1024 x 1024) and the MLP (2 x 1024 x 4096), fp16.
+  const uint64_t cache = 24ull * (4 * 1024 * 1024 + 2 * 1024 * 4096) * 2;
+  const json j = estimate(with(k_bert, {"--precision", "amp-fp16", "--checkpointing", "full"}));
+  const json& tl = j.at("timeline");
+  CHECK(tl.at(1).at("phase") == "forward");
+  CHECK(tl.at(1).at("transient").get<uint64_t>() == cache);
+  CHECK(tl.at(2).at("phase") == "loss");
+  CHECK(tl.at(2).at("transient").get<uint64_t>() == cache);
+  // None without checkpointing (each copy is saved for backward, and counted there), nor in fp32.
+  const json none = estimate(with(k_bert, {"--precision", "amp-fp16"}));
+  CHECK(none.at("timeline").at(1).at("transient").get<uint64_t>() == 0);
+  const json fp32 = estimate(with(k_bert, {"--precision", "fp32", "--checkpointing", "full"}));
+  CHECK(fp32.at("timeline").at(1).at("transient").get<uint64_t>() == 0);
+}
