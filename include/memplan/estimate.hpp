@@ -178,9 +178,10 @@ struct LedgerSummary {
   uint64_t first_layer_bytes = 0;
   uint64_t layer_bytes = 0;
   uint64_t bytes_per_sample = 0;
-  uint64_t held_bytes = 0;        // alive for the loss, freed before backward (logits, their upcast)
-  uint64_t loss_input_bytes = 0;  // the loss's input (logits in the loss format): its gradients' size
-  uint64_t kept_bytes = 0;        // the logits the training loop keeps past backward (keep_logits)
+  uint64_t held_bytes = 0;               // alive for the loss, freed before backward (logits, their upcast)
+  uint64_t loss_input_bytes = 0;         // the loss's input (logits in the loss format): its gradients' size
+  uint64_t log_softmax_input_bytes = 0;  // torch < 1.11: log-softmax's saved input, freed with it
+  uint64_t kept_bytes = 0;               // the logits the training loop keeps past backward (keep_logits)
 };
 
 // A saved tensor of the activation ledger (for --explain and JSON).

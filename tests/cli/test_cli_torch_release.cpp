@@ -121,3 +121,36 @@ TEST_CASE("autocast under full checkpointing caches every layer's half weights u
   const json fp32 = estimate(with(k_bert, {"--precision", "fp32", "--checkpointing", "full"}));
   CHECK(fp32.at("timeline").at(1).at("transient").get<uint64_t>() == 0);
 }
+
+TEST_CASE("torch release before 1.11: log-softmax keeps its input until the loss's backward",
+          "[cli][torch]") {
+  const std::vector<std::string> gpt2 = {"--config",
+                                         std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gpt2.json",
+                                         "--seq",
+                                         "1024",
+                                         "--batch",
+                                         "8",
+                                         "--precision",
+                                         "amp-bf16",
+                                         "--attention",
+                                         "sdpa",
+                                         "--zero-grad",
+                                         "none",
+                                         "--optimizer-loop",
+                                         "foreach"};
+  const json now = estimate(gpt2);
+  const json old = estimate(with(gpt2, {"--torch", "1.10"}));
+  // The same tensors (sdpa keeps no softmax), but the logits' fp32 upcast, 8 x 1024 x 50,257 x 4 B,
+  // is still alive when cross-entropy's backward makes its two gradients.
+  CHECK(old.at("breakdown").at("activations") == now.at("breakdown").at("activations"));
+  CHECK(now.at("peak_phase") == "backward");
+  CHECK(old.at("timeline").at(3).at("bytes").get<uint64_t>() -
+            now.at("timeline").at(3).at("bytes").get<uint64_t>() ==
+        8ull * 1024 * 50257 * 4);
+  bool named = false;
+  for (const json& row : old.at("layer_ledger"))
+    named = named || row.at("name") ==
+                         "[outside layers] logits upcast to fp32 (kept by torch < 1.11's log-softmax "
+                         "backward)";
+  CHECK(named);
+}

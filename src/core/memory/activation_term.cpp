@@ -194,6 +194,8 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
   e.ledger.bytes_per_sample = l.bytes_per_sample;
   e.ledger.held_bytes = checked_mul(r.batch, l.held_bytes_per_sample, "activation bytes");
   e.ledger.loss_input_bytes = checked_mul(r.batch, l.loss_input_bytes_per_sample, "activation bytes");
+  e.ledger.log_softmax_input_bytes =
+      checked_mul(r.batch, l.log_softmax_input_bytes_per_sample, "activation bytes");
   e.ledger.kept_bytes = checked_mul(r.batch, l.kept_bytes_per_sample, "activation bytes");
   e.note({NoteCode::ledger, {0, 0}, 0.0});
   if (l.recompute_fraction > 0) e.note({NoteCode::checkpointing_compute, {0, 0}, l.recompute_fraction});

@@ -92,9 +92,10 @@ struct ActivationLedger {
   uint64_t layer_weight_copy_bytes = 0;      // autocast + full checkpointing: one layer's half weight copies
   uint64_t held_bytes_per_sample = 0;        // role held (logits, their fp32 upcast): freed before backward
   uint64_t loss_input_bytes_per_sample = 0;  // what the loss reads its gradient into (log-softmax size)
-  uint64_t kept_bytes_per_sample = 0;        // the logits the training loop keeps (keep_logits)
-  double recompute_fraction = 0.0;           // extra compute per step from checkpointing (0.33 = +33%)
-  std::vector<std::string> notes;            // modelling choices, recompute cost
+  uint64_t log_softmax_input_bytes_per_sample = 0;  // torch < 1.11: log-softmax's input, saved with it
+  uint64_t kept_bytes_per_sample = 0;               // the logits the training loop keeps (keep_logits)
+  double recompute_fraction = 0.0;                  // extra compute per step from checkpointing (0.33 = +33%)
+  std::vector<std::string> notes;                   // modelling choices, recompute cost
 };
 
 // Activations of a transformer (decoder or encoder) at opts.batch x opts.seq; Error when the

@@ -258,13 +258,22 @@ Entries LayerModel::outside() const {
   }
   if (m_arch.final_softcap > 0.0)  // Gemma 2: logits = cap x tanh(lm_head(x) / cap)
     add_entry(e, "soft-capped logits (tanh output, kept by tanh)", {d.s, d.vocab}, m_act);
+  // torch < 1.11's log-softmax keeps its input (torch_release.hpp): the tensor the loss reads is
+  // saved until log-softmax's backward, not freed before backward.
+  const bool upcast = m_opts.fp32_logits && !(m_act.cost == detail::fp32_fmt().cost);
+  const bool input_kept = m_opts.softmax_keeps_input;
   if (m_opts.keep_logits)
     add_entry(e, "logits (LM head output, kept by the training loop through backward)", {d.s, d.vocab},
               m_act);
+  else if (input_kept && !upcast)
+    add_entry(e, "logits (LM head output, kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
+              m_act);
   else
     add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
-  bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
-  if (m_opts.fp32_logits && !act_fp32)
+  if (upcast && input_kept)
+    add_entry(e, "logits upcast to fp32 (kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
+              detail::fp32_fmt());
+  else if (upcast)
     add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
   add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
   return e;
@@ -381,6 +390,14 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   saved = checked_add(saved, outside_saved, "activation bytes");
   ledger.saved_bytes_per_sample = saved;
   ledger.held_bytes_per_sample = outside_held;
+  // torch < 1.11: log-softmax's input (the fp32 upcast; else the logits, unless the training loop
+  // keeps them anyway) is saved, and freed with log-softmax in the loss's backward.
+  const bool upcast = opts.fp32_logits && !(model.act().cost == detail::fp32_fmt().cost);
+  if (opts.softmax_keeps_input && arch.causal && d.vocab > 0 && opts.loss == Loss::plain &&
+      (upcast || !opts.keep_logits))
+    ledger.log_softmax_input_bytes_per_sample =
+        bytes_for(checked_mul(d.s, d.vocab, "logits"), upcast ? detail::fp32_fmt().cost : model.act().cost,
+                  "activation bytes");
   if (opts.keep_logits && arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
     ledger.kept_bytes_per_sample =
         bytes_for(checked_mul(d.s, d.vocab, "logits"), model.act().cost, "activation bytes");

@@ -89,11 +89,17 @@ struct Activations {
   std::vector<Tensor> after;                 // final norm, LM head input, log-softmax
   std::vector<Tensor> held;                  // logits (and their upcast) for the loss
   int64_t log_softmax = -1;                  // index in `after` of what cross-entropy keeps
+  int64_t log_softmax_input = -1;            // torch < 1.11: its input, freed with it
   int64_t kept = -1;                         // index in `after` of the logits the loop keeps
   bool attention_dropout = false;            // eager attention with dropout on its probabilities
   // Autocast caches the half weight copies the checkpointed forward makes (the last tensor of each
   // `rebuilt`) until the loss is computed (activation_term.hpp's RecomputedLayer).
   bool cached_copies = false;
+  // Rows of `after` freed elsewhere: with the loss's backward, or by the training loop.
+  bool loss_owned(size_t k) const {
+    const auto i = static_cast<int64_t>(k);
+    return i == log_softmax || i == log_softmax_input || i == kept;
+  }
 };
 
 // Eager attention's score tensors, batch x heads x s x s in the format the matmul makes: the size
@@ -133,6 +139,8 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
       if (r.loss == Loss::plain && t.bytes == e.ledger.loss_input_bytes && a.log_softmax < 0 &&
           t.name.rfind("log-softmax", 0) == 0)
         a.log_softmax = static_cast<int64_t>(a.after.size());
+      if (e.ledger.log_softmax_input_bytes && t.name.find("torch < 1.11's log-softmax") != std::string::npos)
+        a.log_softmax_input = static_cast<int64_t>(a.after.size());
       if (e.ledger.kept_bytes && t.bytes == e.ledger.kept_bytes && a.kept < 0 &&
           t.name.rfind("logits", 0) == 0)
         a.kept = static_cast<int64_t>(a.after.size());
@@ -337,6 +345,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
         b.free(g2, two - two / 2);
       }
       if (act.log_softmax >= 0) b.free(act.after[act.log_softmax]);
+      if (act.log_softmax_input >= 0) b.free(act.after[act.log_softmax_input]);
       auto grads_of = [&](int64_t group) {
         if (grads_alive) return;
         for (Tensor& g : grads)
@@ -348,8 +357,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
           const uint64_t t = b.alloc(last.bytes);
           b.free(t, last.bytes);
           for (size_t k = 0; k < act.after.size(); ++k)
-            if (static_cast<int64_t>(k) != act.log_softmax && static_cast<int64_t>(k) != act.kept)
-              b.free(act.after[k]);
+            if (!act.loss_owned(k)) b.free(act.after[k]);
         }
         free_layer(b, act.rebuilt[i], act.attention_dropout);
         free_layer(b, act.layers[i], act.attention_dropout);
@@ -357,8 +365,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
       }
       if (!layers)
         for (size_t k = 0; k < act.after.size(); ++k)
-          if (static_cast<int64_t>(k) != act.log_softmax && static_cast<int64_t>(k) != act.kept)
-            b.free(act.after[k]);
+          if (!act.loss_owned(k)) b.free(act.after[k]);
       free_all(b, act.before);
       grads_of(-2);
       grads_of(-1);

@@ -206,7 +206,11 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   // backward (log-softmax gone, the layer rebuilt if checkpointed, its MLP gradients alive).
   tl.backward_transient = loss;
   PhasePoint back = point(Phase::backward, w, s, g0, a - held - rebuilt, loss.bytes);
-  const uint64_t lsm = held && r.loss == Loss::plain ? std::min(e.ledger.loss_input_bytes, a - held) : 0;
+  // (torch < 1.11: log-softmax's saved input goes with it.)
+  const uint64_t lsm_input = e.ledger.log_softmax_input_bytes;
+  const uint64_t lsm = (held || lsm_input) && r.loss == Loss::plain
+                           ? std::min(add(e.ledger.loss_input_bytes, lsm_input), a - held)
+                           : 0;
   const Transient mlp = mlp_gradients(r);
   const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes);
   if (last_layer.bytes > back.bytes) {
