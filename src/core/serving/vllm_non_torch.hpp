@@ -27,9 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "core/serving/cuda_context.hpp"  // k_cuda_context_bytes (pytorch#109888, lazy loading)
+
 namespace memplan {
 
-inline constexpr uint64_t k_cuda_context_bytes = 400ull << 20;             // pytorch#109888, lazy loading
 inline constexpr uint64_t k_vllm_custom_allreduce_max_size = 8ull << 20;   // CustomAllreduce max_size
 inline constexpr uint64_t k_vllm_custom_allreduce_rank_data = 8ull << 20;  // rank_data tensor
 
