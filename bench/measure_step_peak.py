@@ -135,6 +135,10 @@ def build_case(c):
         ml.apply_lora(model, c["lora"]["targets"], c["lora"]["rank"])
     if c.get("checkpointing") == "full":
         model.blocks = torch.nn.ModuleList([Checkpointed(b) for b in model.blocks])
+        if c.get("lora"):
+            # A frozen embedding's output needs no grad, and reentrant checkpointing would then give
+            # the adapters none: Hugging Face's enable_input_require_grads() makes it require grad.
+            model.wte.register_forward_hook(lambda module, inputs, output: output.requires_grad_(True))
     return arch, model
 
 
@@ -162,6 +166,11 @@ CASES = [
      "seq": 64, "precision": "autocast_bf16", "checkpointing": "full", "zero_grad": "zeros",
      "loss_in_autocast": True},
     {"id": "llama_gqa_rope_L2_lora_qv_r8", "base": "llama_gqa_rope_L2", "batch": 8, "seq": 64, "precision": "fp32",
+     "lora": {"targets": ["q", "v"], "rank": 8}},
+    # LoRA under autocast with 8 checkpointed layers: the frozen weights' casts are not cached (they do
+    # not require grad) and the no-grad forward keeps none; only the adapters' casts stay cached.
+    {"id": "llama_gqa_rope_L8_lora_qv_r8_ckpt", "arch": dict(ma.BUILTIN["llama_gqa_rope_L2"], layers=8),
+     "batch": 2, "seq": 64, "precision": "autocast_bf16", "checkpointing": "full", "loss_in_autocast": True,
      "lora": {"targets": ["q", "v"], "rank": 8}},
     {"id": "llama_gqa_rope_L2_lora_qv_r8", "base": "llama_gqa_rope_L2", "batch": 8, "seq": 64,
      "precision": "autocast_bf16", "lora": {"targets": ["q", "v"], "rank": 8}},

@@ -46,8 +46,10 @@ std::string transient_text(const Transient& t) {
              " B";
     }
     case TransientCode::autocast_weight_cache:
-      return "autocast's weight cache: the checkpointed forward casts every layer's weights to half and "
-             "autocast keeps each cast until its region exits (after the loss), " +
+      return "autocast's weight cache: the checkpointed forward casts every layer's weights that require "
+             "grad "
+             "(LoRA: the adapters) to half and autocast keeps each cast until its region exits (after the "
+             "loss), " +
              group_thousands(t.n[0]) + " layers x " + group_thousands(t.n[1]) +
              " B = " + group_thousands(t.bytes) + " B";
     case TransientCode::adafactor_update: {

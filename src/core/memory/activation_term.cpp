@@ -334,7 +334,8 @@ RecomputedLayer recomputed_layer(const EstimateRequest& r) {
   const ActivationLedger l = training_ledger(r, false);
   out.saved_bytes = l.recompute_bytes;
   out.weight_copy_bytes = l.layer_weight_copy_bytes;
-  out.autocast_cache_bytes = checked_mul(l.layers, l.layer_weight_copy_bytes, "autocast weight cache");
+  out.cached_copy_bytes = l.layer_cached_copy_bytes;
+  out.autocast_cache_bytes = checked_mul(l.layers, l.layer_cached_copy_bytes, "autocast weight cache");
   return out;
 }
 

@@ -38,7 +38,8 @@ struct RecomputedLayer {
   // not): the checkpointed forward casts every layer's weights, so all of them are alive at the end
   // of the forward and through the loss computed inside the region (Hugging Face's Trainer), freed
   // before backward. Measured on CPU with torch 1.13 (bench/measure_step_peak.py).
-  uint64_t autocast_cache_bytes = 0;  // every checkpointed layer's weight_copy_bytes
+  uint64_t cached_copy_bytes = 0;     // one layer's copies of the weights that require grad
+  uint64_t autocast_cache_bytes = 0;  // every checkpointed layer's cached_copy_bytes
 };
 RecomputedLayer recomputed_layer(const EstimateRequest& request);
 

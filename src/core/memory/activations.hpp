@@ -90,6 +90,7 @@ struct ActivationLedger {
   uint64_t total_bytes = 0;                  // batch x bytes_per_sample, exactly
   uint64_t fixed_bytes = 0;                  // batch-independent: autocast's half weight copies
   uint64_t layer_weight_copy_bytes = 0;      // autocast + full checkpointing: one layer's half weight copies
+  uint64_t layer_cached_copy_bytes = 0;      // and those autocast's cache holds (weights requiring grad)
   uint64_t held_bytes_per_sample = 0;        // role held (logits, their fp32 upcast): freed before backward
   uint64_t loss_input_bytes_per_sample = 0;  // what the loss reads its gradient into (log-softmax size)
   uint64_t log_softmax_input_bytes_per_sample = 0;  // torch < 1.11: log-softmax's input, saved with it

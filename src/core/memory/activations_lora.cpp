@@ -301,6 +301,29 @@ uint64_t LayerModel::lora_layer_weight_elements(bool first) const {
   return n;
 }
 
+// One layer's adapters, A (rank x in) and B (out x rank) of every adapted matrix: they require grad,
+// so autocast caches their half casts wherever the forward runs, checkpointed or not.
+uint64_t LayerModel::lora_adapter_elements() const {
+  const Shape& d = m_shape;
+  const LoraTargets& t = *m_opts.lora;
+  uint64_t n = 0;
+  auto adapter = [&](uint64_t in, uint64_t out) {
+    n = checked_add(n, checked_mul(t.rank, checked_add(in, out, "weights"), "weights"), "weights");
+  };
+  if (m_arch.fused_qkv) {
+    if (t.q || t.k || t.v) adapter(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"));
+  } else {
+    if (t.q) adapter(d.h, d.qd);
+    if (t.k) adapter(d.h, d.kvd);
+    if (t.v) adapter(d.h, d.kvd);
+  }
+  if (t.o) adapter(d.qd, d.h);
+  if (t.gate && m_arch.gated_mlp) adapter(d.h, d.ff);
+  if (t.up) adapter(d.h, d.ff);
+  if (t.down) adapter(d.ff, d.h);
+  return n;
+}
+
 uint64_t LayerModel::lora_weight_elements() const {
   uint64_t total =
       checked_add(lora_layer_weight_elements(true),

@@ -423,13 +423,19 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   ledger.recompute_bytes = checked_mul(opts.batch, recompute_ps, "activation bytes");
   if (opts.autocast) {
     uint64_t copies = model.autocast_weight_elements();
-    // Full checkpointing runs the layers' forward without grad: no weight copy is kept for them,
-    // only the LM head's and, during backward, the copies of the one layer rebuilt.
-    if (opts.checkpointing == Checkpointing::full && !opts.lora) {
+    // Full checkpointing runs the layers' forward without grad: autograd keeps no weight copy for
+    // them, only the LM head's and, during backward, the copies of the one layer rebuilt. Autocast's
+    // cache still holds the casts of the weights that require grad (all of them in a full fine-tune,
+    // the adapters under LoRA) until its region exits: layer_cached_copy_bytes.
+    if (opts.checkpointing == Checkpointing::full) {
       const uint64_t head = arch.causal && d.vocab > 0 ? checked_mul(d.vocab, d.h, "weights") : 0;
-      const uint64_t per_layer = (copies - head) / arch.layers;
+      const uint64_t per_layer =
+          opts.lora ? model.lora_layer_weight_elements(false) : (copies - head) / arch.layers;
       copies = head + per_layer;
       ledger.layer_weight_copy_bytes = bytes_for(per_layer, model.act().cost, "autocast weight copies");
+      ledger.layer_cached_copy_bytes =
+          opts.lora ? bytes_for(model.lora_adapter_elements(), model.act().cost, "autocast weight copies")
+                    : ledger.layer_weight_copy_bytes;
     }
     ledger.fixed_bytes = bytes_for(copies, model.act().cost, "autocast weight copies");
   }

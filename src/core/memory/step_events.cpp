@@ -94,7 +94,7 @@ struct Activations {
   bool attention_dropout = false;            // eager attention with dropout on its probabilities
   // Autocast caches the half weight copies the checkpointed forward makes (the last tensor of each
   // `rebuilt`) until the loss is computed (activation_term.hpp's RecomputedLayer).
-  bool cached_copies = false;
+  uint64_t cached_copies = 0;  // bytes a layer leaves in the cache (its copy's, or the adapters')
   // Rows of `after` freed elsewhere: with the loss's backward, or by the training loop.
   bool loss_owned(size_t k) const {
     const auto i = static_cast<int64_t>(k);
@@ -172,7 +172,7 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
     counted += c;
     if (rl.weight_copy_bytes) a.rebuilt[i].push_back({static_cast<int64_t>(i), rl.weight_copy_bytes, 0});
   }
-  a.cached_copies = rl.autocast_cache_bytes != 0;
+  a.cached_copies = rl.autocast_cache_bytes ? rl.cached_copy_bytes : 0;
   counted += layers ? rl.weight_copy_bytes : 0;
   if (layers && first > typical) {
     a.layers[0].push_back({0, first - typical, 0});
@@ -323,11 +323,19 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
         if (act.rebuilt[i].empty()) continue;
         alloc_layer(b, act.rebuilt[i]);
         if (i + 1 < layers) alloc_layer(b, act.layers[i + 1]);
-        for (size_t k = 0; k < act.rebuilt[i].size(); ++k)
-          if (act.cached_copies && k + 1 == act.rebuilt[i].size())
-            cache.push_back(act.rebuilt[i][k]);
-          else
-            b.free(act.rebuilt[i][k]);
+        for (size_t k = 0; k < act.rebuilt[i].size(); ++k) {
+          Tensor& t = act.rebuilt[i][k];
+          if (!act.cached_copies || k + 1 < act.rebuilt[i].size()) {
+            b.free(t);
+          } else if (t.bytes == act.cached_copies) {
+            cache.push_back(t);  // every copy is cached (a full fine-tune)
+          } else {               // LoRA: the frozen weights' copies go, the adapters' stay
+            b.free(t);
+            Tensor c{static_cast<int64_t>(i), act.cached_copies, 0};
+            b.alloc(c);
+            cache.push_back(c);
+          }
+        }
       }
       for (Tensor& t : act.after) b.alloc(t);
       b.phase = Phase::loss;

@@ -223,8 +223,8 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   if (back_end.bytes > back.bytes) back = back_end;
   if (rl.autocast_cache_bytes) {
     tl.forward_transient.code = TransientCode::autocast_weight_cache;
-    tl.forward_transient.n[0] = rl.weight_copy_bytes ? rl.autocast_cache_bytes / rl.weight_copy_bytes : 0;
-    tl.forward_transient.n[1] = rl.weight_copy_bytes;
+    tl.forward_transient.n[0] = rl.autocast_cache_bytes / rl.cached_copy_bytes;
+    tl.forward_transient.n[1] = rl.cached_copy_bytes;
     tl.forward_transient.bytes = rl.autocast_cache_bytes;
   }
   const uint64_t cache = tl.forward_transient.bytes;

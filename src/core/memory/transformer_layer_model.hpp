@@ -124,6 +124,7 @@ class LayerModel {
   // Half weight copies autocast keeps under LoRA in one layer: a frozen matrix's when its input
   // needs a gradient; an adapter's A likewise, its B always (x.A needs one).
   uint64_t lora_layer_weight_elements(bool first) const;
+  uint64_t lora_adapter_elements() const;  // one layer's adapters, A and B
 
   // All layers' and the frozen LM head's (its input, the final norm's output, needs a gradient).
   uint64_t lora_weight_elements() const;
