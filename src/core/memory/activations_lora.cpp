@@ -267,60 +267,54 @@ Entries LayerModel::lora_layer(bool first) const {
   return e;
 }
 
+// Each adapted matrix of one layer: f(input needs a gradient, in, out), in the layer's order.
+template <typename F>
+void LayerModel::each_adapter(const Grads& g, F&& f) const {
+  const Shape& d = m_shape;
+  const LoraTargets& t = *m_opts.lora;
+  if (m_arch.fused_qkv) {
+    if (t.q || t.k || t.v) f(g.in, d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"));
+  } else {
+    if (t.q) f(g.in, d.h, d.qd);
+    if (t.k) f(g.in, d.h, d.kvd);
+    if (t.v) f(g.in, d.h, d.kvd);
+  }
+  if (t.o) f(g.attn, d.qd, d.h);
+  if (t.gate && m_arch.gated_mlp) f(g.mlp_in, d.h, d.ff);
+  if (t.up) f(g.mlp_in, d.h, d.ff);
+  if (t.down) f(g.gate || g.up, d.ff, d.h);
+}
+
 // Half weight copies autocast keeps under LoRA in one layer: a frozen matrix's when its input
 // needs a gradient; an adapter's A likewise, its B always (x.A needs one).
 uint64_t LayerModel::lora_layer_weight_elements(bool first) const {
   const Shape& d = m_shape;
-  const LoraTargets& t = *m_opts.lora;
-  const uint64_t r = t.rank;
+  const uint64_t r = m_opts.lora->rank;
   const Grads g = lora_grads(first);
   const uint64_t qkv_out = checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights");
   uint64_t n = 0;
   auto add = [&n](uint64_t in, uint64_t out) {
     n = checked_add(n, checked_mul(in, out, "weights"), "weights");
   };
-  auto adapter = [&](bool input_grad, uint64_t in, uint64_t out) {
-    if (input_grad) add(r, in);
-    add(r, out);
-  };
   if (g.in) add(d.h, qkv_out);
   if (g.attn) add(d.qd, d.h);
   if (g.mlp_in) add(m_arch.gated_mlp ? 2 * d.h : d.h, d.ff);
   if (g.gate || g.up) add(d.ff, d.h);
-  if (m_arch.fused_qkv) {
-    if (t.q || t.k || t.v) adapter(g.in, d.h, qkv_out);
-  } else {
-    if (t.q) adapter(g.in, d.h, d.qd);
-    if (t.k) adapter(g.in, d.h, d.kvd);
-    if (t.v) adapter(g.in, d.h, d.kvd);
-  }
-  if (t.o) adapter(g.attn, d.qd, d.h);
-  if (t.gate && m_arch.gated_mlp) adapter(g.mlp_in, d.h, d.ff);
-  if (t.up) adapter(g.mlp_in, d.h, d.ff);
-  if (t.down) adapter(g.gate || g.up, d.ff, d.h);
+  each_adapter(g, [&](bool input_grad, uint64_t in, uint64_t out) {
+    if (input_grad) add(r, in);
+    add(r, out);
+  });
   return n;
 }
 
 // One layer's adapters, A (rank x in) and B (out x rank) of every adapted matrix: they require grad,
 // so autocast caches their half casts wherever the forward runs, checkpointed or not.
 uint64_t LayerModel::lora_adapter_elements() const {
-  const Shape& d = m_shape;
-  const LoraTargets& t = *m_opts.lora;
+  const uint64_t r = m_opts.lora->rank;
   uint64_t n = 0;
-  auto adapter = [&](uint64_t in, uint64_t out) {
-    n = checked_add(n, checked_mul(t.rank, checked_add(in, out, "weights"), "weights"), "weights");
-  };
-  if (m_arch.fused_qkv) {
-    if (t.q || t.k || t.v) adapter(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"));
-  } else {
-    if (t.q) adapter(d.h, d.qd);
-    if (t.k) adapter(d.h, d.kvd);
-    if (t.v) adapter(d.h, d.kvd);
-  }
-  if (t.o) adapter(d.qd, d.h);
-  if (t.gate && m_arch.gated_mlp) adapter(d.h, d.ff);
-  if (t.up) adapter(d.h, d.ff);
-  if (t.down) adapter(d.ff, d.h);
+  each_adapter(lora_grads(false), [&](bool, uint64_t in, uint64_t out) {
+    n = checked_add(n, checked_mul(r, checked_add(in, out, "weights"), "weights"), "weights");
+  });
   return n;
 }
 

@@ -125,6 +125,8 @@ class LayerModel {
   // needs a gradient; an adapter's A likewise, its B always (x.A needs one).
   uint64_t lora_layer_weight_elements(bool first) const;
   uint64_t lora_adapter_elements() const;  // one layer's adapters, A and B
+  template <typename F>
+  void each_adapter(const Grads& g, F&& f) const;
 
   // All layers' and the frozen LM head's (its input, the final norm's output, needs a gradient).
   uint64_t lora_weight_elements() const;
