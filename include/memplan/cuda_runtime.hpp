@@ -21,8 +21,10 @@ struct CudaVersion {
   uint32_t value() const { return major * 100 + minor; }  // 12.8 -> 1208
 };
 
-// Lazy loading needs a CUDA runtime of 11.7 or later (the programming guide's "Lazy Loading").
+// Lazy loading needs a CUDA runtime of 11.7 or later (the programming guide's "Lazy Loading"), and is
+// CUDA's own default from 12.2 on Linux (before that, only where PyTorch sets it: 1.13 on).
 inline constexpr CudaVersion k_lazy_loading_since{11, 7};
+inline constexpr CudaVersion k_lazy_loading_default_since{12, 2};
 
 // The runtime of the step. 13.0 by default: the CUDA of the wheels `pip install torch` installs for
 // torch 2.11 and 2.12 (https://github.com/pytorch/pytorch/pull/177975 "Move cuda stable 12.8->13.0";

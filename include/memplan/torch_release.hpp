@@ -6,8 +6,12 @@
 //                dtype (https://github.com/pytorch/pytorch/issues/64000, changed by
 //                https://github.com/pytorch/pytorch/pull/66018 for 1.11; transformers#16043 reads the
 //                two signatures)
+//   before 1.13  PyTorch does not set CUDA_MODULE_LOADING=LAZY (pytorch/pytorch#86509), and its wheels
+//                were built for CUDA before 11.7 (+cu113 for 1.10 to 1.12, +cu111 for 1.8 and 1.9):
+//                the kernels load eagerly into the context (cuda_runtime.hpp)
 //   before 2.0   zero_grad() keeps the gradients (set_to_none=False), and the optimizers loop one
-//                tensor at a time (foreach became the default on CUDA in 2.0)
+//                tensor at a time (foreach became the default on CUDA in 2.0); there is no
+//                F.scaled_dot_product_attention, so attention is eager
 //   before 2.1   the caching allocator has no expandable segments
 // The default, 2.11, is the release the H200 figures were measured with (cuda_runtime.hpp).
 

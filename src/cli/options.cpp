@@ -259,7 +259,8 @@ const std::vector<OptionSpec>& table() {
        "lazy or eager (CUDA_MODULE_LOADING; default lazy from CUDA 11.7, eager before)", module_loading_rule},
       {"--torch", F::torch,
        "PyTorch release of the step (default 2.11): before 1.11 softmax keeps its input for backward; before "
-       "2.0 zero_grad keeps the gradients and optimizers loop per tensor",
+       "1.13 kernels load eagerly (default --cuda 11.3); before 2.0 attention is eager, zero_grad keeps the "
+       "gradients and optimizers loop per tensor",
        torch_rule},
       {"--gpu", F::gpu,
        "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "

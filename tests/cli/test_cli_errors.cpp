@@ -205,6 +205,8 @@ const BadInput k_bad_inputs[] = {
      "--torch: \"latest\" is not a PyTorch release memplan models (expected MAJOR.MINOR from 1.8 to 2.99, "
      "e.g. "
      "1.10 or 2.5; quote it in plan files: the JSON number 1.10 reads as 1.1)"},
+    {{"estimate", "--model", "gpt2", "--seq", "128", "--torch", "1.13", "--attention", "sdpa"},
+     "--attention: sdpa needs torch 2.0 or later (--torch is 1.13; expected eager)"},
     {{"estimate", "--params", "7B", "--torch", "1.10", "--expandable-segments"},
      "--expandable-segments: needs torch 2.1 or later (--torch is 1.10)"},
     {{"estimate", "--params", "7B", "--torch", "2.5", "--device", "cpu"},

@@ -133,24 +133,52 @@ TEST_CASE("torch release before 1.11: log-softmax keeps its input until the loss
                                          "--precision",
                                          "amp-bf16",
                                          "--attention",
-                                         "sdpa",
+                                         "eager",
                                          "--zero-grad",
                                          "none",
                                          "--optimizer-loop",
                                          "foreach"};
   const json now = estimate(gpt2);
   const json old = estimate(with(gpt2, {"--torch", "1.10"}));
-  // The same tensors (sdpa keeps no softmax), but the logits' fp32 upcast, 8 x 1024 x 50,257 x 4 B,
-  // is still alive when cross-entropy's backward makes its two gradients.
-  CHECK(old.at("breakdown").at("activations") == now.at("breakdown").at("activations"));
+  // Beside the attention's softmax inputs (the activations' difference), the logits' fp32 upcast,
+  // 8 x 1024 x 50,257 x 4 B, is still alive when cross-entropy's backward makes its two gradients.
   CHECK(now.at("peak_phase") == "backward");
+  const uint64_t softmax_inputs = old.at("breakdown").at("activations").get<uint64_t>() -
+                                  now.at("breakdown").at("activations").get<uint64_t>();
+  CHECK(softmax_inputs == 12ull * 12 * 1024 * 1024 * 4 * 8);
   CHECK(old.at("timeline").at(3).at("bytes").get<uint64_t>() -
             now.at("timeline").at(3).at("bytes").get<uint64_t>() ==
-        8ull * 1024 * 50257 * 4);
+        softmax_inputs + 8ull * 1024 * 50257 * 4);
   bool named = false;
   for (const json& row : old.at("layer_ledger"))
     named = named || row.at("name") ==
                          "[outside layers] logits upcast to fp32 (kept by torch < 1.11's log-softmax "
                          "backward)";
   CHECK(named);
+}
+
+TEST_CASE(
+    "torch release before 2.0: eager attention, and before 1.13 its wheels' CUDA with kernels loaded eagerly",
+    "[cli][torch]") {
+  const std::vector<std::string> bert = {"--model", "bert-large-uncased", "--seq",
+                                         "512",     "--precision",        "fp32"};
+  const json old = estimate(with(bert, {"--torch", "1.13"}));
+  CHECK(old.at("inputs").at("attention") == "eager");
+  CHECK(old.at("inputs").at("cuda") == "13.0");
+  CHECK(old.at("inputs").at("cuda_module_loading") == "lazy");
+  CHECK(estimate(bert).at("inputs").at("attention") == "sdpa");
+  const json v110 = estimate(with(bert, {"--torch", "1.10"}));
+  CHECK(v110.at("inputs").at("cuda") == "11.3");
+  CHECK(v110.at("inputs").at("cuda_module_loading") == "eager");
+  CHECK(estimate(with(bert, {"--torch", "1.9"})).at("inputs").at("cuda") == "11.1");
+  // A CUDA of 11.7 or later: lazy only where PyTorch (1.13 on) or CUDA itself (12.2 on) sets it.
+  CHECK(estimate(with(bert, {"--torch", "1.12", "--cuda", "11.8"})).at("inputs").at("cuda_module_loading") ==
+        "eager");
+  CHECK(estimate(with(bert, {"--torch", "1.12", "--cuda", "12.2"})).at("inputs").at("cuda_module_loading") ==
+        "lazy");
+  CHECK(estimate(with(bert, {"--torch", "1.13", "--cuda", "11.8"})).at("inputs").at("cuda_module_loading") ==
+        "lazy");
+  // The eagerly loaded kernels are in each GPU's context: more than under 2.11's lazy loading.
+  CHECK(v110.at("fit").at(0).at("cuda_context").at("bytes").get<uint64_t>() >
+        estimate(bert).at("fit").at(0).at("cuda_context").at("bytes").get<uint64_t>());
 }
