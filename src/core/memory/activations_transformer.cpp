@@ -462,6 +462,14 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     n.push_back("autocast keeps a " + opts.act_format +
                 " copy of each weight matrix for backward: " + "batch independent, in fixed_bytes");
   }
+  if (opts.softmax_keeps_input)
+    n.push_back("torch before 1.11 (" + field_ref(Field::torch) +
+                "): softmax and log-softmax keep their input for backward besides their output");
+  if (opts.autocast && opts.checkpointing == Checkpointing::full)
+    n.push_back(std::string("autocast + full checkpointing: autocast's cache keeps the half copy of every ") +
+                (opts.lora ? "adapter" : "weight") +
+                " the checkpointed forward casts until its region exits after the loss (the forward and "
+                "loss phases' transient)");
   if (opts.dropout && (arch.hidden_dropout > 0.0 || arch.attention_dropout > 0.0))
     n.push_back(opts.runtime == Runtime::cuda ? "dropout keeps a 1-byte mask per element (CUDA fused dropout)"
                                               : "dropout keeps a mask in its input's dtype (torch CPU)");
