@@ -31,13 +31,21 @@ uint64_t activations(const std::vector<std::string>& args) {
   return estimate(args).at("breakdown").at("activations").get<uint64_t>();
 }
 
-const std::vector<std::string> k_bert = {
-    "--model", "bert-large-uncased", "--seq",  "512", "--attention", "eager", "--batch", "1", "--zero-grad",
-    "none",    "--optimizer-loop",   "foreach"};
-
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& more) {
   a.insert(a.end(), more.begin(), more.end());
   return a;
+}
+
+// The defaults an older --torch changes, pinned, so that only the rule under test differs.
+const std::vector<std::string> k_pinned = {"--attention",      "eager",  "--zero-grad", "none",
+                                           "--optimizer-loop", "foreach"};
+
+const std::vector<std::string> k_bert =
+    with({"--model", "bert-large-uncased", "--seq", "512", "--batch", "1"}, k_pinned);
+
+// A config.json of tests/data/hf_configs with the pinned defaults and `more`.
+std::vector<std::string> config_run(const std::string& file, const std::vector<std::string>& more) {
+  return with(with({"--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/" + file}, k_pinned), more);
 }
 
 }  // namespace
@@ -68,17 +76,7 @@ TEST_CASE("torch release before 1.11: softmax keeps its input, heads x s x s per
         activations(with(k_bert, {"--precision", "fp32"})));
   // A Llama-template model in half precision: softmax(dtype=float32) reads fp16 scores as they are
   // (2 B) and converts bf16 ones first (4 B). TinyLlama: 22 layers of 32 heads, 256 tokens.
-  const std::vector<std::string> tiny = {
-      "--config",
-      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/TinyLlama-1.1B-Chat-v1.0.json",
-      "--seq",
-      "256",
-      "--attention",
-      "eager",
-      "--zero-grad",
-      "none",
-      "--optimizer-loop",
-      "foreach"};
+  const std::vector<std::string> tiny = config_run("TinyLlama-1.1B-Chat-v1.0.json", {"--seq", "256"});
   for (const auto& [precision, bytes] :
        std::vector<std::pair<std::string, uint64_t>>{{"fp16", 2}, {"bf16", 4}}) {
     INFO(precision);
@@ -124,20 +122,8 @@ TEST_CASE("autocast under full checkpointing caches every layer's half weights u
 
 TEST_CASE("torch release before 1.11: log-softmax keeps its input until the loss's backward",
           "[cli][torch]") {
-  const std::vector<std::string> gpt2 = {"--config",
-                                         std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gpt2.json",
-                                         "--seq",
-                                         "1024",
-                                         "--batch",
-                                         "8",
-                                         "--precision",
-                                         "amp-bf16",
-                                         "--attention",
-                                         "eager",
-                                         "--zero-grad",
-                                         "none",
-                                         "--optimizer-loop",
-                                         "foreach"};
+  const std::vector<std::string> gpt2 =
+      config_run("gpt2.json", {"--seq", "1024", "--batch", "8", "--precision", "amp-bf16"});
   const json now = estimate(gpt2);
   const json old = estimate(with(gpt2, {"--torch", "1.10"}));
   // Beside the attention's softmax inputs (the activations' difference), the logits' fp32 upcast,
