@@ -65,5 +65,9 @@ config=tests/data/hf_configs/Mistral-7B-v0.1.json
 expected_config=$("$native" estimate --config "$config" --mode train --precision amp-bf16 --optimizer adamw \
   --batch 4 --seq 2048 --lora 16 --gpu rtx-4090,a100-80gb --format json |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["required_bytes"])')
-node tests/web/browser_test.mjs "http://127.0.0.1:$port/" "$expected" build-web/screenshot.png "$config" "$expected_config"
+# Switched to inference, the page drops the training recipe: the checkpoint's dtype (issue 27).
+expected_infer=$("$native" estimate --model llama-2-7b --mode infer --batch 4 --seq 2048 --gpu rtx-4090,a100-80gb \
+  --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["required_bytes"])')
+node tests/web/browser_test.mjs "http://127.0.0.1:$port/" "$expected" build-web/screenshot.png "$config" "$expected_config" \
+  "$expected_infer"
 echo "memplan: web build and tests took $(($(date +%s) - start)) s (screenshot: build-web/screenshot.png)"

@@ -26,7 +26,10 @@ function planArgs() {
     args.push("--model", $("model").value);
   }
   const mode = $("mode").value;
-  args.push("--mode", mode, "--precision", $("precision").value);
+  args.push("--mode", mode);
+  // "checkpoint dtype" (the default) passes no --precision: memplan takes the checkpoint's torch_dtype,
+  // for training and inference alike, as the command line does.
+  if ($("precision").value !== "") args.push("--precision", $("precision").value);
   if (mode === "train") args.push("--optimizer", $("optimizer").value);
   args.push("--batch", $("batch").value, "--seq", $("seq").value);
   const lora = $("lora").value.trim();
@@ -101,6 +104,12 @@ async function main() {
     $("config-name").textContent = configName;
   });
   $("model").addEventListener("change", () => { configText = null; $("config-name").textContent = ""; });
+  // Autocast and master-weight recipes are training recipes: switched to inference, the page goes back to
+  // the checkpoint's dtype (what vLLM and transformers load), as the command line does without --precision.
+  $("mode").addEventListener("change", () => {
+    const p = $("precision").value;
+    if ($("mode").value === "infer" && (p.startsWith("amp-") || p.startsWith("mixed-"))) $("precision").value = "";
+  });
   $("form").addEventListener("submit", (ev) => { ev.preventDefault(); show(); });
   show();
   document.body.dataset.ready = "1";

@@ -8,6 +8,7 @@
 #include "cli/plan_options.hpp"
 #include "cli/render_bar.hpp"
 #include "cli/render_estimate.hpp"
+#include "cli/verdict_fix.hpp"
 
 namespace memplan::cli {
 
@@ -28,7 +29,11 @@ void add_estimate(CLI::App& sub, Runner& run) {
     std::vector<FitRow> fit;
     for (const GpuSpec& g : plan.targets.gpus) fit.push_back(fit_gpu(g, plan.request, e));
     const BarOptions bar = resolve_bar_options(s->bar, io, out);
-    io.out << render_estimate(plan, e, fit, out, bar.show ? render_bars(e, fit, out.units, bar) : "");
+    // A "no" names its cheapest fix (advise's search); the quiet and CSV forms carry no words.
+    const bool words = !out.quiet && out.format != Format::csv;
+    const std::vector<std::optional<VerdictFix>> fixes =
+        words ? verdict_fixes(plan, fit) : std::vector<std::optional<VerdictFix>>{};
+    io.out << render_estimate(plan, e, fit, out, bar.show ? render_bars(e, fit, out.units, bar) : "", fixes);
     return k_ok;
   };
 }

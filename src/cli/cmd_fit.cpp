@@ -14,6 +14,7 @@
 #include "cli/render_estimate.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
+#include "cli/verdict_fix.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -25,8 +26,9 @@ struct FitReport {
   uint64_t required_bytes = 0;
   std::optional<ParallelLayout> layout;  // the run is spread over GPUs: rows are per GPU
   std::vector<FitRow> rows;
-  std::vector<std::string> device_notes;  // a local device that could not be read
-  bool device_missing = false;            // --gpu local asked and a device note says why it failed
+  std::vector<std::optional<VerdictFix>> fixes;  // per row: the cheapest change when it says no
+  std::vector<std::string> device_notes;         // a local device that could not be read
+  bool device_missing = false;                   // --gpu local asked and a device note says why it failed
 
   bool all_fit() const {
     for (const FitRow& r : rows)
@@ -37,7 +39,8 @@ struct FitReport {
 
 std::string fit_json(const FitReport& f, const nlohmann::json& inputs) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const FitRow& r : f.rows) rows.push_back(fit_row_json(r));
+  for (size_t i = 0; i < f.rows.size(); ++i)
+    rows.push_back(fit_row_json(f.rows[i], i < f.fixes.size() ? f.fixes[i] : std::nullopt));
   nlohmann::json doc = {{"schema", "memplan.fit/1"},
                         {"inputs", inputs},
                         {"against", f.against},
@@ -61,7 +64,8 @@ std::string fit_csv(const FitReport& f) {
 // One line per GPU, its warnings after it.
 std::string fit_lines(const FitReport& f, const OutputOptions& out) {
   std::string s;
-  for (const FitRow& r : f.rows) {
+  for (size_t i = 0; i < f.rows.size(); ++i) {
+    const FitRow& r = f.rows[i];
     s += r.gpu.id + ": " + verdict_name(r.verdict) + " (required " +
          format_bytes(r.required_bytes, out.units) + " of " + format_bytes(r.memory_bytes, out.units) + ", " +
          (r.spare_bytes >= 0 ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
@@ -73,6 +77,8 @@ std::string fit_lines(const FitReport& f, const OutputOptions& out) {
       s += " per GPU of " + std::to_string(f.layout->gpus) + " (" + sharding_engine(f.layout->sharding) + ")";
     s += "\n";
     for (const std::string& w : fit_warning_texts(r.warnings, r.gpu)) s += "  ! " + w + "\n";
+    if (i < f.fixes.size() && r.verdict == Verdict::no)
+      s += verdict_fix_lines({r}, {f.fixes[i]}, out.units, false);
   }
   return s;
 }
@@ -115,6 +121,7 @@ void add_fit(CLI::App& sub, Runner& run) {
       }
       f.rows.push_back(fit_gpu(g, plan.request, e, memory));
     }
+    if (!out.quiet && out.format != Format::csv) f.fixes = verdict_fixes(plan, f.rows);
     f.device_notes = plan.targets.device_notes;
     f.device_missing = plan.targets.asked_local && !plan.targets.device_notes.empty();
 
@@ -123,7 +130,8 @@ void add_fit(CLI::App& sub, Runner& run) {
     else if (out.format == Format::csv)
       io.out << fit_csv(f);
     else if (!out.quiet)
-      io.out << fit_lines(f, out);
+      io.out << fit_lines(f, out)
+             << (no_sequence(plan.request) ? "  note: activations are not counted: no --seq given\n" : "");
     const BarOptions bar = resolve_bar_options(s->bar, io, out);
     if (bar.show) io.out << "\n" << render_bars(e, f.rows, out.units, bar);
     if (f.device_missing) {

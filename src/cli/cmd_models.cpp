@@ -88,10 +88,12 @@ void add_models(CLI::App& sub, Runner& run) {
   sub.add_option("--mode", fits->mode, "With --fits: infer (default) or train");
   sub.add_option("--quantize", fits->quantize, "With --fits: the weight format (q4_k_m, q8_0, nf4, ...)");
   sub.add_option("--seq", fits->seq, "With --fits: the context length (default 4096)");
+  sub.add_option("--precision", fits->precision,
+                 "With --fits: the recipe (default: each checkpoint's torch_dtype, as estimate)");
   add_preset_listing(sub, run, [fits](const Presets& p, const OutputOptions& out, Io& io) {
     if (!fits->gpu.empty()) return list_fits(p, *fits, out, io);
-    if (!fits->mode.empty() || !fits->quantize.empty() || !fits->seq.empty())
-      throw Error("--fits", "required with --mode, --quantize or --seq (e.g. --fits rtx-4090)");
+    if (!fits->mode.empty() || !fits->quantize.empty() || !fits->seq.empty() || !fits->precision.empty())
+      throw Error("--fits", "required with --mode, --quantize, --precision or --seq (e.g. --fits rtx-4090)");
     return list_models(p, out, io);
   });
 }

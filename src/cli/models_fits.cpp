@@ -4,6 +4,7 @@
 #include <memplan/error.hpp>
 #include <memplan/estimate.hpp>
 #include <memplan/quantity.hpp>
+#include <memplan/recipe.hpp>
 
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
@@ -41,6 +42,7 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
     throw Error("--mode", "\"" + o.mode + "\" is not valid (expected train or infer)");
   if (!parse_count("--seq", o.seq, 1ull << 32)) throw Error("--seq", "\"" + o.seq + "\" must be at least 1");
   if (!o.quantize.empty() && !find_llama_ftype(o.quantize)) find_quantize_format("--quantize", o.quantize);
+  if (!o.precision.empty()) parse_recipe("--precision", o.precision);
   std::vector<FitsRow> rows;
   for (const ModelPreset& mp : presets.models) {
     RawPlan raw;
@@ -49,6 +51,7 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
     raw.given["seq"] = o.seq;
     raw.given["gpu"] = o.gpu;
     if (!o.quantize.empty()) raw.given["quantize"] = o.quantize;
+    if (!o.precision.empty()) raw.given["precision"] = o.precision;
     FitsRow row;
     row.id = mp.model.id;
     Plan plan;
@@ -88,6 +91,8 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
                              {"memory_bytes", memory},
                              {"mode", o.mode},
                              {"quantize", o.quantize},
+                             {"precision",
+                              o.precision.empty() ? nlohmann::json() : nlohmann::json(o.precision)},
                              {"seq", o.seq},
                              {"models", list}}
                   .dump(2)
@@ -114,6 +119,7 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
   if (out.format == Format::table && !out.quiet)
     io.out << "\n  On " << gpu.id << " (" << format_bytes(memory, out.units) << " usable), --mode " << o.mode
            << ", --seq " << o.seq << (o.quantize.empty() ? "" : ", --quantize " + o.quantize)
+           << (o.precision.empty() ? ", each checkpoint's dtype" : ", --precision " + o.precision)
            << "; the context column is the longest sequence that fits at batch 1\n";
   return k_ok;
 }

@@ -11,10 +11,11 @@
 namespace memplan::cli {
 
 struct FitsOptions {
-  std::string gpu;       // --fits
-  std::string mode;      // "" = infer
-  std::string quantize;  // "" = the preset's precision
-  std::string seq;       // "" = 4096
+  std::string gpu;        // --fits
+  std::string mode;       // "" = infer
+  std::string quantize;   // "" = the preset's precision
+  std::string precision;  // "" = the checkpoint's torch_dtype (as estimate resolves it)
+  std::string seq;        // "" = 4096
 };
 
 int list_fits(const Presets& presets, const FitsOptions& options, const OutputOptions& out, Io& io);

@@ -23,6 +23,7 @@
 #include "core/models/gguf_mix.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
+#include "cli/mode_options.hpp"
 #include "cli/model_source.hpp"
 #include "cli/options.hpp"
 #include "cli/vision_inputs.hpp"
@@ -334,15 +335,17 @@ Plan resolve_plan(const RawPlan& raw) {
     const std::string precision = half_or_float                           ? stored
                                   : r.model.weight_bytes || v.llama_ftype ? "fp16"
                                                                           : "fp32";
-    if (!stored.empty() && half_or_float)
-      r.model.notes.push_back("precision " + stored +
-                              ": the format the weights are stored in (--precision to change)");
     r.stored_weights = r.model.weight_bytes != 0 && !v.quantize;
     if (r.model.weight_bytes && !half_or_float)
       r.model.notes.push_back("weights counted as stored (" + group_thousands(r.model.weight_bytes) +
                               " B); activations and KV cache in fp16 (--precision to change)");
     r.recipe = parse_recipe(flag_for(Field::precision), precision);
   }
+  // Said whether the precision was defaulted or given the same (a plan file echoes it as given).
+  if (const std::string& stored = r.model.weight_format;
+      (stored == "fp32" || stored == "fp16" || stored == "bf16") && r.recipe.name == stored)
+    r.model.notes.push_back("precision " + stored +
+                            ": the format the weights are stored in (--precision to change)");
   r.optimizer = v.optimizer
                     ? *v.optimizer
                     : parse_optimizer(flag_for(Field::optimizer), r.mode == Mode::infer ? "none" : "adamw");
@@ -372,6 +375,7 @@ Plan resolve_plan(const RawPlan& raw) {
     r.model.notes.push_back("--mode infer: the optimizer is not used");
   if (r.mode == Mode::infer && v.trainable) r.model.notes.push_back("--mode infer: --trainable is not used");
 
+  refuse_other_mode_flags(v, r);  // mode_options.cpp
   resolve_layout(v, r);
 
   plan.gpu_given = v.gpu.has_value();

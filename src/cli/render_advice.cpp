@@ -62,10 +62,13 @@ std::string change_text(const AdviceChange& c) {
     case AdviceKnob::sharding:
       return (c.found ? "" : "even ") + std::to_string(c.gpus) + " x " + c.gpu + " with " +
              sharding_engine(c.sharding);
-    case AdviceKnob::offload:
+    case AdviceKnob::offload: {
+      const std::string where =
+          c.gpus > 1 ? sharding_engine(c.sharding) + " on the " + std::to_string(c.gpus) + " GPUs" : "1 GPU";
       return c.offload == Offload::parameters
-                 ? "CPU offload of parameters and optimizer (ZeRO-Infinity, 1 GPU)"
-                 : "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, 1 GPU)";
+                 ? "CPU offload of parameters and optimizer (ZeRO-Infinity, " + where + ")"
+                 : "CPU offload of the optimizer (DeepSpeed ZeRO-Offload, " + where + ")";
+    }
     case AdviceKnob::gpu:
       if (c.found) return "a bigger GPU: " + c.gpu + " (" + format_bytes(c.gpu_bytes, Units::gib) + ")";
       return "no single preset GPU fits as is (largest: " + c.gpu + ")";

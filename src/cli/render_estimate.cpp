@@ -24,6 +24,15 @@ bool uncounted_activations(const Estimate& e) {
 using nlohmann::json;
 using Align = TextTable::Align;
 
+}  // namespace
+
+bool no_sequence(const EstimateRequest& r) {
+  return r.mode == Mode::train && r.model.arch && r.model.mlp_widths.empty() && r.seq == 0 &&
+         r.activation_bytes_per_row == 0;
+}
+
+namespace {
+
 bool shown(const Estimate& e, const Term& t) {
   if (!e.has(t.kind)) return false;
   if (t.kind == TermKind::kv_cache) return e.mode == Mode::infer || t.bytes;
@@ -167,7 +176,7 @@ std::string describe_model(const EstimateRequest& r, const Estimate& e) {
   return s;
 }
 
-json fit_row_json(const FitRow& r) {
+json fit_row_json(const FitRow& r, const std::optional<VerdictFix>& fix) {
   return {{"gpu", r.gpu.id},
           {"name", r.gpu.name},
           {"memory_bytes", r.memory_bytes},
@@ -176,10 +185,12 @@ json fit_row_json(const FitRow& r) {
           {"cuda_context", cuda_context_json(r)},
           {"spare_bytes", r.spare_bytes},
           {"verdict", verdict_name(r.verdict)},
+          {"cheapest_change", verdict_fix_json(fix)},
           {"warnings", fit_warning_texts(r.warnings, r.gpu)}};
 }
 
-json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit) {
+json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
+                   const std::vector<std::optional<VerdictFix>>& fixes) {
   const EstimateRequest& r = plan.request;
   const LedgerDetail ledger = activation_ledger_detail(r);
   json breakdown = json::object();
@@ -190,7 +201,8 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
     formats[term_key(t.kind)] = term_format(t, r);
   }
   json fits = json::array();
-  for (const FitRow& f : fit) fits.push_back(fit_row_json(f));
+  for (size_t i = 0; i < fit.size(); ++i)
+    fits.push_back(fit_row_json(fit[i], i < fixes.size() ? fixes[i] : std::nullopt));
   json model = {{"id", r.model.id},
                 {"name", r.model.name},
                 {"parameters", r.model.parameters},
@@ -261,11 +273,12 @@ std::string render_fit_table(const std::vector<FitRow>& fit, const std::vector<s
 }
 
 std::string render_estimate(const Plan& plan, const Estimate& e, const std::vector<FitRow>& fit,
-                            const OutputOptions& o, const std::string& bars) {
+                            const OutputOptions& o, const std::string& bars,
+                            const std::vector<std::optional<VerdictFix>>& fixes) {
   const EstimateRequest& r = plan.request;
   switch (o.format) {
     case Format::json:
-      return estimate_json(plan, e, fit).dump(2) + "\n";
+      return estimate_json(plan, e, fit, fixes).dump(2) + "\n";
     case Format::csv:
       return csv(e, r, fit);
     case Format::table:
@@ -281,6 +294,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   std::string memory_note =
       "memory = what a process can allocate: NVML total minus the driver-reserved share where known";
   out += render_fit_table(fit, plan.targets.device_notes, o);
+  out += verdict_fix_lines(fit, fixes, o.units, md);
   if (!fit.empty())
     out += (md ? "\n" : "  ") + memory_note +
            (r.overhead_given
@@ -292,6 +306,9 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
            std::string("note: --batch and --seq change nothing here: no activations are ") +
            "counted without an architecture (give --activation-bytes-per-row, --mlp, --model or --layers, " +
            "--hidden, --heads)\n";
+  if (no_sequence(r))
+    out += (md ? "\n" : "  ") + std::string("note: activations are not counted: no --seq given (") +
+           "the tokens per sample a transformer keeps activations for); give --seq N for a training run\n";
   if (!bars.empty()) out += "\n" + bars;
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);

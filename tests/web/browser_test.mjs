@@ -1,16 +1,17 @@
 // The browser test of the web page: Debian's chromium, headless, driven by playwright-core.
-//   node tests/web/browser_test.mjs URL EXPECTED_REQUIRED_BYTES SCREENSHOT CONFIG EXPECTED_CONFIG_BYTES
+//   node tests/web/browser_test.mjs URL EXPECTED_REQUIRED_BYTES SCREENSHOT CONFIG EXPECTED_CONFIG_BYTES EXPECTED_INFER_BYTES
 // Opens the page served at URL, fills the form (Llama-2-7B, amp-bf16, AdamW, batch 4, seq 2048,
 // LoRA 16, RTX 4090 + A100 80GB), runs it, and checks the page's required bytes against the
 // native binary's `estimate --format json` (EXPECTED_REQUIRED_BYTES), the bar and the plot, and
 // that the permalink brings the same result back. Saves a screenshot. Then uploads CONFIG (a
-// config.json) and checks the page against the native `--config CONFIG` run.
+// config.json) and checks the page against the native `--config CONFIG` run. Last, switches the first
+// form to inference: the page must drop amp-bf16 for the checkpoint's dtype (EXPECTED_INFER_BYTES).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
 
-const [url, expected, screenshot, config, expectedConfig] = process.argv.slice(2);
+const [url, expected, screenshot, config, expectedConfig, expectedInfer] = process.argv.slice(2);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "memplan-chromium-"));
 // A fresh profile (--user-data-dir, which playwright sets from the persistent context's folder).
 const browser = await chromium.launchPersistentContext(profile, {
@@ -66,6 +67,13 @@ try {
   await third.waitForSelector("body[data-ready='1']", { timeout: 60000 });
   check((await third.textContent("#required-bytes")).trim() === expectedConfig,
         "the permalink carries the uploaded config.json");
+  await page.fill("#lora", "0");
+  await page.selectOption("#mode", "infer");
+  check((await page.inputValue("#precision")) === "", "switched to inference, the precision is the checkpoint's");
+  await page.click("#go");
+  await page.waitForFunction(() => document.querySelector("#command").textContent.includes("--mode infer"));
+  const inferBytes = (await page.textContent("#required-bytes")).trim();
+  check(inferBytes === expectedInfer, `inference: ${inferBytes} = native ${expectedInfer}`);
 } finally {
   await browser.close();
   fs.rmSync(profile, { recursive: true, force: true });

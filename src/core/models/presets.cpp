@@ -10,6 +10,7 @@
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/base/static_json.hpp"
+#include "core/models/hf_config.hpp"
 
 namespace memplan {
 namespace embedded {
@@ -213,6 +214,16 @@ ModelPreset read_model(const Json& j, const std::string& where) {
   p.model.hf_repo = named.str("hf_repo", false);
   if (!p.model.hf_repo.empty() && !is_hf_repo_id(p.model.hf_repo))
     named.fail("hf_repo", "must be a Hugging Face repository id, owner/name");
+  // The checkpoint's torch_dtype, as its config.json says: what transformers v5 loads (from_pretrained's
+  // dtype "auto") and what vLLM and llama.cpp's converter start from. A preset without one is fp32.
+  const std::string dtype = named.str("torch_dtype", false);
+  if (!dtype.empty()) {
+    p.model.weight_format = storage_format_of_torch_dtype(dtype);
+    if (p.model.weight_format != "fp32" && p.model.weight_format != "fp16" && p.model.weight_format != "bf16")
+      named.fail("torch_dtype", "\"" + dtype + "\" is not float32, float16 or bfloat16");
+    p.model.notes.push_back("weights stored as " + p.model.weight_format +
+                            " (the checkpoint's torch_dtype \"" + dtype + "\")");
+  }
   return p;
 }
 

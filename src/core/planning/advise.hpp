@@ -1,8 +1,8 @@
 #pragma once
 // What to change when a run does not fit a GPU, cheapest first (the lesson's playbook):
-// tier 1 changes the run, not the model (micro-batch + gradient accumulation, autocast, a
-// shorter sequence); tier 2 changes the computation or the model (checkpointing, 8-bit or
-// factored optimizer state, LoRA, QLoRA, sharding over N GPUs, CPU offload); tier 3 is the
+// tier 1 changes the run, not the model (micro-batch + gradient accumulation, autocast);
+// tier 2 changes the computation, the data or the model (checkpointing, then a shorter sequence,
+// 8-bit or factored optimizer state, LoRA, QLoRA, sharding over N GPUs, CPU offload); tier 3 is the
 // smallest preset GPU that fits as is. Each change comes with its new required memory, its
 // verdict on the GPU and what it costs; then the cheapest combinations of 2-3 changes that
 // first make the run fit, found by a bounded breadth-first search over the knob table.
@@ -92,7 +92,7 @@ struct AdviceChange {
   uint64_t lora_parameters = 0;                       // lora, qlora: trainable adapter parameters
   double lora_share = 0;                              // lora, qlora: adapter parameters / model parameters
   std::string lora_targets;                           // lora, qlora: "q_proj,v_proj"
-  uint64_t gpus = 0;                                  // sharding: the GPU count
+  uint64_t gpus = 0;                                  // sharding, offload: the GPU count
   bool found = true;  // sharding: the count fits (else the largest tried); gpu: a GPU fits
   ShardingStrategy sharding = ShardingStrategy::zero3;  // sharding, offload
   Offload offload = Offload::none;                      // offload: what moves to the host

@@ -45,6 +45,22 @@ bool transformer(const EstimateRequest& r) { return r.model.arch.has_value() && 
 bool adam(const Optimizer& o) {
   return o.kind == StateKind::copies && (o.name == "adam" || o.name == "adamw" || o.name == "adamw-hf");
 }
+// The DeepSpeed stage a strategy is; -1 for FSDP's (whose CPUOffload is another switch).
+int zero_stage(ShardingStrategy s) {
+  switch (s) {
+    case ShardingStrategy::ddp:
+    case ShardingStrategy::zero0:
+      return 0;
+    case ShardingStrategy::zero1:
+      return 1;
+    case ShardingStrategy::zero2:
+      return 2;
+    case ShardingStrategy::zero3:
+      return 3;
+    default:
+      return -1;
+  }
+}
 const char* half_name(const GpuSpec& g) { return g.bf16 ? "bf16" : "fp16"; }
 
 AdviceChange change_of(AdviceKnob knob, int tier, int cost_rank) {
@@ -134,7 +150,12 @@ std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
   const uint64_t floor = std::max<uint64_t>(1, r.seq / k_shortest_sequence_divisor);
   EstimateRequest n = r;
   n.seq = std::max(seq, floor);
-  AdviceChange ch = change_of(AdviceKnob::sequence, 1, 30 + log2_floor(r.seq / n.seq));
+  // Training: tier 2, after checkpointing: a shorter sequence changes what each sample holds (long samples
+  // are truncated or split), where checkpointing changes only the compute. Inference: tier 1, the context
+  // window asked for (vLLM's own first fix, --max-model-len).
+  const int shorter = log2_floor(r.seq / n.seq);
+  AdviceChange ch = r.mode == Mode::train ? change_of(AdviceKnob::sequence, 2, 44 + shorter)
+                                          : change_of(AdviceKnob::sequence, 1, 30 + shorter);
   ch.mode = r.mode;
   ch.seq = n.seq;
   ch.was = r.seq;
@@ -267,8 +288,14 @@ std::vector<Candidate> sharding(const Candidate& c, const KnobContext& ctx) {
   return {with(c, *n, ch)};
 }
 
+// CPU offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity): on one GPU, or on the data-parallel layout the
+// run already has (--gpus N --zero 3 keeps its N GPUs and adds offload_optimizer / offload_param).
 std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
-  if (!placeable(c)) return {};
+  if (!training(c)) return {};
+  const std::optional<ParallelLayout>& given = c.request.parallel;
+  if (given &&
+      (given->offload != Offload::none || given->tp > 1 || given->pp > 1 || zero_stage(given->sharding) < 0))
+    return {};
   struct Setting {
     ShardingStrategy strategy;
     Offload what;
@@ -281,8 +308,9 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
   std::vector<Candidate> out;
   for (const Setting& st : settings) {
     EstimateRequest n = c.request;
-    ParallelLayout l;
-    l.sharding = st.strategy;
+    ParallelLayout l = given.value_or(ParallelLayout{});
+    // Offloading the optimizer needs its state partitioned (stage 2 or more); parameters need stage 3.
+    if (zero_stage(l.sharding) < zero_stage(st.strategy)) l.sharding = st.strategy;
     l.offload = st.what;
     n.parallel = l;
     EstimateRequest probe = n;
@@ -290,8 +318,9 @@ std::vector<Candidate> offload(const Candidate& c, const KnobContext&) {
     const Estimate e = estimate(probe);
     const uint64_t host = e.sharded ? e.sharded->host_bytes_per_node : 0;
     AdviceChange ch = change_of(AdviceKnob::offload, 2, st.rank);
-    ch.sharding = st.strategy;
+    ch.sharding = l.sharding;
     ch.offload = st.what;
+    ch.gpus = l.gpus;
     ch.host_bytes = host;
     out.push_back(with(c, n, std::move(ch)));
   }
@@ -304,8 +333,8 @@ const std::vector<Knob>& knob_table() {
   static const std::vector<Knob> table = {
       {AdviceKnob::micro_batch, KnobGroup::batch, 1, Stage::solve, micro_batch},
       {AdviceKnob::autocast, KnobGroup::precision, 1, Stage::transform, autocast},
-      {AdviceKnob::sequence, KnobGroup::sequence, 1, Stage::solve, sequence},
       {AdviceKnob::checkpointing, KnobGroup::checkpointing, 2, Stage::transform, checkpointing},
+      {AdviceKnob::sequence, KnobGroup::sequence, 2, Stage::solve, sequence},
       {AdviceKnob::optimizer_8bit, KnobGroup::optimizer, 2, Stage::transform, optimizer_8bit},
       {AdviceKnob::adafactor, KnobGroup::optimizer, 2, Stage::transform, adafactor},
       {AdviceKnob::lora, KnobGroup::adapters, 2, Stage::transform, lora},
