@@ -22,22 +22,6 @@ VerdictFix fix_of(const Suggestion& s, const std::string& gpu) {
   return f;
 }
 
-// advise's order: single changes by tier, then cost (a bigger GPU, tier 3, after every change of the
-// run), then the cheapest combination.
-std::optional<VerdictFix> cheapest(const Advice& a, const std::string& gpu) {
-  const Suggestion* best = nullptr;
-  for (const Suggestion& s : a.singles)
-    if (s.fits() && s.tier < 3 &&
-        (!best || s.tier < best->tier || (s.tier == best->tier && s.cost_rank < best->cost_rank)))
-      best = &s;
-  if (!best && !a.combinations.empty()) best = &a.combinations.front();
-  if (!best)
-    for (const Suggestion& s : a.singles)
-      if (s.fits()) best = &s;
-  if (!best) return std::nullopt;
-  return fix_of(*best, gpu);
-}
-
 }  // namespace
 
 std::vector<std::optional<VerdictFix>> verdict_fixes(const Plan& plan, const std::vector<FitRow>& fit) {
@@ -48,7 +32,8 @@ std::vector<std::optional<VerdictFix>> verdict_fixes(const Plan& plan, const std
       continue;
     }
     try {
-      out.push_back(cheapest(advise(plan.request, row.gpu, plan.presets.gpus), row.gpu.id));
+      const std::optional<Suggestion> s = cheapest_fit(plan.request, row.gpu, plan.presets.gpus);
+      out.push_back(s ? std::optional<VerdictFix>(fix_of(*s, row.gpu.id)) : std::nullopt);
     } catch (const Error&) {  // a run the playbook cannot vary (advise says why when asked)
       out.emplace_back();
     }

@@ -2,6 +2,9 @@
 // that fits as is, and the cheapest combinations that first make the run fit.
 #include "core/planning/advise.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include <optional>
 
 #include <memplan/error.hpp>
@@ -113,6 +116,79 @@ Advice advise(const EstimateRequest& given, const GpuSpec& gpu, const std::vecto
     a.combinations =
         advice::search_combinations(base, ctx, settings, fitting, a.candidates_tried, a.search_capped);
   return a;
+}
+
+namespace {
+
+// The cheapest (tier, cost rank) any setting of a knob can have (the ranks advise_knobs*.cpp give), so
+// that the search for the cheapest fix can stop before the knobs that cannot beat what it has.
+std::pair<int, int> knob_floor(AdviceKnob k, Mode mode) {
+  switch (k) {
+    case AdviceKnob::micro_batch:
+      return {1, 10};
+    case AdviceKnob::autocast:
+      return {1, 20};
+    case AdviceKnob::sequence:
+      return mode == Mode::train ? std::pair{2, 44} : std::pair{1, 30};
+    case AdviceKnob::kv_quantize:
+      return {1, 34};
+    case AdviceKnob::checkpointing:
+      return {2, 40};
+    case AdviceKnob::optimizer_8bit:
+      return {2, 50};
+    case AdviceKnob::adafactor:
+      return {2, 52};
+    case AdviceKnob::quantize:
+      return {2, 54};
+    case AdviceKnob::lora:
+      return {2, 60};
+    case AdviceKnob::qlora:
+      return {2, 64};
+    case AdviceKnob::sharding:
+      return {2, 70};
+    case AdviceKnob::tensor_parallel:
+      return {2, 70};
+    case AdviceKnob::offload:
+      return {2, 80};
+    case AdviceKnob::layer_offload:
+      return {2, 84};
+    case AdviceKnob::gpu:
+      return {3, 0};
+  }
+  return {3, 0};
+}
+
+}  // namespace
+
+std::optional<Suggestion> cheapest_fit(const EstimateRequest& given, const GpuSpec& gpu,
+                                       const std::vector<GpuSpec>& presets, const AdviceOptions& options) {
+  const EstimateRequest request = request_on(given, gpu);
+  const Estimate e = estimate(request);
+  const FitRow row = fit_gpu(gpu, request, e);
+  if (row.verdict != Verdict::no) return std::nullopt;
+  const KnobContext ctx{gpu, row.memory_bytes, options};
+  const Candidate base{request, {}};
+  const std::vector<advice::Knob>& table = advice::knob_table();
+  std::vector<std::size_t> order(table.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return knob_floor(table[a].knob, request.mode) < knob_floor(table[b].knob, request.mode);
+  });
+  std::optional<Suggestion> best;
+  for (std::size_t i : order) {
+    if (best && knob_floor(table[i].knob, request.mode) >= std::pair{best->tier, best->cost_rank}) break;
+    std::optional<Suggestion> s = best_setting(advice::apply_knob(table[i], base, ctx), ctx);
+    if (s && s->fits() &&
+        (!best || std::pair{s->tier, s->cost_rank} < std::pair{best->tier, best->cost_rank}))
+      best = std::move(s);
+  }
+  if (best) return best;
+  // No one change fits: the cheapest combination, else a bigger GPU (advise's full search).
+  const Advice a = advise(given, gpu, presets, options);
+  if (!a.combinations.empty()) return a.combinations.front();
+  for (const Suggestion& s : a.singles)
+    if (s.fits()) return s;
+  return std::nullopt;
 }
 
 LoraAdapters lora_adapters(const ModelSpec& model, uint64_t rank) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,13 @@ struct Advice {
 // show them on request).
 Advice advise(const EstimateRequest& request, const GpuSpec& gpu, const std::vector<GpuSpec>& presets,
               const AdviceOptions& options = {});
+
+// The cheapest change that makes `request` fit `gpu` when it does not: the single change of lowest
+// (tier, cost) that fits, found without running the knobs that cannot beat it; else advise()'s cheapest
+// combination; else a bigger preset GPU. nullopt when the run fits or nothing does.
+std::optional<Suggestion> cheapest_fit(const EstimateRequest& request, const GpuSpec& gpu,
+                                       const std::vector<GpuSpec>& presets,
+                                       const AdviceOptions& options = {});
 
 // LoRA adapters of rank r on the attention's q and v projections (fused q/k/v where the model
 // fuses them): lora_adapters(model, LoraTargets{rank, q, v}).
