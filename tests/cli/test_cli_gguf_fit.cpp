@@ -312,3 +312,22 @@ TEST_CASE("issue 27: gguf-fit puts all 49 layers of Qwen3-30B-A3B Q4_K_M on a 24
   CHECK(c["buffers"].size() == 2);  // CUDA0 and CPU_Mapped model
   for (const auto& b : c["buffers"]) CHECK(std::abs(b["error"].get<double>()) < 1e-6);
 }
+
+TEST_CASE("issue 27: gguf-fit counts Gemma 3's window layers as llama.cpp's SWA cache does",
+          "[cli][gguf-fit]") {
+  const std::string config = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gemma-3-1b-it.json";
+  auto r = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                    "--ctx-size", "32768", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // 4 full layers x 32768 cells + 22 window layers x pad(512 + 512, 256) = 1024 cells, each cell
+  // K and V of 1 x 256 f16 = 1024 bytes: 150 MiB (832 MiB before, every layer at 32768 cells).
+  CHECK(j["kv_swa_cells"] == 1024);
+  CHECK(j["gpus"][0]["kv_bytes"] == 4ull * 32768 * 1024 + 22ull * 1024 * 1024);
+  auto full = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                       "--ctx-size", "32768", "--swa-full", "--explain"});
+  REQUIRE(full.code == 0);
+  CHECK(full.out.find("--swa-full") != std::string::npos);
+  CHECK(full.out.find("window layers (22 of 26): 32768 cells") != std::string::npos);
+}

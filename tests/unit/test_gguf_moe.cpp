@@ -1,5 +1,6 @@
 // Issue 27 ("one answer, whatever the door"): llama.cpp file types on fine-grained MoE and MLA
-// models count each tensor at its real shape. Every expected number is element counts x bytes per block written out here:
+// models count each tensor at its real shape, and gguf-fit's KV cache follows llama.cpp's window
+// and latent caches. Every expected number is element counts x bytes per block written out here:
 // Q4_K 144 bytes per 256 (4.5 bits per weight), Q6_K 210 per 256 (6.5625), Q5_0 22 per 32,
 // Q8_0 34 per 32, F32 4 bytes (ggml-common.h block sizes).
 #include <catch2/catch.hpp>
@@ -9,6 +10,8 @@
 
 #include <memplan/presets.hpp>
 #include "core/formats/llama_quant.hpp"
+#include "core/memory/kv_cache.hpp"
+#include "core/models/gguf.hpp"
 #include "core/models/gguf_mix.hpp"
 #include "core/models/hf_config.hpp"
 #include "core/models/parameter_count.hpp"
@@ -172,5 +175,128 @@ TEST_CASE("issue 27: a GGUF's tensors add up to the parameter count of every dec
     INFO(id);
     const ModelSpec& m = find_model(builtin_presets(), "model", id).model;
     CHECK(elements(gguf_of_arch(*m.arch, *find_llama_ftype("q8_0"))) == m.parameters);  // published
+  }
+}
+
+TEST_CASE("issue 27: gguf-fit keeps window layers in llama.cpp's smaller SWA cache", "[llamacpp][kv]") {
+  // llama-kv-cache-iswa.cpp: the window layers get GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256)
+  // cells, the others n_ctx; llama_hparams::set_swa_pattern: all but the last layer of each run.
+  SECTION("Gemma 3 1B: 22 of 26 layers, window 512, one K+V row 2 x 256 f16 = 1024 bytes") {
+    LlamaCppRequest r;
+    const ModelSpec m = read_hf_config(k_configs + "gemma-3-1b-it.json");
+    REQUIRE(m.arch);
+    r.arch = *m.arch;
+    r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+    r.gpu_bytes = {80ull << 30};
+    r.n_ctx = 32768;
+    const LlamaCppPlan p = plan_llamacpp(r);
+    CHECK(p.n_swa_cells == 1024);  // pad(min(32768, 512 + 512), 256)
+    CHECK(p.kv_swa_layer_bytes == 1024ull * 1024);
+    CHECK(p.kv_layer_bytes == 32768ull * 1024);
+    CHECK_FALSE(p.swa_layers[5]);
+    CHECK(p.swa_layers[4]);
+    CHECK(p.gpus[0].kv == 4 * 32768ull * 1024 + 22 * 1024ull * 1024);  // 150 MiB, not 832
+    r.swa_full = true;
+    CHECK(plan_llamacpp(r).gpus[0].kv == 26 * 32768ull * 1024);
+  }
+  SECTION("gpt-oss-20b: 12 of 24 layers, window 128, K+V row 2 x 8 x 64 f16 = 2048 bytes") {
+    LlamaCppRequest r;
+    const ModelSpec m = read_hf_config(k_configs + "gpt-oss-20b.json");
+    REQUIRE(m.arch);
+    r.arch = *m.arch;
+    r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q8_0"));
+    r.gpu_bytes = {80ull << 30};
+    r.n_ctx = 32768;
+    const LlamaCppPlan p = plan_llamacpp(r);
+    CHECK(p.n_swa_cells == 768);  // pad(min(32768, 128 + 512), 256)
+    CHECK(p.gpus[0].kv == 12 * 32768ull * 2048 + 12 * 768ull * 2048);
+  }
+  SECTION("Mistral 7B v0.1: every layer windowed, which llama.cpp's llama model does not implement") {
+    LlamaCppRequest r;
+    r.arch = *find_model(builtin_presets(), "model", "mistral-7b").model.arch;
+    r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+    r.gpu_bytes = {80ull << 30};
+    r.n_ctx = 32768;
+    const LlamaCppPlan p = plan_llamacpp(r);
+    CHECK(p.n_swa_cells == 0);
+    CHECK(p.gpus[0].kv == 32 * 32768ull * 2048 * 2);  // K and V rows of 8 x 128 f16
+  }
+}
+
+TEST_CASE("issue 27: gguf-fit caches DeepSeek's MLA latent as one 576-wide K row, no V", "[llamacpp][kv]") {
+  // llama.cpp since PR 19067 (src/llama-kv-cache.cpp, no V tensor when hparams.is_mla()): K rows
+  // of kv_lora_rank + qk_rope_head_dim = 512 + 64; the same row estimate and serve count.
+  const ModelSpec m = read_hf_config(k_configs + "DeepSeek-R1.json");
+  REQUIRE(m.arch);
+  LlamaCppRequest r;
+  r.arch = *m.arch;
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.gpu_bytes = {1024ull << 30};
+  r.n_ctx = 32768;
+  r.n_gpu_layers = 62;
+  const LlamaCppPlan p = plan_llamacpp(r);
+  CHECK(p.kv_layer_bytes == 32768ull * 576 * 2);
+  CHECK(p.gpus[0].kv == 61 * 32768ull * 576 * 2);  // 2,302,672,896 bytes; 183 GiB before
+  InferenceOptions o;
+  o.seq = 32768;
+  CHECK(inference_memory(r.arch, o).bytes == p.gpus[0].kv);
+}
+
+TEST_CASE("issue 27: a GGUF's own keys give the same KV rows as its config", "[llamacpp][kv][gguf]") {
+  auto spec = [](nlohmann::json meta) {
+    GgufFile g;
+    g.file = "model.gguf";
+    g.metadata = std::move(meta);
+    GgufTensor t;
+    t.name = "token_embd.weight";
+    t.dims = {7168, 129280};
+    t.elements = 7168ull * 129280;
+    t.type = 1;  // F16
+    t.bytes = t.elements * 2;
+    g.tensors.push_back(t);
+    return model_spec_of(g);
+  };
+  const nlohmann::json base = {{"general.architecture", "deepseek2"}, {"deepseek2.block_count", 61},
+                               {"deepseek2.embedding_length", 7168},  {"deepseek2.attention.head_count", 128},
+                               {"deepseek2.vocab_size", 129280},      {"deepseek2.rope.dimension_count", 64}};
+  SECTION("the MLA conversion: one K row of key_length 576 = 512 + 64, no V (llama.cpp PR 19067)") {
+    nlohmann::json m = base;
+    m["deepseek2.attention.head_count_kv"] = 1;
+    m["deepseek2.attention.key_length"] = 576;
+    m["deepseek2.attention.value_length"] = 512;
+    m["deepseek2.attention.kv_lora_rank"] = 512;
+    m["deepseek2.attention.key_length_mla"] = 192;
+    m["deepseek2.attention.value_length_mla"] = 128;
+    const ModelSpec s = spec(m);
+    REQUIRE(s.arch);
+    const KvRowElements row = kv_row_elements(*s.arch);
+    CHECK(row.k == 576);
+    CHECK(row.v == 0);
+    const ModelSpec c = read_hf_config(k_configs + "DeepSeek-R1.json");
+    CHECK(kv_row_elements(*c.arch).k == row.k);  // the config door's row
+  }
+  SECTION("an older conversion: 128 KV heads, K 192 and V 128 per head, V not at K's width") {
+    nlohmann::json m = base;
+    m["deepseek2.attention.head_count_kv"] = 128;
+    m["deepseek2.attention.key_length"] = 192;
+    m["deepseek2.attention.value_length"] = 128;
+    const ModelSpec s = spec(m);
+    REQUIRE(s.arch);
+    const KvRowElements row = kv_row_elements(*s.arch);
+    CHECK(row.k == 128 * 192);
+    CHECK(row.v == 128 * 128);  // 128 x 192 before: +20% on K + V
+  }
+  SECTION("gemma3's sliding_window: 22 of 26 layers, set_swa_pattern(6)") {
+    const ModelSpec s = spec({{"general.architecture", "gemma3"},
+                              {"gemma3.block_count", 26},
+                              {"gemma3.embedding_length", 1152},
+                              {"gemma3.attention.head_count", 4},
+                              {"gemma3.attention.head_count_kv", 1},
+                              {"gemma3.attention.key_length", 256},
+                              {"gemma3.attention.sliding_window", 512}});
+    REQUIRE(s.arch);
+    CHECK(s.arch->attention_window == 512);
+    CHECK(s.arch->window_layers == 22);
+    CHECK(llamacpp_swa_layers(*s.arch).size() == 26);
   }
 }
