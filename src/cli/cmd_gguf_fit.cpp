@@ -26,7 +26,7 @@ struct State {
   RawOutputOptions output;
   std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
   std::string mmproj, check_log;
-  bool flash_attn = false;
+  bool flash_attn = false, swa_full = false;
 };
 
 // --cache-type-k/-v: the types llama.cpp accepts for the cache (common/arg.cpp kv_cache_types).
@@ -78,6 +78,7 @@ std::string flags_of(const LlamaCppRequest& q, const LlamaCppPlan& p, const std:
   std::string s = "llama-server -m " + model_arg + " -c " + std::to_string(q.n_ctx) + " -ub " +
                   std::to_string(q.n_ubatch) + " -ngl " + std::to_string(p.n_gpu_layers);
   if (q.flash_attn) s += " -fa on";
+  if (q.swa_full) s += " --swa-full";
   if (q.cache_k != "F16") s += " --cache-type-k " + cache_lower(q.cache_k);
   if (q.cache_v != "F16") s += " --cache-type-v " + cache_lower(q.cache_v);
   if (q.gpu_bytes.size() > 1) {
@@ -137,6 +138,7 @@ Built build(const State& s) {
   q.cache_k = cache_type("--cache-type-k", s.cache_k);
   q.cache_v = cache_type("--cache-type-v", s.cache_v);
   q.flash_attn = s.flash_attn;
+  q.swa_full = s.swa_full;
   if (!s.ngl.empty())
     q.n_gpu_layers = std::min(parse_count("--n-gpu-layers", s.ngl, 1ull << 20), q.arch.layers + 1);
   q.n_cpu_moe = parse_count("--n-cpu-moe", s.cpu_moe, 1ull << 20);
@@ -199,6 +201,8 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"token_embd_bytes", p.token_embd_bytes},
         {"output_bytes", p.output_bytes},
         {"kv_layer_bytes", p.kv_layer_bytes},
+        {"kv_swa_cells", p.n_swa_cells},
+        {"kv_swa_layer_bytes", p.kv_swa_layer_bytes},
         {"compute_attention_bytes", p.compute_attention},
         {"compute_output_bytes", p.compute_output},
         {"gpus", gpus},
@@ -234,10 +238,24 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
          << "\n";
   io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, p) << "\n";
   if (out.explain) {
-    const uint64_t kv_dim = q.arch.resolved_kv_heads() * q.arch.resolved_head_dim();
     io.out << "\n  KV cache per layer: " << p.n_ctx_cells << " cells (n_ctx " << q.n_ctx
-           << " padded to 256) x " << kv_dim << " (kv_heads x head_dim) in " << cache_lower(q.cache_k)
-           << " + " << cache_lower(q.cache_v) << " = " << mib(p.kv_layer_bytes) << "\n";
+           << " padded to 256) x ";
+    if (q.arch.mla())
+      io.out << q.arch.kv_lora_rank + q.arch.qk_rope_head_dim << " (kv_lora_rank + qk_rope_head_dim) in "
+             << cache_lower(q.cache_k) << ", no V row (MLA)";
+    else
+      io.out << q.arch.resolved_kv_heads() * q.arch.resolved_head_dim() << " (kv_heads x head_dim) in "
+             << cache_lower(q.cache_k) << " + " << cache_lower(q.cache_v);
+    io.out << " = " << mib(p.kv_layer_bytes) << "\n";
+    if (p.n_swa_cells) {
+      uint64_t window = 0;
+      for (bool w : p.swa_layers) window += w;
+      io.out << "  window layers (" << window << " of " << p.n_layers << "): " << p.n_swa_cells << " cells ("
+             << (q.swa_full ? "--swa-full: n_ctx"
+                            : "min(n_ctx, window " + std::to_string(q.arch.attention_window) +
+                                  " + n_ubatch " + std::to_string(q.n_ubatch) + ")")
+             << " padded to 256) = " << mib(p.kv_swa_layer_bytes) << " each\n";
+    }
     const uint64_t T = std::min(q.n_ctx, q.n_ubatch);
     if (q.flash_attn)
       io.out << "  compute, attention: f16 mask " << p.n_ctx_cells << " x pad64(" << T << ") x 2 + 3 x "
@@ -354,6 +372,8 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
                  "V cache type: f16 (default), q8_0, q4_0 (needs --flash-attn)");
   sub.add_flag("--flash-attn", s->flash_attn,
                "llama.cpp -fa: flash attention (no n_ctx x n_ubatch score matrix)");
+  sub.add_flag("--swa-full", s->swa_full,
+               "llama.cpp --swa-full: sliding-window layers keep the whole context (default: the window)");
   sub.add_option("--n-gpu-layers", s->ngl,
                  "llama.cpp -ngl: layers on the GPUs (default: the largest that fits)");
   sub.add_option("--tensor-split", s->split,

@@ -1,6 +1,7 @@
 // memplan gguf-fit (llama.cpp / Ollama offload) and --quantize with llama.cpp file types.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -274,4 +275,59 @@ TEST_CASE("gguf-fit reads a GGUF's own tensors and adds the projector of --mmpro
   // K and V rows of 2 heads x 16 in f16 for 256 cells, per layer.
   CHECK(j["kv_layer_bytes"] == 256ull * 32 * 2 * 2);
   CHECK(j["llama_cpp"].get<std::string>().find("-m " + model) != std::string::npos);
+}
+
+TEST_CASE("issue 27: estimate --quantize q4_k_m on Qwen3-30B-A3B is 17.3 GiB, not 131.7",
+          "[cli][gguf-fit][moe]") {
+  auto r =
+      run_cli({"estimate", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen3-30B-A3B.json",
+               "--mode", "infer", "--quantize", "q4_k_m", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  // 128 experts of 768 (not the dense 6,144) per layer: the byte count is written out element by
+  // element in tests/unit/test_gguf_moe.cpp and matches llama.cpp#13729's buffers.
+  CHECK(nlohmann::json::parse(r.out)["breakdown"]["parameters"] == 18550716416ull);
+}
+
+TEST_CASE("issue 27: gguf-fit puts all 49 layers of Qwen3-30B-A3B Q4_K_M on a 24 GB card",
+          "[cli][gguf-fit][moe]") {
+  const std::string config = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen3-30B-A3B.json";
+  auto r = run_cli(
+      {"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // On the GPU: 18,550,716,416 bytes of tensors less token_embd's 2048 x 151936 x 144 / 256 =
+  // 175,030,272 (17.11 GiB), KV 48 x 4096 cells x 2 x 512 x 2 bytes = 384 MiB, the compute buffer
+  // and the CUDA context: under the 4090's 24 GiB, so -ngl 49 (it was -ngl 8).
+  CHECK(j["n_gpu_layers"] == 49);
+  CHECK(j["gpus"][0]["model_bytes"] == 18550716416ull - 175030272ull);
+  CHECK(j["gpus"][0]["kv_bytes"] == 48ull * 4096 * 2 * 512 * 2);
+  auto log = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "rtx-4090",
+                      "--check-log", k_logs + "llamacpp_13729_qwen3_30b_a3b.log", "--format", "json"});
+  INFO(log.out << log.err);
+  REQUIRE(log.code == 0);
+  const auto c = nlohmann::json::parse(log.out);
+  CHECK(c["n_gpu_layers"] == 30);
+  CHECK(c["buffers"].size() == 2);  // CUDA0 and CPU_Mapped model
+  for (const auto& b : c["buffers"]) CHECK(std::abs(b["error"].get<double>()) < 1e-6);
+}
+
+TEST_CASE("issue 27: gguf-fit counts Gemma 3's window layers as llama.cpp's SWA cache does",
+          "[cli][gguf-fit]") {
+  const std::string config = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gemma-3-1b-it.json";
+  auto r = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                    "--ctx-size", "32768", "--format", "json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  // 4 full layers x 32768 cells + 22 window layers x pad(512 + 512, 256) = 1024 cells, each cell
+  // K and V of 1 x 256 f16 = 1024 bytes: 150 MiB (832 MiB before, every layer at 32768 cells).
+  CHECK(j["kv_swa_cells"] == 1024);
+  CHECK(j["gpus"][0]["kv_bytes"] == 4ull * 32768 * 1024 + 22ull * 1024 * 1024);
+  auto full = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                       "--ctx-size", "32768", "--swa-full", "--explain"});
+  REQUIRE(full.code == 0);
+  CHECK(full.out.find("--swa-full") != std::string::npos);
+  CHECK(full.out.find("window layers (22 of 26): 32768 cells") != std::string::npos);
 }

@@ -31,6 +31,7 @@ TransformerArch llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
   a.intermediate = ff;
   a.vocab = vocab;
   a.gated_mlp = true;
+  a.norm = "rmsnorm";  // LLaMA's (and Qwen2's, Mixtral's) RMSNorm: a weight per norm, no bias
   a.tied_embeddings = tied;
   return a;
 }

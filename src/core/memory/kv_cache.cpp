@@ -30,6 +30,14 @@ uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
 
 }  // namespace
 
+KvRowElements kv_row_elements(const TransformerArch& arch) {
+  if (arch.mla()) return {checked_add(arch.kv_lora_rank, arch.qk_rope_head_dim, "kv elements"), 0};
+  const uint64_t k = checked_mul(arch.resolved_kv_heads(), arch.resolved_head_dim(), "kv elements");
+  const uint64_t v =
+      arch.v_head_dim ? checked_mul(arch.resolved_kv_heads(), arch.v_head_dim, "kv elements") : k;
+  return {k, v};
+}
+
 KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts) {
   if (arch.layers == 0)
     throw Error("architecture", "the number of layers is 0 (give " + field_ref(Field::layers) +
@@ -41,10 +49,10 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   if (opts.seq == 0)
     throw Error(Field::seq, "the sequence length is 0 (expected tokens per sequence, e.g. 4096)");
 
-  const uint64_t kvh = arch.resolved_kv_heads(), hd = arch.resolved_head_dim(), s = opts.seq;
+  const uint64_t s = opts.seq;
   KvCache kv;
-  kv.elements_per_token =
-      arch.mla() ? checked_add(arch.kv_lora_rank, arch.qk_rope_head_dim, "kv elements") : mul3(2, kvh, hd);
+  const KvRowElements row = kv_row_elements(arch);
+  kv.elements_per_token = checked_add(row.k, row.v, "kv elements");
   kv.window_layers = arch.attention_window ? std::min(arch.window_layers, arch.layers) : 0;
   kv.cross_layers = std::min(arch.cross_attention_layers, arch.layers - kv.window_layers);
   kv.cross_tokens = kv.cross_layers ? arch.cross_attention_tokens : 0;

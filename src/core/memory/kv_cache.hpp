@@ -48,6 +48,17 @@ struct KvCache {
   uint64_t prefill_tokens = 0;               // tokens of the pass it is for (batch x seq, or the chunk)
 };
 
+// One layer's cached elements per token, K and V apart: kv_heads x head_dim each (V: x v_head_dim
+// when a GGUF states a narrower value_length, as older DeepSeek conversions do); with multi-head
+// latent attention one K row of kv_lora_rank + qk_rope_head_dim (the latent and the rotary key)
+// and no V, as vLLM's MLA backends, SGLang and llama.cpp (V-less cache since ggml-org/llama.cpp
+// PR 19067, src/llama-kv-cache.cpp: no V tensor when hparams.is_mla()) store it.
+struct KvRowElements {
+  uint64_t k = 0;
+  uint64_t v = 0;
+};
+KvRowElements kv_row_elements(const TransformerArch& arch);
+
 // KV cache and working buffer of `arch` at opts; Error when layers/heads/hidden or seq are 0.
 KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& opts);
 

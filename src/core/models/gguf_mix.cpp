@@ -4,6 +4,7 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
+#include "core/models/gguf_tensors.hpp"
 
 namespace memplan {
 
@@ -48,66 +49,12 @@ bool quantisable(const GgufTensor& t) {
   return n.find("_norm.weight") == std::string::npos && n.find("ffn_gate_inp.weight") == std::string::npos;
 }
 
-void add(GgufFile& g, std::string name, std::vector<uint64_t> dims, const char* type) {
-  GgufTensor t;
-  t.name = std::move(name);
-  t.dims = std::move(dims);
-  t.elements = 1;
-  for (uint64_t d : t.dims) t.elements = checked_mul(t.elements, d, "tensor elements");
-  t.type = type_named(type).id;
-  g.tensors.push_back(std::move(t));
-}
-
 }  // namespace
 
 GgufFile gguf_of_arch(const TransformerArch& a, const LlamaFtype& f, bool imatrix) {
-  const uint64_t h = a.hidden, hd = a.resolved_head_dim(), heads = a.heads, kv = a.resolved_kv_heads();
-  if (!a.layers || !h || !heads || !a.intermediate || !a.vocab)
-    throw Error(Field::quantize,
-                std::string("\"") + f.name +
-                    "\" needs the model's layers, hidden size, heads, MLP width and vocabulary");
-  if (a.encoder_decoder || !a.causal)
-    throw Error(Field::quantize, std::string("\"") + f.name + "\" is planned for decoder-only models");
-  GgufFile g;
+  GgufFile g = gguf_tensors_of_arch(a, f.name);  // the converter's tensors, then llama-quantize's types
   g.file = a.model_type + " as " + f.name;
-  const bool phi3 = a.model_type == "phi3";
-  const bool qwen2 = a.model_type == "qwen2";
-  const char* half = "F16";  // what the converter writes before llama-quantize; norms stay F32
-  add(g, "token_embd.weight", {h, a.vocab}, half);
-  for (uint64_t l = 0; l < a.layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    add(g, p + "attn_norm.weight", {h}, "F32");
-    if (phi3) {  // llama.cpp's phi3: one fused q/k/v matrix and one fused gate/up matrix
-      add(g, p + "attn_qkv.weight", {h, (heads + 2 * kv) * hd}, half);
-    } else {
-      add(g, p + "attn_q.weight", {h, heads * hd}, half);
-      add(g, p + "attn_k.weight", {h, kv * hd}, half);
-      add(g, p + "attn_v.weight", {h, kv * hd}, half);
-    }
-    if (qwen2) {  // q/k/v biases (f32, never quantised)
-      add(g, p + "attn_q.bias", {heads * hd}, "F32");
-      add(g, p + "attn_k.bias", {kv * hd}, "F32");
-      add(g, p + "attn_v.bias", {kv * hd}, "F32");
-    }
-    add(g, p + "attn_output.weight", {heads * hd, h}, half);
-    add(g, p + "ffn_norm.weight", {h}, "F32");
-    if (phi3) {
-      add(g, p + "ffn_up.weight", {h, 2 * a.intermediate}, half);
-      add(g, p + "ffn_down.weight", {a.intermediate, h}, half);
-    } else if (a.experts > 1) {
-      add(g, p + "ffn_gate_inp.weight", {h, a.experts}, "F32");
-      if (a.gated_mlp) add(g, p + "ffn_gate_exps.weight", {h, a.intermediate, a.experts}, half);
-      add(g, p + "ffn_up_exps.weight", {h, a.intermediate, a.experts}, half);
-      add(g, p + "ffn_down_exps.weight", {a.intermediate, h, a.experts}, half);
-    } else {
-      if (a.gated_mlp) add(g, p + "ffn_gate.weight", {h, a.intermediate}, half);
-      add(g, p + "ffn_up.weight", {h, a.intermediate}, half);
-      add(g, p + "ffn_down.weight", {a.intermediate, h}, half);
-    }
-  }
-  add(g, "output_norm.weight", {h}, "F32");
-  if (!a.tied_embeddings) add(g, "output.weight", {h, a.vocab}, half);
-
+  const uint64_t heads = a.heads, kv = a.resolved_kv_heads();
   QuantModelFacts m;
   m.layers = a.layers;
   m.gqa = heads / kv;

@@ -35,6 +35,41 @@ bool has_tensor(const GgufFile& g, std::string_view prefix) {
   return false;
 }
 
+// What the KV cache needs beyond heads and key_length, from llama.cpp's keys (llama-model.cpp
+// load_hparams): DeepSeek-2's latent attention (kv_lora_rank with key_length_mla: the MLA
+// conversion, whose cache holds one K row of key_length = kv_lora_rank + rope), a V narrower than
+// K (value_length: older DeepSeek GGUFs, 192 and 128 per head), and the sliding window of the
+// architectures llama.cpp gives one, with their set_swa_pattern: all but the last of each run of
+// `pattern` layers are windowed.
+void read_attention_kinds(const GgufFile& g, const std::string& p, TransformerArch& a,
+                          std::vector<std::string>& notes) {
+  const uint64_t kv_lora = meta_count(g, p + "attention.kv_lora_rank", notes);
+  const uint64_t k_mla = meta_count(g, p + "attention.key_length_mla", notes);
+  const uint64_t rope = meta_count(g, p + "rope.dimension_count", notes);
+  const uint64_t v_len = meta_count(g, p + "attention.value_length", notes);
+  if (kv_lora && k_mla > rope) {
+    a.kv_lora_rank = kv_lora;
+    a.q_lora_rank = meta_count(g, p + "attention.q_lora_rank", notes);
+    a.qk_rope_head_dim = rope;
+    a.qk_nope_head_dim = k_mla - rope;
+    a.v_head_dim = meta_count(g, p + "attention.value_length_mla", notes);
+    a.kv_heads = a.heads;  // stored as one shared latent (head_count_kv 1); per head for the counts
+    a.head_dim = k_mla;
+    notes.push_back("multi-head latent attention: the cache holds one " + std::to_string(kv_lora + rope) +
+                    "-wide K row per token and layer");
+  } else if (v_len && a.head_dim && v_len != a.head_dim) {
+    a.v_head_dim = v_len;
+  }
+  static const std::pair<const char*, uint64_t> patterns[] = {
+      {"gemma2", 2}, {"gemma3", 6}, {"cohere2", 4}, {"gpt-oss", 2}};
+  const uint64_t window = meta_count(g, p + "attention.sliding_window", notes);
+  for (const auto& [arch, pattern] : patterns)
+    if (window && a.model_type == arch && a.layers) {
+      a.attention_window = window;
+      a.window_layers = a.layers - a.layers / pattern;
+    }
+}
+
 }  // namespace
 
 ModelSpec model_spec_of(const GgufFile& g) {
@@ -103,6 +138,7 @@ ModelSpec model_spec_of(const GgufFile& g) {
   }
   a.experts = meta_count(g, p + "expert_count", s.notes);
   a.experts_per_token = meta_count(g, p + "expert_used_count", s.notes);
+  read_attention_kinds(g, p, a, s.notes);
   a.gated_mlp = has_tensor(g, "blk.0.ffn_gate");
   const bool gemma = arch.rfind("gemma", 0) == 0;
   a.activation = a.gated_mlp && !gemma ? "silu" : "gelu";

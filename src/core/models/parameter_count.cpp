@@ -15,11 +15,21 @@ constexpr const char* k_what = "parameter count";
 uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
 uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
 
-uint64_t mlp_width(const TransformerArch& a) { return a.intermediate ? a.intermediate : mul(4, a.hidden); }
-
-// Family facts TransformerArch does not state, read from each family's modelling code.
+// Family facts TransformerArch does not state, read from each family's modelling code. The MoE
+// families' facts are those their config.json readers (hf_config_moe.cpp) set by default, so a
+// bare architecture (a GGUF's shapes, ZeRO's largest layer) counts as its config does.
 void apply_family(std::string_view model_type, const TransformerArch& a, ParameterLayout& l) {
-  if (model_type == "bert" || model_type == "roberta") {
+  if (model_type == "qwen2_moe") {
+    l.qkv_bias = true;            // hard-coded in Qwen2MoeAttention
+    l.shared_expert_gate = true;  // shared_expert_gate: hidden -> 1
+  } else if (model_type == "deepseek_v3") {
+    l.router_bias = true;  // topk_method noaux_tc (V3's default): e_score_correction_bias
+  } else if (model_type == "gpt_oss") {
+    l.qkv_bias = l.out_bias = true;  // attention_bias (default true)
+    l.mlp_bias = true;               // GptOssExperts: gate_up and down biases
+    l.router_bias = true;
+    l.attention_sinks = true;
+  } else if (model_type == "bert" || model_type == "roberta") {
     l.token_types = model_type == "roberta" ? 1 : 2;  // type_vocab_size defaults
     l.pooler = true;
   } else if (model_type == "qwen2") {
@@ -57,7 +67,23 @@ ParameterLayout layout_of(const TransformerArch& a) {
   l.final_norm = a.final_norm;
   l.head = (a.causal || a.encoder_decoder) && !a.tied_embeddings;
   apply_family(a.model_type, a, l);
+  if (!l.qk_norm_width && a.qk_norm == "head")  // Qwen3-MoE: RMSNorm(head_dim) on q and on k
+    l.qk_norm_width = mul(2, a.resolved_head_dim());
+  if (!l.qk_norm_width && a.qk_norm == "all")  // OLMoE: over all of q's and all of k's heads
+    l.qk_norm_width = mul(add(a.heads, a.resolved_kv_heads()), a.resolved_head_dim());
   return l;
+}
+
+uint64_t dense_mlp_width(const TransformerArch& a) {
+  return a.intermediate ? a.intermediate : mul(4, a.hidden);
+}
+
+uint64_t expert_mlp_width(const TransformerArch& a) {
+  return a.expert_intermediate ? a.expert_intermediate : dense_mlp_width(a);
+}
+
+uint64_t dense_layer_mlp_width(const TransformerArch& a) {
+  return a.dense_intermediate ? a.dense_intermediate : dense_mlp_width(a);
 }
 
 namespace {
@@ -129,9 +155,9 @@ LayerParameters count_layer_parameters(const TransformerArch& a, const Parameter
   };
   if (!a.experts || dense_mlp) {
     add_mlps(a.experts ? 1 : std::max<uint64_t>(experts, 1),
-             dense_mlp && a.dense_intermediate ? a.dense_intermediate : mlp_width(a));
+             dense_mlp ? dense_layer_mlp_width(a) : dense_mlp_width(a));
   } else {
-    add_mlps(experts, a.expert_intermediate ? a.expert_intermediate : mlp_width(a));
+    add_mlps(experts, expert_mlp_width(a));
     if (a.shared_intermediate) add_mlps(1, a.shared_intermediate);
     p.router = mul(h, a.experts);
     p.tensors = add(p.tensors, 1);

@@ -88,6 +88,13 @@ struct MlpParameters {
 };
 MlpParameters count_mlp_parameters(const std::vector<uint64_t>& widths);
 
+// The MLP widths count_layer_parameters counts with: a dense model's MLP (intermediate, else 4 x
+// hidden), one routed expert's (expert_intermediate, else the dense width) and a MoE model's dense
+// layers' (dense_intermediate, else the dense width). Shape lists (a GGUF's tensors) use these too.
+uint64_t dense_mlp_width(const TransformerArch& arch);
+uint64_t expert_mlp_width(const TransformerArch& arch);
+uint64_t dense_layer_mlp_width(const TransformerArch& arch);
+
 // Parameters of one norm of `arch` (LayerNorm: weight and bias; RMSNorm: weight).
 uint64_t norm_parameters(const TransformerArch& arch);
 

@@ -5,6 +5,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
+#include "core/memory/kv_cache.hpp"
 #include "core/models/gguf_mix.hpp"
 
 namespace memplan {
@@ -56,6 +57,20 @@ Split split_tensors(const LlamaCppRequest& req) {
 
 }  // namespace
 
+std::vector<bool> llamacpp_swa_layers(const TransformerArch& a) {
+  const uint64_t window = a.attention_window ? std::min(a.window_layers, a.layers) : 0;
+  if (window == 0 || window == a.layers) return {};
+  const uint64_t full = a.layers - window;
+  const uint64_t pattern = a.layers / full;  // floor(layers / pattern) == full layers
+  std::vector<bool> swa(a.layers, false);
+  if (a.layers / pattern == full) {
+    for (uint64_t il = 0; il < a.layers; ++il) swa[il] = il % pattern < pattern - 1;
+  } else {
+    for (uint64_t il = 0; il < window; ++il) swa[il] = true;  // no pattern fits: the first ones
+  }
+  return swa;
+}
+
 uint64_t ggml_row_bytes(const std::string& type, uint64_t n) {
   const GgufType& t = type_named(type);
   if (n % t.block) throw Error("cache type", std::string(t.name) + " rows must be a multiple of its block");
@@ -73,11 +88,23 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
   p.token_embd_bytes = s.token_embd;
   p.output_bytes = s.output;
 
+  // The cache rows of one layer, as estimate and serve count them (kv_cache.hpp): K and V of
+  // kv_heads x head_dim, or MLA's one K row of kv_lora_rank + qk_rope_head_dim.
   p.n_ctx_cells = pad(req.n_ctx, k_kv_cell_pad);
-  const uint64_t kv_dim = a.resolved_kv_heads() * a.resolved_head_dim();
-  p.kv_k_layer_bytes = checked_mul(ggml_row_bytes(req.cache_k, kv_dim), p.n_ctx_cells);
-  p.kv_layer_bytes =
-      checked_add(p.kv_k_layer_bytes, checked_mul(ggml_row_bytes(req.cache_v, kv_dim), p.n_ctx_cells));
+  const KvRowElements row = kv_row_elements(a);
+  const uint64_t row_bytes =
+      checked_add(ggml_row_bytes(req.cache_k, row.k), row.v ? ggml_row_bytes(req.cache_v, row.v) : 0);
+  p.kv_k_layer_bytes = checked_mul(ggml_row_bytes(req.cache_k, row.k), p.n_ctx_cells);
+  p.kv_layer_bytes = checked_mul(row_bytes, p.n_ctx_cells);
+  // Window layers (llama-kv-cache-iswa.cpp): their own cache of
+  // GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence), n_ctx with --swa-full.
+  p.swa_layers = llamacpp_swa_layers(a);
+  if (!p.swa_layers.empty()) {
+    p.n_swa_cells = req.swa_full ? p.n_ctx_cells
+                                 : pad(std::min(p.n_ctx_cells, checked_add(a.attention_window, req.n_ubatch)),
+                                       k_kv_cell_pad);
+    p.kv_swa_layer_bytes = checked_mul(row_bytes, p.n_swa_cells);
+  }
 
   // The compute buffer: the graph for one micro-batch of T tokens over all n_kv cells, every
   // token an output (the reservation's worst case); its peak is the larger of two stages. The
@@ -121,7 +148,8 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
     }
     if (il < n) {
       d->model = checked_add(d->model, s.layer_bytes[il]);
-      d->kv = checked_add(d->kv, p.kv_layer_bytes);
+      const bool swa = !p.swa_layers.empty() && p.swa_layers[il];
+      d->kv = checked_add(d->kv, swa ? p.kv_swa_layer_bytes : p.kv_layer_bytes);
       d->layers += 1;
       p.host.model = checked_add(p.host.model, s.host_expert_bytes[il]);
     } else {

@@ -3,7 +3,8 @@
 // offloaded, the KV cache of each layer for the cache types, the compute buffer, the largest -ngl
 // that fits, the split over several GPUs (llama.cpp tensor_split) and n_cpu_moe for MoE models.
 // Rules from llama.cpp's llama-model.cpp (layer placement), llama-kv-cache.cpp (one K and one V
-// row of n_embd_k_gqa per cell and layer) and the graph reservation in llama-context.cpp.
+// row of n_embd_k_gqa per cell and layer; MLA: the K row alone), llama-kv-cache-iswa.cpp (window
+// layers in their own, smaller cache) and the graph reservation in llama-context.cpp.
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,7 @@ struct LlamaCppRequest {
   std::string cache_k = "F16";           // llama.cpp type_k, a ggml type name
   std::string cache_v = "F16";           // type_v
   bool flash_attn = false;               // -fa
+  bool swa_full = false;                 // --swa-full: window layers get n_ctx cells too
   std::optional<uint64_t> n_gpu_layers;  // -ngl; none: the largest that fits
   std::vector<uint64_t> gpu_bytes;       // memory of each GPU
   std::vector<double> tensor_split;      // -ts; empty: in proportion to gpu_bytes
@@ -46,8 +48,11 @@ struct LlamaCppPlan {
   LlamaCppDevice host;                              // CPU / CUDA_Host: token embeddings, CPU layers, their KV
   std::vector<uint64_t> layer_bytes;                // each repeating layer's tensors
   uint64_t token_embd_bytes = 0, output_bytes = 0;  // output.weight + output_norm
-  uint64_t kv_layer_bytes = 0;                      // K + V of one layer for n_ctx cells
+  uint64_t kv_layer_bytes = 0;                      // K + V of one full-attention layer for n_ctx cells
   uint64_t kv_k_layer_bytes = 0;
+  uint64_t n_swa_cells = 0;         // cells of the window layers' cache (0: no separate SWA cache)
+  uint64_t kv_swa_layer_bytes = 0;  // K + V of one window layer for n_swa_cells
+  std::vector<bool> swa_layers;     // which layers use the window cache
   uint64_t compute_attention = 0, compute_output = 0;  // the two stages of the compute buffer
   bool fits = true;
   std::vector<bool> gpu_fits;
@@ -59,6 +64,13 @@ LlamaCppPlan plan_llamacpp(const LlamaCppRequest& req);
 
 // The largest -ngl (0 ... layers + 1) whose plan fits; nullopt when none does.
 std::optional<uint64_t> largest_ngl(const LlamaCppRequest& req);
+
+// The layers llama.cpp gives a sliding (or chunked) window, as llama_hparams::set_swa_pattern
+// does: in each run of `pattern` layers all but the last are window layers, pattern being the
+// one that gives `arch.window_layers` of them (Gemma 2 and gpt-oss 2, Cohere 2 and Llama 4 4,
+// Gemma 3 6). Empty when every layer or none is windowed: llama.cpp then keeps one cache of
+// n_ctx cells (its llama and phi3 models do not implement Mistral's or Phi-3's window).
+std::vector<bool> llamacpp_swa_layers(const TransformerArch& arch);
 
 // Bytes per cache row of `n` elements of the ggml type named `type` (F16, Q8_0, Q4_0, ...).
 uint64_t ggml_row_bytes(const std::string& type, uint64_t n);
