@@ -62,7 +62,9 @@ TEST_CASE("matrix: quantised weights lie between the format's rate and 16 bits, 
   std::vector<std::pair<std::string, std::string>> models;
   for (const auto& p : preset_facts())
     if (!p.arch.is_null() && p.arch.value("causal", true)) models.emplace_back("--model", p.id);
-  for (const char* c : {"Mixtral-8x7B-v0.1.json"}) models.emplace_back("--config", hf_config(c));
+  for (const char* c : {"Qwen3-30B-A3B.json", "Mixtral-8x7B-v0.1.json", "Qwen1.5-MoE-A2.7B.json",
+                        "OLMoE-1B-7B-0125-Instruct.json", "Qwen2-57B-A14B.json", "DeepSeek-V2.5.json"})
+    models.emplace_back("--config", hf_config(c));
   for (const auto& [flag, model] : models) {
     INFO(model);
     auto fp32 = infer(flag, model);
