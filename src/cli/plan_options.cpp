@@ -289,8 +289,9 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   if (list.empty())
     throw Error(Field::gpu, "empty value (expected GPU ids such as t4,rtx-4090, all, or local)");
   std::stringstream ss(list);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const std::string name = gpu_name_text(item);  // "24 GB" is 24GB
     if (name.empty()) throw Error(Field::gpu, "\"" + list + "\" has an empty name");
     if (name == "all") {
       t.gpus.insert(t.gpus.end(), presets.gpus.begin(), presets.gpus.end());
