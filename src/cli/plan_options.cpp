@@ -23,6 +23,7 @@
 #include "core/models/gguf_mix.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
+#include "cli/model_context.hpp"
 #include "cli/model_source.hpp"
 #include "cli/options.hpp"
 #include "cli/vision_inputs.hpp"
@@ -353,7 +354,8 @@ Plan resolve_plan(const RawPlan& raw) {
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
-  add_image_tokens(v, r);  // vision_inputs.cpp
+  if (v.seq) check_learned_positions(r, *v.seq);  // model_context.cpp: GPT-2 past its 1,024 positions
+  add_image_tokens(v, r);                         // vision_inputs.cpp
   r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);

@@ -256,7 +256,7 @@ const BadInput k_bad_inputs[] = {
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--gpu-memory-utilization", "1.5"},
      "--gpu-memory-utilization: \"1.5\" is not in (0, 1] (expected e.g. 0.9)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-model-len", "x"},
-     "--max-model-len: \"x\" is not a number (expected e.g. 7e9, 7B, 125M)"},
+     "--max-model-len: \"x\" is not a number (expected e.g. 4096, 8k = 8,192, 128k = 131,072)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-batched-tokens", "0"},
      "--max-num-batched-tokens: \"0\" must be at least 1"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-seqs", "0"},
