@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_bar.hpp"
+#include "cli/render_cuda_context.hpp"
 #include "cli/render_estimate.hpp"
 #include "cli/render_fit.hpp"
 #include "cli/text_table.hpp"
@@ -71,7 +72,11 @@ std::string fit_lines(const FitReport& f, const OutputOptions& out) {
          (r.spare_bytes >= 0 ? format_bytes(static_cast<uint64_t>(r.spare_bytes), out.units) + " spare"
                              : format_signed_bytes(r.spare_bytes, out.units).substr(1) + " short") +
          (r.overhead_given ? std::string()
-                           : "; with its CUDA context " + format_bytes(r.overhead_bytes, out.units)) +
+          : gpu_runtime(r.gpu) == GpuRuntime::cuda
+              ? "; with its CUDA context " + format_bytes(r.overhead_bytes, out.units)
+              : "; with " + format_bytes(r.overhead_bytes, out.units) + " for its " +
+                    runtime_name(gpu_runtime(r.gpu)) +
+                    " context: no measured figure, the H200's CUDA one stands in") +
          ")";
     if (f.layout)
       s += " per GPU of " + std::to_string(f.layout->gpus) + " (" + sharding_engine(f.layout->sharding) + ")";

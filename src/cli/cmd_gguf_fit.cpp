@@ -5,9 +5,11 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/quantity_kinds.hpp"
 
 #include "cli/command.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_cuda_context.hpp"
 #include "cli/text_table.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/formats/llama_quant.hpp"
@@ -131,9 +133,9 @@ Built build(const State& s) {
     q.weights = gguf_of_arch(q.arch, f);
     b.model_arg = r.model.id + "-" + f.name + ".gguf";
   }
-  q.n_ctx = parse_count("--ctx-size", s.ctx, 1ull << 24);
+  q.n_ctx = parse_tokens("--ctx-size", s.ctx, 1ull << 24);
   if (!q.n_ctx) throw Error("--ctx-size", "\"" + s.ctx + "\" must be at least 1");
-  q.n_ubatch = parse_count("--ubatch-size", s.ubatch, 1ull << 20);
+  q.n_ubatch = parse_tokens("--ubatch-size", s.ubatch, 1ull << 20);
   if (!q.n_ubatch) throw Error("--ubatch-size", "\"" + s.ubatch + "\" must be at least 1");
   q.cache_k = cache_type("--cache-type-k", s.cache_k);
   q.cache_v = cache_type("--cache-type-v", s.cache_v);
@@ -167,7 +169,33 @@ void validate(const LlamaCppRequest& q) {
     throw Error("--cache-type-v", "a quantised V cache needs --flash-attn (llama.cpp refuses it without)");
 }
 
-std::string device_name(size_t i) { return "CUDA" + std::to_string(i); }
+// llama.cpp's name for the i-th GPU of a backend: ggml-cuda's GGML_CUDA_NAME is "CUDA", and "ROCm" in
+// a HIP build (ggml-cuda/vendors/hip.h); ggml-metal's GGML_METAL_NAME is "MTL" (ggml-metal.cpp; builds
+// before the backend registry printed "Metal").
+const char* device_prefix(const GpuSpec& gpu) {
+  switch (gpu_runtime(gpu)) {
+    case GpuRuntime::rocm:
+      return "ROCm";
+    case GpuRuntime::metal:
+      return "MTL";
+    case GpuRuntime::cuda:
+      break;
+  }
+  return "CUDA";
+}
+
+std::string device_name(const GpuSpec& gpu, size_t i) { return device_prefix(gpu) + std::to_string(i); }
+
+// A log's GPU buffer ("CUDA0", "ROCm1", "MTL0"; not "CUDA_Host"): its index, or -1.
+long gpu_buffer_index(const std::string& dev) {
+  if (dev.find("Host") != std::string::npos) return -1;
+  for (const char* prefix : {"CUDA", "ROCm", "MTL"}) {
+    const size_t n = std::char_traits<char>::length(prefix);
+    if (dev.compare(0, n, prefix) == 0 && dev.size() > n && dev[n] >= '0' && dev[n] <= '9')
+      return std::strtol(dev.c_str() + n, nullptr, 10);
+  }
+  return -1;
+}
 
 int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& io) {
   const LlamaCppRequest& q = b.request;
@@ -224,7 +252,7 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
                {"fits", A::left}});
   for (size_t i = 0; i < p.gpus.size(); ++i) {
     const LlamaCppDevice& d = p.gpus[i];
-    t.add_row({device_name(i) + " (" + b.gpus[i].id + ")",
+    t.add_row({device_name(b.gpus[i], i) + " (" + b.gpus[i].id + ")",
                std::to_string(d.layers) + (d.output ? "+out" : ""), mib(d.model), mib(d.kv), mib(d.compute),
                mib(d.projector + d.reserve), mib(d.total()), mib(q.gpu_bytes[i]),
                p.gpu_fits[i] ? "yes" : "no"});
@@ -269,7 +297,8 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
     io.out << "  model: token_embd " << mib(p.token_embd_bytes) << " stays on the CPU; output layer "
            << mib(p.output_bytes) << "; repeating layer 0 "
            << mib(p.layer_bytes.empty() ? 0 : p.layer_bytes[0]) << "\n";
-    io.out << "  other: CUDA context and workspaces (--overhead) and the projector (--mmproj)\n";
+    io.out << "  other: " << runtime_name(b.gpus.empty() ? GpuRuntime::cuda : gpu_runtime(b.gpus[0]))
+           << " context and workspaces (--overhead) and the projector (--mmproj)\n";
   }
   return p.fits ? k_ok : k_no_fit;
 }
@@ -296,9 +325,9 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   };
   std::vector<Row> rows;
   for (const auto& [dev, v] : log.model_mib) {
-    if (dev.rfind("CUDA", 0) == 0 && dev.find("Host") == std::string::npos) {
-      const size_t i = std::strtoul(dev.c_str() + 4, nullptr, 10);
-      if (i < p.gpus.size()) rows.push_back({dev + " model", in_mib(p.gpus[i].model), v});
+    if (const long i = gpu_buffer_index(dev); i >= 0) {
+      if (static_cast<size_t>(i) < p.gpus.size())
+        rows.push_back({dev + " model", in_mib(p.gpus[i].model), v});
     } else if (dev == "CPU" || dev == "CPU_Mapped") {
       rows.push_back({dev + " model", in_mib(p.host.model), v});
     }
@@ -307,9 +336,9 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   for (const LlamaCppDevice& d : p.gpus) kv_total += d.kv;
   if (log.kv_total_mib) rows.push_back({"KV cache", in_mib(kv_total), *log.kv_total_mib});
   for (const auto& [dev, v] : log.compute_mib) {
-    if (dev.rfind("CUDA", 0) != 0 || dev.find("Host") != std::string::npos) continue;
-    const size_t i = std::strtoul(dev.c_str() + 4, nullptr, 10);
-    if (i < p.gpus.size()) rows.push_back({dev + " compute", in_mib(p.gpus[i].compute), v});
+    const long i = gpu_buffer_index(dev);
+    if (i >= 0 && static_cast<size_t>(i) < p.gpus.size())
+      rows.push_back({dev + " compute", in_mib(p.gpus[i].compute), v});
   }
   bool all = true;
   nlohmann::json list = nlohmann::json::array();
@@ -365,8 +394,8 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan);
   add_output_options(sub, s->output);
-  sub.add_option("--ctx-size", s->ctx, "llama.cpp -c: context length in tokens (default 4096)");
-  sub.add_option("--ubatch-size", s->ubatch, "llama.cpp -ub: tokens per evaluation (default 512)");
+  sub.add_option("--ctx-size", s->ctx, "llama.cpp -c: context length in tokens (default 4096; 8k = 8,192)");
+  sub.add_option("--ubatch-size", s->ubatch, "llama.cpp -ub: tokens per evaluation (default 512; k = 1,024)");
   sub.add_option("--cache-type-k", s->cache_k, "K cache type: f16 (default), q8_0, q4_0, ...");
   sub.add_option("--cache-type-v", s->cache_v,
                  "V cache type: f16 (default), q8_0, q4_0 (needs --flash-attn)");

@@ -7,6 +7,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/quantity_kinds.hpp"
 #include "core/trials/ladder.hpp"
 #include "exec/process.hpp"
 
@@ -160,8 +161,8 @@ int run_ladder_command(CLI::App& sub, const LadderOptions& opt, Io& io) {
   const std::optional<Prediction> pred = prediction_for(plan, start_auto ? "--start auto" : "estimate flags");
 
   LadderSettings ladder;
-  ladder.min = parse_count("--min", opt.min);
-  ladder.start = start_auto ? std::max(pred->max_batch, ladder.min) : parse_count("--start", opt.start);
+  ladder.min = parse_batch_size("--min", opt.min);
+  ladder.start = start_auto ? std::max(pred->max_batch, ladder.min) : parse_batch_size("--start", opt.start);
   ladder.refine = opt.refine;
   ladder.step = parse_count("--step", opt.step);
   const TrialSettings trial = resolve_run_options(opt.run, io, k_example);

@@ -5,6 +5,7 @@
 #include <memplan/error.hpp>
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/quantity_kinds.hpp"
 #include "core/planning/planning.hpp"
 
 #include "cli/command.hpp"
@@ -156,7 +157,14 @@ std::string overhead_note(const Plan& plan, const MaxBatchResult& res, Units uni
            " of overhead per GPU (--overhead)";
   std::string list;
   for (const MaxBatchRow& r : res.rows)
-    list += (list.empty() ? "" : ", ") + r.gpu.id + " " + format_bytes(r.overhead_bytes, units);
+    list +=
+        (list.empty() ? "" : ", ") + r.gpu.id + " " + format_bytes(r.overhead_bytes, units) +
+        (gpu_runtime(r.gpu) == GpuRuntime::cuda ? ""
+                                                : std::string(" (") + runtime_name(gpu_runtime(r.gpu)) +
+                                                      ": no measured context figure, the H200's CUDA one)");
+  bool cuda = false;
+  for (const MaxBatchRow& r : res.rows) cuda = cuda || gpu_runtime(r.gpu) == GpuRuntime::cuda;
+  if (!cuda) return "required includes each GPU's overhead (--overhead to set one figure): " + list;
   return "required includes the CUDA context predicted for each GPU (" +
          cuda_runtime_text(plan.request.cuda) + "; --overhead to set one figure): " + list;
 }
@@ -216,7 +224,7 @@ void add_max_batch(CLI::App& sub, Runner& run) {
     if (!plan.gpu_given) throw Error("--gpu", "required: the GPUs to plan for (e.g. --gpu rtx-4090)");
     uint64_t effective = 0;
     if (!s->effective.empty()) {
-      effective = parse_count("--effective-batch", s->effective, 1ull << 40);
+      effective = parse_batch_size("--effective-batch", s->effective, 1ull << 40);
       if (!effective) throw Error("--effective-batch", "\"0\" must be at least 1");
     }
     const MaxBatchResult res = compute(plan, s->max_seq, effective);

@@ -7,10 +7,12 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/quantity_kinds.hpp"
 #include "core/serving/vllm_budget.hpp"
 #include "core/serving/vllm_log.hpp"
 
 #include "cli/command.hpp"
+#include "cli/model_context.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_serve.hpp"
 #include "cli/serve_args.hpp"
@@ -30,13 +32,14 @@ VllmSettings settings_from(const ServeArgs& a) {
                   "\"" + a.utilization + "\" is not in (0, 1] (expected e.g. 0.9)");
     s.gpu_memory_utilization = u;
   }
-  auto count = [](const char* flag, const std::string& text, uint64_t max) {
-    const uint64_t v = parse_count(flag, text, max);
+  // Token counts read k as 1,024 (parse_tokens); the number of sequences is a batch size, in digits.
+  auto count = [](const char* flag, const std::string& text, uint64_t max, bool tokens = true) {
+    const uint64_t v = tokens ? parse_tokens(flag, text, max) : parse_batch_size(flag, text, max);
     if (v == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
     return v;
   };
   if (!a.max_model_len.empty()) s.max_model_len = count("--max-model-len", a.max_model_len, 1ull << 32);
-  if (!a.max_num_seqs.empty()) s.max_num_seqs = count("--max-num-seqs", a.max_num_seqs, 1ull << 24);
+  if (!a.max_num_seqs.empty()) s.max_num_seqs = count("--max-num-seqs", a.max_num_seqs, 1ull << 24, false);
   s.max_num_seqs_given = !a.max_num_seqs.empty();
   if (!a.vllm_version.empty()) {
     const std::string& v = a.vllm_version;
@@ -118,7 +121,8 @@ void add_serve(CLI::App& sub, Runner& run) {
   add_output_options(sub, a->output);
   sub.add_option("--engine", a->engine, "Serving engine: vllm (default) or sglang");
   sub.add_option("--gpu-memory-utilization", a->utilization, "Share of the GPU vLLM may use (default 0.9)");
-  sub.add_option("--max-model-len", a->max_model_len, "Context length per request (default: the model's)");
+  sub.add_option("--max-model-len", a->max_model_len,
+                 "Context length per request in tokens (default: the model's; 32k = 32,768)");
   sub.add_option("--max-num-seqs", a->max_num_seqs,
                  "Sequences per step (default: V1 1024 on GPUs of 70 GiB or more but A100s, else 256)");
   sub.add_option("--max-num-batched-tokens", a->batched_tokens,
@@ -229,6 +233,14 @@ void add_serve(CLI::App& sub, Runner& run) {
           "non-torch memory leaves out NCCL's buffers (their size depends on the topology NCCL finds); add "
           "the logged non_torch_memory with --overhead");
     if (auto n = vllm_window_note(plan.request.model, res.budget)) res.notes.push_back(*n);
+    // vllm/config.py (_get_and_verify_max_len): a max_model_len above the model's derived length is a
+    // ValueError at start-up unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.
+    if (const std::string n = engine_context_note(
+            "--max-model-len", res.budget.settings.max_model_len, res.budget.model_context,
+            "vLLM refuses it at start-up unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and the output past them is "
+            "not what the model was trained to give");
+        !n.empty())
+      res.notes.push_back(n);
     if (v0_fallback)
       res.notes.push_back(
           "vLLM 0.10.1 serves encoder-decoder models (cross-attention) on its V0 engine: V0's "

@@ -6,6 +6,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/quantity_kinds.hpp"
 #include "core/trials/sweep.hpp"
 #include "exec/process.hpp"
 
@@ -41,7 +42,7 @@ std::vector<uint64_t> parse_batches(const std::string& text) {
     const std::string item = text.substr(from, comma - from);
     if (item.empty())
       throw Error("--batches", "\"" + text + "\" has an empty item (expected e.g. 16,32,64 or auto)");
-    const uint64_t b = parse_count("--batches", item);
+    const uint64_t b = parse_batch_size("--batches", item);
     if (b == 0) throw Error("--batches", "\"" + item + "\": a batch size must be at least 1");
     out.push_back(b);
     from = comma + 1;

@@ -5,6 +5,7 @@
 #include <memplan/estimate.hpp>
 #include <memplan/quantity.hpp>
 #include <memplan/recipe.hpp>
+#include "core/base/quantity_kinds.hpp"
 
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
@@ -40,7 +41,7 @@ int list_fits(const Presets& presets, const FitsOptions& given, const OutputOpti
   // The options are checked once, here; a preset that cannot be planned is a row that says why.
   if (o.mode != "infer" && o.mode != "inference" && o.mode != "train" && o.mode != "training")
     throw Error("--mode", "\"" + o.mode + "\" is not valid (expected train or infer)");
-  if (!parse_count("--seq", o.seq, 1ull << 32)) throw Error("--seq", "\"" + o.seq + "\" must be at least 1");
+  if (!parse_tokens("--seq", o.seq, 1ull << 32)) throw Error("--seq", "\"" + o.seq + "\" must be at least 1");
   if (!o.quantize.empty() && !find_llama_ftype(o.quantize)) find_quantize_format("--quantize", o.quantize);
   if (!o.precision.empty()) parse_recipe("--precision", o.precision);
   std::vector<FitsRow> rows;

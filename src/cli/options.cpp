@@ -4,6 +4,7 @@
 
 #include <memplan/quantity.hpp>
 #include "core/base/did_you_mean.hpp"
+#include "core/base/quantity_kinds.hpp"
 #include "core/formats/llama_quant.hpp"
 #include "core/models/arch_limits.hpp"
 
@@ -26,6 +27,22 @@ uint64_t count(const std::string& flag, const std::string& text, uint64_t max, b
 template <std::optional<uint64_t> V::*Member, uint64_t Max, bool Positive = true>
 void count_rule(const std::string& flag, const std::string& text, V& v) {
   v.*Member = count(flag, text, Max, Positive);
+}
+
+// A token-count option (--seq, --prefill-chunk): k = 1,024 (parse_tokens).
+template <std::optional<uint64_t> V::*Member, uint64_t Max, bool Positive = true>
+void token_rule(const std::string& flag, const std::string& text, V& v) {
+  const uint64_t n = parse_tokens(flag, text, Max);
+  if (Positive && n == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
+  v.*Member = n;
+}
+
+// A batch-size option (--batch): digits, no k suffix (parse_batch_size).
+template <std::optional<uint64_t> V::*Member, uint64_t Max>
+void batch_rule(const std::string& flag, const std::string& text, V& v) {
+  const uint64_t n = parse_batch_size(flag, text, Max);
+  if (n == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
+  v.*Member = n;
 }
 
 template <std::optional<std::string> V::*Member>
@@ -61,8 +78,21 @@ void one_of(const std::string& flag, const std::string& text, const std::vector<
   throw Error(flag, "\"" + text + "\" is not valid (expected " + list + did_you_mean(text, allowed) + ")");
 }
 
+// Bare digits: no decimal point, exponent or suffix ("7", "1_000").
+bool bare_digits(const std::string& text) {
+  for (char c : text)
+    if (!(c >= '0' && c <= '9') && c != '_') return false;
+  return !text.empty();
+}
+
 void params_rule(const std::string& flag, const std::string& text, V& v) {
-  v.params = count(flag, text, k_max_parameters);
+  const uint64_t n = count(flag, text, k_max_parameters);
+  // "--params 7" is 7 parameters: every GPU fits it, so a script would read "fits" for 7B mistyped.
+  // Refused below 1,000 when written as bare digits; a model that small is written 7e0.
+  if (n < 1000 && bare_digits(text))
+    throw Error(flag, "\"" + text + "\" is " + text + " parameter" + (n == 1 ? "" : "s") + "; did you mean " +
+                          text + "B? (expected e.g. 7B, 7e9, 125M; a model this small: " + text + "e0)");
+  v.params = n;
 }
 
 void mlp_rule(const std::string& flag, const std::string& text, V& v) {
@@ -204,7 +234,8 @@ void switch_rule(const std::string& flag, const std::string& text, V& v) {
 const std::vector<OptionSpec>& table() {
   using F = Field;
   static const std::vector<OptionSpec> t = {
-      {"--params", F::params, "Parameter count: 7e9, 7B, 6.74b, 125M", params_rule},
+      {"--params", F::params, "Parameter count: 7e9, 7B, 6.74b, 125M (decimal: k 1e3, M 1e6, B 1e9, T 1e12)",
+       params_rule},
       {"--model", F::model, "Model preset (see `memplan models`)", text_rule<&V::model>},
       {"--config", F::config, "Hugging Face config.json of the model", path_rule<&V::config>},
       {"--safetensors", F::safetensors, "A .safetensors file or a model directory (headers only)",
@@ -240,8 +271,10 @@ const std::vector<OptionSpec>& table() {
        count_rule<&V::lora, (1ull << 20)>},
       {"--lora-targets", F::lora_targets,
        "Matrices with LoRA adapters: q,k,v,o,gate,up,down, c_attn, all (default q,v)", lora_targets_rule},
-      {"--batch", F::batch, "Micro-batch size (default 1)", count_rule<&V::batch, (1ull << 40)>},
-      {"--seq", F::seq, "Sequence length", count_rule<&V::seq, (1ull << 32)>},
+      {"--batch", F::batch, "Micro-batch size in digits (default 1; no k suffix)",
+       batch_rule<&V::batch, (1ull << 40)>},
+      {"--seq", F::seq, "Sequence length in tokens (k = 1,024: 8k = 8,192, 128k = 131,072)",
+       token_rule<&V::seq, (1ull << 32)>},
       {"--activation-bytes-per-row", F::activation_bytes_per_row, "Measured activation bytes per batch row",
        activation_bytes_rule},
       {"--attention", F::attention,
@@ -318,8 +351,8 @@ const std::vector<OptionSpec>& table() {
        switch_rule<&V::assume_llama>, true},
       {"--prefill-chunk", F::prefill_chunk,
        "Inference: tokens per prefill pass (default 2048, as vLLM's server and llama.cpp; 0 = the whole "
-       "batch)",
-       count_rule<&V::prefill_chunk, (1ull << 32), false>},
+       "batch; 2k = 2,048)",
+       token_rule<&V::prefill_chunk, (1ull << 32), false>},
       {"--lora-dtype", F::lora_dtype,
        "LoRA adapters: fp32 (peft's default on a half model: each adapted input cast to fp32) or base "
        "(the model's format, as Lit-GPT)",

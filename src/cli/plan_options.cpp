@@ -24,6 +24,7 @@
 #include "core/parallel/sharded_estimate.hpp"
 
 #include "cli/mode_options.hpp"
+#include "cli/model_context.hpp"
 #include "cli/model_source.hpp"
 #include "cli/options.hpp"
 #include "cli/vision_inputs.hpp"
@@ -290,8 +291,9 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
   if (list.empty())
     throw Error(Field::gpu, "empty value (expected GPU ids such as t4,rtx-4090, all, or local)");
   std::stringstream ss(list);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const std::string name = gpu_name_text(item);  // "24 GB" is 24GB
     if (name.empty()) throw Error(Field::gpu, "\"" + list + "\" has an empty name");
     if (name == "all") {
       t.gpus.insert(t.gpus.end(), presets.gpus.begin(), presets.gpus.end());
@@ -355,7 +357,8 @@ Plan resolve_plan(const RawPlan& raw) {
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
-  add_image_tokens(v, r);  // vision_inputs.cpp
+  if (v.seq) check_learned_positions(r, *v.seq);  // model_context.cpp: GPT-2 past its 1,024 positions
+  add_image_tokens(v, r);                         // vision_inputs.cpp
   r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);

@@ -22,6 +22,14 @@ const char* factored_note(FactoredShapes s) {
   return "assumes 4096-wide weight matrices (no architecture or tensor count given)";
 }
 
+// --seq beyond max_position_embeddings (a preset's max_positions). A rotary model runs there but
+// was not trained there; a learned position table is refused before (model_context.cpp).
+std::string seq_beyond_context_text(const Note& n) {
+  return "--seq " + group_thousands(n.n[0]) + " is longer than the " + group_thousands(n.n[1]) +
+         " positions the model was trained for (max_position_embeddings): it runs, but its output past them "
+         "is not what it was trained to give";
+}
+
 std::string lora_note(const Estimate& e, const EstimateRequest& r) {
   return "LoRA r=" + std::to_string(e.lora->rank) + " on " + lora_target_names(*e.lora) + ": " +
          group_thousands(e.trainable_parameters) + " trainable adapter parameters (" +
@@ -36,6 +44,13 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
 }
 
 }  // namespace
+
+std::vector<std::string> input_warnings(const Estimate& e) {
+  std::vector<std::string> out;
+  for (uint8_t i = 0; i < e.note_count; ++i)
+    if (e.notes[i].code == NoteCode::seq_beyond_context) out.push_back(seq_beyond_context_text(e.notes[i]));
+  return out;
+}
 
 // The notes in words: the model's notes first, then the estimate's (the ledger's where it says).
 std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r,
@@ -69,8 +84,7 @@ std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r
                       "'s step counters of the trainable tensors not counted: their number is unknown");
         break;
       case NoteCode::seq_beyond_context:
-        out.push_back("--seq " + group_thousands(n.n[0]) + " is longer than the model's context (" +
-                      group_thousands(n.n[1]) + " positions)");
+        out.push_back(seq_beyond_context_text(n));
         break;
       case NoteCode::activations_need_seq:
         out.push_back("activations not counted: give --seq (the model's context is " +

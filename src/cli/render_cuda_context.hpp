@@ -12,6 +12,28 @@
 
 namespace memplan::cli {
 
+// The runtime PyTorch (and llama.cpp) drive a GPU through: its vendor's. memplan's context figure is
+// CUDA's (measured on an H200); on ROCm/HIP and Metal it has none of its own and that one stands in.
+enum class GpuRuntime { cuda, rocm, metal };
+
+// amd -> rocm, apple -> metal; nvidia and a GPU given by its size -> cuda.
+GpuRuntime gpu_runtime(const GpuSpec& gpu);
+
+// "CUDA", "ROCm/HIP", "Metal"
+const char* runtime_name(GpuRuntime rt);
+
+// "cuda", "rocm", "metal": the fit rows' JSON "runtime".
+const char* runtime_key(GpuRuntime rt);
+
+// For a ROCm or Metal GPU without --overhead: "ROCm/HIP: memplan has no measured figure for its
+// context; the CUDA context measured on an H200 (718,077,952 B) stands in"; "" otherwise.
+std::string assumed_context_text(const FitRow& row);
+
+// Whether any of the rows runs CUDA (the breakdown's overhead is then a CUDA context).
+bool any_cuda(const std::vector<FitRow>& fit);
+// Whether every row does.
+bool all_cuda(const std::vector<FitRow>& fit);
+
 // "CUDA 13.0, lazy module loading"
 std::string cuda_runtime_text(const CudaRuntime& rt);
 
@@ -22,7 +44,7 @@ std::string cuda_context_arithmetic(const CudaContext& c);
 // The --explain section: one line per fit row ("" when --overhead was given or there are no rows).
 std::string cuda_context_text(const std::vector<FitRow>& fit, const EstimateRequest& r);
 
-// A fit row's "cuda_context" object (null when --overhead was given).
+// A fit row's "cuda_context" object (null when --overhead was given or the GPU does not run CUDA).
 nlohmann::json cuda_context_json(const FitRow& row);
 
 }  // namespace memplan::cli

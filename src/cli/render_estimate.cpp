@@ -56,7 +56,29 @@ std::string verdict_cell(const FitRow& r, bool color) {
   return c + v + "\033[0m";
 }
 
-std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const OutputOptions& o) {
+// The overhead row's detail: on GPUs none of which runs CUDA it is not a CUDA context but the one
+// memplan measured (on an H200) standing in for theirs.
+std::string overhead_detail(const Estimate& e, const Term& term, const EstimateRequest& r,
+                            const std::vector<FitRow>& fit) {
+  if (r.overhead_given || fit.empty() || any_cuda(fit)) return term_detail(e, term, r);
+  return "context assumed: no ROCm/HIP or Metal figure, the H200's CUDA one";
+}
+
+// The arithmetic lines, the overhead's worded for GPUs none of which runs CUDA.
+std::vector<std::string> arithmetic_on(const Estimate& e, const EstimateRequest& r,
+                                       const std::vector<FitRow>& fit) {
+  std::vector<std::string> lines = arithmetic(e, r);
+  if (r.overhead_given || fit.empty() || any_cuda(fit)) return lines;
+  const std::string cuda = "the largest CUDA context predicted for the GPUs compared";
+  for (std::string& line : lines)
+    if (const size_t at = line.find(cuda); at != std::string::npos)
+      line.replace(at, cuda.size(),
+                   "no ROCm/HIP or Metal context measured: the H200's CUDA context stands in");
+  return lines;
+}
+
+std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const std::vector<FitRow>& fit,
+                            const OutputOptions& o) {
   TextTable t({{"term", Align::left},
                {"bytes", Align::right},
                {"size", Align::right},
@@ -67,7 +89,8 @@ std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const O
     if (term.kind == TermKind::overhead)
       t.add_row({"Total", group_thousands(e.total_bytes()), format_bytes(e.total_bytes(), o.units), "", ""});
     t.add_row({term_label(e, term), group_thousands(term.bytes), format_bytes(term.bytes, o.units),
-               term_format(term, r), term_detail(e, term, r)});
+               term_format(term, r),
+               term.kind == TermKind::overhead ? overhead_detail(e, term, r, fit) : term_detail(e, term, r)});
   }
   if (e.timeline.present)
     t.add_row({"Peak", group_thousands(e.peak_bytes()), format_bytes(e.peak_bytes(), o.units), "",
@@ -83,9 +106,9 @@ std::string breakdown_table(const Estimate& e, const EstimateRequest& r, const O
 }
 
 std::string explain_text(const Estimate& e, const EstimateRequest& r, const LedgerDetail& ledger,
-                         const OutputOptions& o) {
+                         const std::vector<FitRow>& fit, const OutputOptions& o) {
   std::string out = "\nArithmetic:\n";
-  for (const std::string& line : arithmetic(e, r)) out += "  " + line + "\n";
+  for (const std::string& line : arithmetic_on(e, r, fit)) out += "  " + line + "\n";
   if (e.timeline.present)
     out += "  total = " + group_thousands(e.total_bytes()) +
            " B (every term at once); peak = " + group_thousands(e.peak_bytes()) + " B (" +
@@ -182,7 +205,9 @@ json fit_row_json(const FitRow& r, const std::optional<VerdictFix>& fix) {
           {"memory_bytes", r.memory_bytes},
           {"required_bytes", r.required_bytes},
           {"overhead_bytes", r.overhead_bytes},
+          {"runtime", runtime_key(gpu_runtime(r.gpu))},
           {"cuda_context", cuda_context_json(r)},
+          {"overhead_note", assumed_context_text(r).empty() ? json(nullptr) : json(assumed_context_text(r))},
           {"spare_bytes", r.spare_bytes},
           {"verdict", verdict_name(r.verdict)},
           {"cheapest_change", verdict_fix_json(fix)},
@@ -225,11 +250,14 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"reserved_bytes", e.reserved_bytes()},
               {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
-              {"overhead_source", r.overhead_given ? "given" : "cuda_context"},
+              {"overhead_source", r.overhead_given               ? "given"
+                                  : fit.empty() || any_cuda(fit) ? "cuda_context"
+                                                                 : "assumed"},
               {"reserved", reserved_json(e.timeline)},
               {"fit", fits},
-              {"explain", arithmetic(e, r)},
+              {"explain", arithmetic_on(e, r, fit)},
               {"assumptions", assumptions(e, r, ledger)}};
+  if (const auto warnings = input_warnings(e); !warnings.empty()) doc["warnings"] = warnings;
   if (!plan.targets.device_notes.empty()) doc["device_notes"] = plan.targets.device_notes;
   if (e.sharded) {
     doc["layout"] = layout_json(*e.sharded);
@@ -288,7 +316,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   if (o.quiet) return format_bytes(e.required_bytes(), o.units) + "\n";
   const bool md = o.format == Format::markdown;
   std::string out = (md ? "**memplan estimate**: " : "memplan estimate: ") + describe_model(r, e) + "\n\n";
-  out += breakdown_table(e, r, o);
+  out += breakdown_table(e, r, fit, o);
   if (e.sharded) out += ranks_text(*e.sharded, o);
   out += "\n";
   std::string memory_note =
@@ -299,8 +327,15 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
     out += (md ? "\n" : "  ") + memory_note +
            (r.overhead_given
                 ? "; overhead " + format_bytes(e.bytes(TermKind::overhead), o.units) + " (--overhead)\n"
-                : "; overhead = the CUDA context predicted for each GPU (" + cuda_runtime_text(r.cuda) +
-                      "; --overhead to set one figure)\n");
+            : any_cuda(fit) ? "; overhead = the CUDA context predicted for each " +
+                                  std::string(all_cuda(fit) ? "GPU (" : "CUDA GPU (") +
+                                  cuda_runtime_text(r.cuda) + "; --overhead to set one figure)\n"
+                            : "; --overhead to set the overhead\n");
+  for (const FitRow& row : fit)  // a ROCm or Metal GPU: what its overhead is instead
+    if (const std::string a = assumed_context_text(row); !a.empty())
+      out += (md ? "\n" : "  ") + std::string("overhead on ") + row.gpu.id + ": " + a + "\n";
+  for (const std::string& w : input_warnings(e))  // --explain lists them among the assumptions too
+    out += (md ? "\n" : "  ") + std::string("note: ") + w + "\n";
   if (!o.explain && (r.batch > 1 || r.seq) && uncounted_activations(e))  // --explain lists it anyway
     out += (md ? "\n" : "  ") +
            std::string("note: --batch and --seq change nothing here: no activations are ") +
@@ -312,7 +347,7 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   if (!bars.empty()) out += "\n" + bars;
   if (o.explain) {
     const LedgerDetail ledger = activation_ledger_detail(r);
-    out += explain_text(e, r, ledger, o);
+    out += explain_text(e, r, ledger, fit, o);
     out += cuda_context_text(fit, r);
     out += assumptions_text(e, r, ledger);
   }

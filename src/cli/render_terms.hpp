@@ -26,4 +26,8 @@ std::vector<std::string> arithmetic(const Estimate& e, const EstimateRequest& r)
 // What the numbers rest on, one sentence each.
 std::vector<std::string> assumptions(const Estimate& e, const EstimateRequest& r, const LedgerDetail& ledger);
 
+// The estimate's warnings about its inputs, shown without --explain too (the table's "note:" lines,
+// the JSON's "warnings"): a --seq beyond the context the model was trained for.
+std::vector<std::string> input_warnings(const Estimate& e);
+
 }  // namespace memplan::cli

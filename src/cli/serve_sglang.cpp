@@ -7,9 +7,11 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/quantity_kinds.hpp"
 #include "core/serving/sglang_budget.hpp"
 #include "core/serving/sglang_log.hpp"
 
+#include "cli/model_context.hpp"
 #include "cli/render_serve_sglang.hpp"
 #include "cli/serve_args.hpp"
 #include "cli/serve_model_arg.hpp"
@@ -53,8 +55,9 @@ SglangSettings sglang_settings_from(const ServeArgs& a) {
                   "\"" + a.mem_fraction + "\" is not in (0, 1) (expected e.g. 0.88)");
     s.mem_fraction_static = f;
   }
-  auto count = [](const char* flag, const std::string& text, uint64_t max) {
-    const uint64_t v = parse_count(flag, text, max);
+  // Token counts read k as 1,024 (parse_tokens); the CUDA-graph batch is a batch size, in digits.
+  auto count = [](const char* flag, const std::string& text, uint64_t max, bool tokens = true) {
+    const uint64_t v = tokens ? parse_tokens(flag, text, max) : parse_batch_size(flag, text, max);
     if (v == 0) throw Error(flag, "\"" + text + "\" must be at least 1");
     return v;
   };
@@ -64,7 +67,7 @@ SglangSettings sglang_settings_from(const ServeArgs& a) {
     s.chunked_prefill_size = count("--chunked-prefill-size", a.chunked_prefill_size, 1ull << 32);
   if (!a.context_length.empty()) s.context_length = count("--context-length", a.context_length, 1ull << 32);
   if (!a.cuda_graph_max_bs.empty())
-    s.cuda_graph_max_bs = count("--cuda-graph-max-bs", a.cuda_graph_max_bs, 1ull << 16);
+    s.cuda_graph_max_bs = count("--cuda-graph-max-bs", a.cuda_graph_max_bs, 1ull << 16, false);
   return s;
 }
 
@@ -174,6 +177,14 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
         "tp > 1 are not predicted. SGLang's log prints the free memory it leaves (\"Load weight begin. avail "
         "mem\"); --overhead to set it");
   if (auto n = sglang_window_note(plan.request.model)) res.notes.push_back(*n);
+  // sglang/srt/configs/model_config.py: a context_length above the derived one is a ValueError
+  // unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
+  if (const std::string n = engine_context_note(
+          "--context-length", res.budget.settings.context_length, res.budget.model_context,
+          "SGLang refuses it at start-up unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1, and the output "
+          "past them is not what the model was trained to give");
+      !n.empty())
+    res.notes.push_back(n);
   res.notes.push_back(
       std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
       ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "

@@ -226,7 +226,7 @@ const BadInput k_bad_inputs[] = {
     {{"estimate", "--params", "7B", "--optimizer-loop", "fused"},
      "--optimizer-loop: \"fused\" is not valid (expected foreach or per-tensor)"},
     {{"estimate", "--params", "7B", "--mode", "infer", "--prefill-chunk", "x"},
-     "--prefill-chunk: \"x\" is not a number (expected e.g. 7e9, 7B, 125M)"},
+     "--prefill-chunk: \"x\" is not a number (expected e.g. 4096, 8k = 8,192, 128k = 131,072)"},
     {{"estimate", "--model", "llama-2-7b", "--lora", "8", "--lora-dtype", "fp16"},
      "--lora-dtype: \"fp16\" is not valid (expected fp32 or base; did you mean \"fp32\"?)"},
     {{"estimate", "--model", "llama-2-7b", "--lora-dtype", "base"},
@@ -256,7 +256,7 @@ const BadInput k_bad_inputs[] = {
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--gpu-memory-utilization", "1.5"},
      "--gpu-memory-utilization: \"1.5\" is not in (0, 1] (expected e.g. 0.9)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-model-len", "x"},
-     "--max-model-len: \"x\" is not a number (expected e.g. 7e9, 7B, 125M)"},
+     "--max-model-len: \"x\" is not a number (expected e.g. 4096, 8k = 8,192, 128k = 131,072)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-batched-tokens", "0"},
      "--max-num-batched-tokens: \"0\" must be at least 1"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-seqs", "0"},
@@ -342,7 +342,8 @@ TEST_CASE("plan flags: whole error lines as with every flag registered", "[cli][
       {{"estimate", "--params", "7e9", "--batchnorm=3"},
        "memplan: error: --batchnorm: applies to --mlp models\n"},
       {{"fit", "--params", "7e9", "--seq=-1", "--gpu", "t4"},
-       "memplan: error: --seq: \"-1\" is negative (expected a count, e.g. 7e9, 7B, 125M)\n"},
+       "memplan: error: --seq: \"-1\" is negative (expected a count, e.g. 4096, 8k = 8,192, 128k = "
+       "131,072)\n"},
       {{"estimate", "--params", "7e9", "--zero"}, "memplan: error: --zero: 1 required TEXT missing\n"},
   };
   for (const auto& [args, expected] : cases) {

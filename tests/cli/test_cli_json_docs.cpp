@@ -118,6 +118,7 @@ TEST_CASE("docs/json.md: memplan.estimate/1 fields", "[cli][json][docs]") {
        {{"estimate", "--model", "llama-2-7b", "--lora", "16", "--precision", "bf16", "--seq", "512", "--gpu",
          "t4", "--format", "json"},
         0},
+       {{"estimate", "--model", "llama-2-7b", "--seq", "8192", "--gpu", "mi300x", "--format", "json"}, 0},
        {{"estimate", "--model",   "llama-2-70b", "--precision", "mixed-bf16", "--optimizer",
          "adamw",    "--gpus",    "8",           "--nodes",     "2",          "--zero",
          "3",        "--offload", "optimizer",   "--seq",       "4096",       "--checkpointing",

@@ -122,7 +122,7 @@ TEST_CASE("ladder bad input: one line on stderr, exit 2, nothing on stdout", "[c
   CHECK(bad_input({"ladder", "--start", "64", "python", "train.py"}) ==
         "memplan: error: \"python\": unexpected before -- (the command to run goes after --)\n");
   CHECK(bad_input({"ladder", "--start", "6x4", "--", "true"}) ==
-        "memplan: error: --start: \"6x4\" is not a number (expected e.g. 7e9, 7B, 125M)\n");
+        "memplan: error: --start: \"6x4\" is not a number (expected e.g. 8, 512, 1024)\n");
   CHECK(
       bad_input({"ladder", "--start", "auto", "--", "true"}).find("--start: auto needs the estimate flags") !=
       std::string::npos);

@@ -95,7 +95,7 @@ TEST_CASE("matrix: a preset and its config.json give the same weights, KV cache 
   };
   for (const auto& [preset, config] : pairs) {
     INFO(preset << " vs " << config);
-    const Args q = {"--mode", "infer", "--seq", "2048", "--batch", "2", "--gpu", "h200"};
+    const Args q = {"--mode", "infer", "--seq", "1024", "--batch", "2", "--gpu", "h200"};
     // Without --precision: each takes the checkpoint's torch_dtype (issue 27: the preset counted fp32).
     const json a = json_of(with({"estimate", "--model", preset}, q));
     const json b = json_of(with({"estimate", "--config", hf_config(config)}, q));

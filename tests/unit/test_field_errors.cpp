@@ -53,7 +53,7 @@ TEST_CASE("an option's rule tags its error with the field", "[errors][options]")
   } catch (const Error& e) {
     CHECK(e.field() == Field::batch);
     CHECK(cli::error_text(e) ==
-          "--batch: \"2.5\" is not a whole number (expected a count, e.g. 7e9, 7B, 125M)");
+          "--batch: \"2.5\" is not a whole number (expected a count, e.g. 8, 512, 1024)");
   }
   cli::parse_option(*cli::option_for_key("attention"), "flash", v);
   CHECK(v.attention == Attention::sdpa);

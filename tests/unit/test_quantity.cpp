@@ -2,6 +2,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/quantity_kinds.hpp"
 
 using namespace memplan;
 
@@ -64,4 +65,60 @@ TEST_CASE("format_bytes gives the lesson's figures", "[quantity]") {
   CHECK(format_bytes(512ull << 20, Units::gib) == "512.0 MiB");
   CHECK(format_bytes(100, Units::gib) == "100 B");
   CHECK(group_thousands(112000000000ull) == "112,000,000,000");
+}
+
+namespace {
+
+std::string message_of(uint64_t (*parse)(std::string_view, std::string_view, uint64_t), const char* subject,
+                       const char* text) {
+  try {
+    parse(subject, text, 1ull << 32);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("issue 27: --seq 8k is 8,192 tokens", "[quantity][issue27]") {
+  // Token counts are said in powers of two: 8k = 8 x 1,024 (Llama 3's max_position_embeddings
+  // 8192), 128k = 128 x 1,024 = 131,072 (Llama 3.1's 131072), 1M = 1,024 x 1,024.
+  CHECK(parse_tokens("--seq", "8k") == 8ull * 1024);
+  CHECK(parse_tokens("--seq", "8K") == 8192ull);
+  CHECK(parse_tokens("--seq", "32k") == 32768ull);
+  CHECK(parse_tokens("--seq", "128k") == 131072ull);
+  CHECK(parse_tokens("--seq", "1M") == 1048576ull);
+  CHECK(parse_tokens("--seq", "1.5k") == 1536ull);        // 1.5 x 1,024
+  CHECK(parse_tokens("--seq", "0.0009765625k") == 1ull);  // 1 / 1,024 of a k
+  CHECK(parse_tokens("--seq", "4096") == 4096ull);
+  CHECK(parse_tokens("--seq", "4_096") == 4096ull);
+  CHECK(parse_tokens("--seq", "8e3") == 8000ull);  // an exponent stays decimal
+  CHECK(message_of(parse_tokens, "--seq", "1.3k") ==
+        "--seq: \"1.3k\" is not a whole number (expected a count, e.g. 4096, 8k = 8,192, 128k = 131,072)");
+  CHECK(message_of(parse_tokens, "--seq", "8B") ==
+        "--seq: \"8B\": a token count takes k (1,024) or M (1,048,576) (expected e.g. 4096, 8k = 8,192, "
+        "128k = 131,072)");
+  CHECK(message_of(parse_tokens, "--seq", "5000M") ==
+        "--seq: \"5000M\" is too large (at most 4,294,967,296)");  // 5,242,880,000
+  CHECK(message_of(parse_tokens, "--seq", "8kk") ==
+        "--seq: \"8kk\" is not a number (expected e.g. 4096, 8k = 8,192, 128k = 131,072)");
+  // Parameter counts stay decimal.
+  CHECK(parse_count("--params", "7B") == 7000000000ull);
+  CHECK(parse_count("--params", "125M") == 125000000ull);
+  CHECK(parse_count("--params", "8k") == 8000ull);
+}
+
+TEST_CASE("issue 27: a batch size is written in digits, not 1k", "[quantity][issue27]") {
+  CHECK(parse_batch_size("--batch", "512") == 512ull);
+  CHECK(parse_batch_size("--batch", "1_024") == 1024ull);
+  CHECK(parse_batch_size("--batch", "1e3") == 1000ull);
+  CHECK(message_of(parse_batch_size, "--batch", "1k") ==
+        "--batch: \"1k\": a batch size is written in digits (is 1k 1,000 or 1,024?) (expected e.g. 8, "
+        "512, 1024)");
+  CHECK(message_of(parse_batch_size, "--batch", "2M") ==
+        "--batch: \"2M\": a batch size is written in digits (is 1k 1,000 or 1,024?) (expected e.g. 8, "
+        "512, 1024)");
+  CHECK(message_of(parse_batch_size, "--batch", "8x") ==
+        "--batch: \"8x\" is not a number (expected e.g. 8, 512, 1024)");
 }

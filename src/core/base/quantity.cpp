@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
+#include "core/base/quantity_kinds.hpp"
 
 namespace memplan {
 namespace {
@@ -119,51 +121,104 @@ uint64_t parse_count(Field field, std::string_view text, uint64_t max) {
   }
 }
 
-uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max) {
-  if (text.empty())
-    throw Error(std::string(subject), "empty value (expected " + std::string(k_count_examples) + ")");
+namespace {
+
+// A count's suffix: the letter and what it multiplies by.
+struct Suffix {
+  char letter;  // lower case; matched case-insensitively
+  uint64_t mult;
+};
+// parse_count's decimal suffixes: k 1e3, M 1e6, B/G 1e9, T 1e12.
+constexpr Suffix k_decimal_suffixes[] = {
+    {'k', 1000ull}, {'m', 1000000ull}, {'b', 1000000000ull}, {'g', 1000000000ull}, {'t', 1000000000000ull}};
+// parse_tokens' suffixes: context lengths are powers of two (Llama 3's 8,192 is "8k").
+constexpr Suffix k_token_suffixes[] = {{'k', 1024ull}, {'m', 1024ull * 1024ull}};
+
+// value x mult as an exact integer (mult <= 1e12). A whole value x mult has at most 12 fraction
+// digits (1 / 1024 = 0.0009765625 has 10): more, after trailing zeros, is a fraction.
+Whole to_whole_times(const Decimal& d, uint64_t mult, uint64_t& result) {
+  result = 0;
+  if (d.digits.empty()) return Whole::ok;
+  std::string digits = d.digits;
+  long e = d.exp10;
+  while (e < 0 && !digits.empty() && digits.back() == '0') {
+    digits.pop_back();
+    ++e;
+  }
+  if (e < -12) return Whole::fractional;
+  if (static_cast<long>(digits.size()) + e > 20) return Whole::too_large;  // above 1e20 before mult
+  u128 v = 0;
+  for (char c : digits) v = v * 10 + static_cast<unsigned>(c - '0');  // under 1e32
+  for (long k = 0; k < e; ++k) v *= 10;                               // under 1e20
+  u128 scale = 1;
+  for (long k = e; k < 0; ++k) scale *= 10;  // at most 1e12
+  // (q x scale + r) x mult / scale = q x mult + r x mult / scale, each product under 2^127.
+  const u128 q = v / scale, r = v % scale;
+  if ((r * mult) % scale != 0) return Whole::fractional;
+  const u128 whole = q * mult + r * mult / scale;
+  if (whole > UINT64_MAX) return Whole::too_large;
+  result = static_cast<uint64_t>(whole);
+  return Whole::ok;
+}
+
+// The shared body of parse_count, parse_tokens and parse_batch_size: `suffixes` are those the
+// value may carry (none for a batch size); `examples` name the accepted forms in errors.
+uint64_t parse_whole(std::string_view subject, std::string_view text, uint64_t max, const Suffix* suffixes,
+                     size_t suffix_count, const char* examples, const char* refused_suffix) {
+  if (text.empty()) throw Error(std::string(subject), "empty value (expected " + std::string(examples) + ")");
   if (text[0] == '-')
-    throw Error(std::string(subject),
-                quoted(text) + " is negative (expected a count, " + k_count_examples + ")");
+    throw Error(std::string(subject), quoted(text) + " is negative (expected a count, " + examples + ")");
   if (text[0] == '+') text.remove_prefix(1);
   Decimal d;
   std::string_view rest;
-  if (!parse_decimal(text, d, rest)) fail_number(subject, text, k_count_examples);
-  long extra = 0;
+  if (!parse_decimal(text, d, rest)) fail_number(subject, text, examples);
+  uint64_t mult = 1;
   if (rest.size() == 1) {
-    switch (rest[0]) {
-      case 'k':
-      case 'K':
-        extra = 3;
-        break;
-      case 'm':
-      case 'M':
-        extra = 6;
-        break;
-      case 'b':
-      case 'B':
-      case 'g':
-      case 'G':
-        extra = 9;
-        break;
-      case 't':
-      case 'T':
-        extra = 12;
-        break;
-      default:
-        fail_number(subject, text, k_count_examples);
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
+    bool known = false;
+    for (size_t i = 0; i < suffix_count; ++i)
+      if (suffixes[i].letter == c) {
+        mult = suffixes[i].mult;
+        known = true;
+      }
+    if (!known) {
+      for (const Suffix& s : k_decimal_suffixes)
+        if (s.letter == c && refused_suffix)
+          throw Error(std::string(subject),
+                      quoted(text) + ": " + refused_suffix + " (expected " + examples + ")");
+      fail_number(subject, text, examples);
     }
   } else if (!rest.empty()) {
-    fail_number(subject, text, k_count_examples);
+    fail_number(subject, text, examples);
   }
   uint64_t v = 0;
-  Whole w = to_whole(d, extra, v);
+  const Whole w = to_whole_times(d, mult, v);
   if (w == Whole::fractional)
     throw Error(std::string(subject),
-                quoted(text) + " is not a whole number (expected a count, " + k_count_examples + ")");
+                quoted(text) + " is not a whole number (expected a count, " + examples + ")");
   if (w == Whole::too_large || v > max)
     throw Error(std::string(subject), quoted(text) + " is too large (at most " + group_thousands(max) + ")");
   return v;
+}
+
+constexpr const char* k_token_examples = "e.g. 4096, 8k = 8,192, 128k = 131,072";
+constexpr const char* k_batch_examples = "e.g. 8, 512, 1024";
+
+}  // namespace
+
+uint64_t parse_count(std::string_view subject, std::string_view text, uint64_t max) {
+  return parse_whole(subject, text, max, k_decimal_suffixes, std::size(k_decimal_suffixes), k_count_examples,
+                     nullptr);
+}
+
+uint64_t parse_tokens(std::string_view subject, std::string_view text, uint64_t max) {
+  return parse_whole(subject, text, max, k_token_suffixes, std::size(k_token_suffixes), k_token_examples,
+                     "a token count takes k (1,024) or M (1,048,576)");
+}
+
+uint64_t parse_batch_size(std::string_view subject, std::string_view text, uint64_t max) {
+  return parse_whole(subject, text, max, nullptr, 0, k_batch_examples,
+                     "a batch size is written in digits (is 1k 1,000 or 1,024?)");
 }
 
 uint64_t parse_size(std::string_view subject, std::string_view text) {

@@ -3,6 +3,7 @@
 // than by a preset id.
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <memplan/gpu.hpp>
@@ -20,5 +21,10 @@ inline constexpr uint64_t k_min_gpu_bytes = 256ull << 20;
 // [256MiB, 16TiB] or an unknown feature. Without features the GPU's capabilities are unknown and
 // no hardware warning is made for it.
 std::optional<GpuSpec> parse_custom_gpu(std::string_view text);
+
+// One name of a --gpu list as the lookup reads it: spaces around it dropped and a space between
+// a number and its unit closed, so " 24 GB" is "24GB" (the 24gb preset), as the same words
+// typed without the space; other text is unchanged ("rtx 4090" stays, for did-you-mean).
+std::string gpu_name_text(std::string_view text);
 
 }  // namespace memplan

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <memplan/error.hpp>
+#include "core/models/arch_layout.hpp"
 
 namespace memplan {
 namespace {
@@ -83,7 +84,15 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
                                     field_ref(Field::model) + ", " + field_ref(Field::config) + " or " +
                                     field_ref(Field::layers) + "/" + field_ref(Field::hidden) + "/" +
                                     field_ref(Field::heads) + ")");
-  return largest([&](uint64_t s) { return at(s) <= memory; }, capped);
+  // A learned position table (GPT-2, BERT) has max_positions rows: no longer sequence runs
+  // (transformers' nn.Embedding lookup raises IndexError), so the search stops there.
+  uint64_t limit = UINT64_MAX;
+  if (base.model.arch) {
+    TransformerArch a = *base.model.arch;
+    apply_layout_defaults(a);  // the family's layout, as the estimate reads it
+    if (a.position_embedding == "learned" && a.max_positions) limit = a.max_positions;
+  }
+  return largest([&](uint64_t s) { return s <= limit && at(s) <= memory; }, capped);
 }
 
 }  // namespace memplan
