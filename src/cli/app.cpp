@@ -61,6 +61,21 @@ std::vector<std::string> named_flags(const std::vector<std::string>& args) {
   return flags;
 }
 
+// The engine's own flag a command takes where it refuses a planning flag: vLLM's max_model_len is
+// the context --seq gives a PyTorch step, max_num_seqs its concurrent sequences; llama.cpp's -c and
+// --cache-type-k/-v (cmd_serve.cpp, cmd_gguf_fit.cpp).
+struct Instead {
+  const char* command;
+  const char* flag;
+  const char* instead;
+};
+constexpr Instead k_instead[] = {
+    {"serve", "--seq", "--max-model-len"},
+    {"serve", "--batch", "--max-num-seqs"},
+    {"gguf-fit", "--seq", "--ctx-size"},
+    {"gguf-fit", "--kv-format", "--cache-type-k and --cache-type-v"},
+};
+
 // "--zero: an option of estimate, fit, ..., not of serve" for the first flag the arguments name
 // that `sub` does not take and other commands do (a training flag given to serve); else "".
 std::string other_commands_hint(const CLI::App& sub, const std::vector<std::string>& args) {
@@ -77,7 +92,10 @@ std::string other_commands_hint(const CLI::App& sub, const std::vector<std::stri
     std::string list;
     for (size_t i = 0; i < takers.size(); ++i)
       list += (i ? (i + 1 == takers.size() ? " and " : ", ") : "") + takers[i];
-    return flag + ": an option of " + list + ", not of " + sub.get_name();
+    std::string hint = flag + ": an option of " + list + ", not of " + sub.get_name();
+    for (const Instead& i : k_instead)
+      if (sub.get_name() == i.command && flag == i.flag) hint += std::string("; it takes ") + i.instead;
+    return hint;
   }
   return "";
 }

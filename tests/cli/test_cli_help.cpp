@@ -103,6 +103,11 @@ TEST_CASE("issue 27: serve --help lists no training flags", "[cli][help]") {
   CHECK(r.err ==
         "memplan: error: The following arguments were not expected: 2 --zero (--zero: an option of estimate, "
         "fit, max-batch, advise, why-oom and plot, not of serve)\n");
+  // Where the engine has its own flag for it, the refusal names that one.
+  CHECK(
+      run_cli({"serve", "--model", "llama2-7b", "--gpu", "a100-80gb", "--seq", "8192"}).err ==
+      "memplan: error: The following arguments were not expected: 8192 --seq (--seq: an option of estimate, "
+      "fit, max-batch, advise, models, why-oom and plot, not of serve; it takes --max-model-len)\n");
   // A plan file may carry any key (an estimate's JSON inputs): --zero there meets serve's refusal.
   const std::string path = "memplan_test_help_serve_plan.json";
   std::ofstream(path) << R"({"model": "llama2-7b", "gpu": "a100-80gb", "zero": 2})";
