@@ -10,6 +10,7 @@
 #include <memplan/error.hpp>
 
 #include "cli/command.hpp"
+#include "cli/help_layout.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_options.hpp"
 #include "core/base/did_you_mean.hpp"
@@ -28,25 +29,82 @@ std::string one_line(const std::string& message) {
   return s;
 }
 
-// The long names ("--format") of the options `sub` takes; with the plan options when it takes
-// them (only the flags named on the command line are registered: see PlanArgs).
+// The long flags ("--format") command `spec` takes: its --help's list, every plan flag of its
+// scope registered (the command line registers only those it names: see PlanArgs).
+std::vector<std::string> every_flag(const CommandSpec& spec) {
+  const PlanArgs all(nullptr);
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand(spec.name);
+  Runner runner;
+  spec.add(*sub, runner);
+  std::vector<std::string> flags = long_flags(*sub);
+  if (std::find(flags.begin(), flags.end(), "--help") == flags.end()) flags.emplace_back("--help");
+  return flags;
+}
+
+// The long names of the options `sub` takes (the whole list of its command).
 std::vector<std::string> option_names(const CLI::App& sub) {
+  for (const CommandSpec& spec : commands())
+    if (sub.get_name() == spec.name) return every_flag(spec);
   std::vector<std::string> names = {"--help"};
-  for (const CLI::Option* o : sub.get_options())
-    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
-  if (sub.get_option_no_throw("--plan"))
-    for (const OptionSpec& o : plan_options()) names.emplace_back(o.flag);
+  for (const std::string& n : long_flags(sub)) names.push_back(n);
   return names;
+}
+
+// The flags the arguments name ("--zero", "--seq" of "--seq=2048") until "--".
+std::vector<std::string> named_flags(const std::vector<std::string>& args) {
+  std::vector<std::string> flags;
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    if (a.size() >= 3 && a.compare(0, 2, "--") == 0) flags.push_back(a.substr(0, a.find('=')));
+  }
+  return flags;
+}
+
+// The engine's own flag a command takes where it refuses a planning flag: vLLM's max_model_len is
+// the context --seq gives a PyTorch step, max_num_seqs its concurrent sequences; llama.cpp's -c and
+// --cache-type-k/-v (cmd_serve.cpp, cmd_gguf_fit.cpp).
+struct Instead {
+  const char* command;
+  const char* flag;
+  const char* instead;
+};
+constexpr Instead k_instead[] = {
+    {"serve", "--seq", "--max-model-len"},
+    {"serve", "--batch", "--max-num-seqs"},
+    {"gguf-fit", "--seq", "--ctx-size"},
+    {"gguf-fit", "--kv-format", "--cache-type-k and --cache-type-v"},
+};
+
+// "--zero: an option of estimate, fit, ..., not of serve" for the first flag the arguments name
+// that `sub` does not take and other commands do (a training flag given to serve); else "".
+std::string other_commands_hint(const CLI::App& sub, const std::vector<std::string>& args) {
+  const std::vector<std::string> own = option_names(sub);
+  for (const std::string& flag : named_flags(args)) {
+    if (std::find(own.begin(), own.end(), flag) != own.end()) continue;
+    std::vector<std::string> takers;
+    for (const CommandSpec& spec : commands()) {
+      if (sub.get_name() == spec.name) continue;
+      const std::vector<std::string> flags = every_flag(spec);
+      if (std::find(flags.begin(), flags.end(), flag) != flags.end()) takers.emplace_back(spec.name);
+    }
+    if (takers.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < takers.size(); ++i)
+      list += (i ? (i + 1 == takers.size() ? " and " : ", ") : "") + takers[i];
+    std::string hint = flag + ": an option of " + list + ", not of " + sub.get_name();
+    for (const Instead& i : k_instead)
+      if (sub.get_name() == i.command && flag == i.flag) hint += std::string("; it takes ") + i.instead;
+    return hint;
+  }
+  return "";
 }
 
 // "; did you mean \"--params\"?" for the first argument that looks like an option `sub` does not
 // have (`--parms`, `--parms=7e9`) and is close to one it has; else "".
 std::string suggest_option(const CLI::App& sub, const std::vector<std::string>& args) {
   const std::vector<std::string> names = option_names(sub);
-  for (const std::string& a : args) {
-    if (a == "--") break;
-    if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
-    const std::string name = a.substr(0, a.find('='));
+  for (const std::string& name : named_flags(args)) {
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     const std::string hint = did_you_mean(name, names);
     if (!hint.empty()) return hint;
@@ -133,7 +191,9 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     const CommandSpec& spec = commands()[i];
     if (any_named && !named(spec)) continue;
     subs[i] = app.add_subcommand(spec.name, spec.summary);
-    if (any_named) spec.add(*subs[i], runners[i]);
+    if (!any_named) continue;
+    spec.add(*subs[i], runners[i]);
+    if (subs[i]->get_option_no_throw("--plan")) lay_out_help(*subs[i]);  // a planning command
   }
 
   // CLI11 wants argv order reversed in a vector.
@@ -161,12 +221,19 @@ int run_command(const std::vector<std::string>& args, std::ostream& out, std::os
     out << k_version << "\n";
     return k_ok;
   } catch (const CLI::ExtrasError& e) {
+    // The commands that take the flag, else the flag it is close to ("; did you mean" less "; ").
     std::string hint;
     for (CLI::App* s : subs)
-      if (s && s->parsed()) hint = suggest_option(*s, own_args);
-    if (hint.empty()) hint = suggest_option(app, own_args);
-    err << "memplan: error: " << one_line(e.what() + (hint.empty() ? "" : " (" + hint.substr(2) + ")"))
-        << "\n";
+      if (s && s->parsed()) {
+        hint = other_commands_hint(*s, own_args);
+        if (hint.empty()) hint = suggest_option(*s, own_args);
+        if (hint.rfind("; ", 0) == 0) hint = hint.substr(2);
+      }
+    if (hint.empty()) {
+      hint = suggest_option(app, own_args);
+      if (!hint.empty()) hint = hint.substr(2);
+    }
+    err << "memplan: error: " << one_line(e.what() + (hint.empty() ? "" : " (" + hint + ")")) << "\n";
     return k_bad_input;
   } catch (const CLI::ParseError& e) {
     err << "memplan: error: " << one_line(e.what()) << "\n";

@@ -139,7 +139,7 @@ void add_advise(CLI::App& sub, Runner& run) {
     bool all = false;
   };
   auto s = std::make_shared<State>();
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   sub.add_option("--limit", s->limit, "Suggestions to show in each list (default 12)");
   sub.add_flag("--checklist", s->checklist,

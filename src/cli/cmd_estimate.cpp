@@ -19,7 +19,7 @@ void add_estimate(CLI::App& sub, Runner& run) {
     RawBarOptions bar;
   };
   auto s = std::make_shared<State>();
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   add_bar_options(sub, s->bar);
   run = [s](Io& io) {

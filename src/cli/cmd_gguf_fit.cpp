@@ -392,7 +392,7 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
 
 void add_gguf_fit(CLI::App& sub, Runner& run) {
   auto s = std::make_shared<State>();
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::llamacpp);
   add_output_options(sub, s->output);
   sub.add_option("--ctx-size", s->ctx, "llama.cpp -c: context length in tokens (default 4096; 8k = 8,192)");
   sub.add_option("--ubatch-size", s->ubatch, "llama.cpp -ub: tokens per evaluation (default 512; k = 1,024)");

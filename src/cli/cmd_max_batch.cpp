@@ -214,7 +214,7 @@ void add_max_batch(CLI::App& sub, Runner& run) {
     bool max_seq = false;
   };
   auto s = std::make_shared<State>();
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   sub.add_option("--effective-batch", s->effective, "Effective batch to reach with gradient accumulation");
   sub.add_flag("--max-seq", s->max_seq, "Find the longest sequence that fits at --batch instead");

@@ -164,7 +164,7 @@ void add_plot(CLI::App& sub, Runner& run) {
     std::string units = "gib";
   };
   auto s = std::make_shared<State>();
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::torch_step);
   sub.add_option("--vs", s->vs,
                  "What the chart shows: batch (default), seq, precision (recipes side by side), or step (the "
                  "training step's phases)");

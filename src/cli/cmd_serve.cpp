@@ -117,7 +117,7 @@ void refuse_other_engine(const ServeArgs& a) {
 
 void add_serve(CLI::App& sub, Runner& run) {
   auto a = std::make_shared<ServeArgs>();
-  add_plan_options(sub, a->plan);
+  add_plan_options(sub, a->plan, PlanScope::serving);
   add_output_options(sub, a->output);
   sub.add_option("--engine", a->engine, "Serving engine: vllm (default) or sglang");
   sub.add_option("--gpu-memory-utilization", a->utilization, "Share of the GPU vLLM may use (default 0.9)");
@@ -129,7 +129,7 @@ void add_serve(CLI::App& sub, Runner& run) {
                  "Tokens per step: bounds the profiled activation peak (default: vLLM's rule)");
   sub.add_option("--block-size", a->block_size, "Tokens per KV-cache block (default 16)");
   sub.add_option("--chunked-prefill", a->chunked,
-                 "on|off (V1: always on; V0: on above 32,768 tokens of context)");
+                 "Chunked prefill (V1: always on; V0: on above 32,768 tokens of context)");
   sub.add_option(
       "--gpu-memory", a->gpu_memory,
       "The GPU's total memory as torch reports it (default: the preset's, less the driver's share)");

@@ -206,7 +206,7 @@ void add_why_oom(CLI::App& sub, Runner& run) {
   };
   auto s = std::make_shared<State>();
   sub.add_option("FILE", s->file, "A log holding the out-of-memory message (default: standard input; - too)");
-  add_plan_options(sub, s->plan);
+  add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   run = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);

@@ -250,8 +250,7 @@ const std::vector<OptionSpec>& table() {
       {"--intermediate", F::intermediate, "MLP inner width",
        count_rule<&V::intermediate, arch_limit::k_intermediate>},
       {"--vocab", F::vocab, "Vocabulary size", count_rule<&V::vocab, arch_limit::k_vocab>},
-      {"--family", F::family, "Block layout of an architecture given by flags: gpt2, llama or bert",
-       family_rule},
+      {"--family", F::family, "Block layout of an architecture given by flags", family_rule},
       {"--tensors", F::tensors, "Number of parameter tensors (Adam keeps a 4-byte step per tensor)",
        count_rule<&V::tensors, (1ull << 32)>},
       {"--precision", F::precision,
@@ -260,7 +259,7 @@ const std::vector<OptionSpec>& table() {
        "none, sgd, sgd-momentum, adam, adamw(-hf), adagrad, rmsprop, lion, adamw-8bit, adafactor, "
        "paged-adamw(-8bit), or copies",
        optimizer_rule},
-      {"--mode", F::mode, "train (default) or infer", mode_rule},
+      {"--mode", F::mode, "Training (default) or inference", mode_rule},
       {"--trainable", F::trainable, "Share of parameters trained, in (0, 1] (LoRA: e.g. 0.002 or 0.2%)",
        trainable_rule},
       {"--quantize", F::quantize,
@@ -279,7 +278,7 @@ const std::vector<OptionSpec>& table() {
        activation_bytes_rule},
       {"--attention", F::attention,
        "eager (keeps s x s scores; also math) or sdpa (fused; also flash, fused)", attention_rule},
-      {"--checkpointing", F::checkpointing, "none, selective or full (recompute: ~30% more compute)",
+      {"--checkpointing", F::checkpointing, "Recompute activations in backward (full: ~30% more compute)",
        checkpointing_rule},
       {"--kv-format", F::kv_format, "KV-cache format for inference (default: the activation format)",
        kv_format_rule},
@@ -289,15 +288,14 @@ const std::vector<OptionSpec>& table() {
        "CUDA version of the run (default 13.0, torch 2.11/2.12 wheels): before 11.7 kernels load eagerly",
        cuda_rule},
       {"--cuda-module-loading", F::cuda_module_loading,
-       "lazy or eager (CUDA_MODULE_LOADING; default lazy from CUDA 11.7, eager before)", module_loading_rule},
+       "CUDA_MODULE_LOADING (default lazy from CUDA 11.7, eager before)", module_loading_rule},
       {"--torch", F::torch,
-       "PyTorch release of the step (default 2.11): before 1.11 softmax keeps its input for backward; before "
-       "1.13 kernels load eagerly (default --cuda 11.3); before 2.0 attention is eager, zero_grad keeps the "
-       "gradients and optimizers loop per tensor",
+       "PyTorch release of the step (default 2.11); older ones change the defaults: before 1.11 softmax "
+       "keeps its input, before 1.13 --cuda 11.3 (eager kernels), before 2.0 eager attention, --zero-grad "
+       "zeros, --optimizer-loop per-tensor",
        torch_rule},
       {"--gpu", F::gpu,
-       "GPUs, comma-separated: ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or "
-       "cuda:N",
+       "GPUs: preset ids or aliases, sizes (12GiB, 24GB:bf16, 16GiB:8.9), all, local, cuda or cuda:N",
        text_rule<&V::gpu>},
       {"--gpus", F::gpus, "Number of GPUs the run spans (world size), or auto: the smallest that fits",
        gpus_rule},
@@ -306,8 +304,8 @@ const std::vector<OptionSpec>& table() {
       {"--gpus-per-node", F::gpus_per_node, "GPUs per node for --gpus auto (default 8)",
        count_rule<&V::gpus_per_node, 1024>},
       {"--zero", F::zero, "DeepSpeed ZeRO stage 0-3", zero_rule},
-      {"--fsdp", F::fsdp, "PyTorch FSDP: no-shard, shard-grad-op, full-shard, hybrid-shard", fsdp_rule},
-      {"--offload", F::offload, "CPU offload: none, optimizer, parameters", offload_rule},
+      {"--fsdp", F::fsdp, "PyTorch FSDP: no-shard, shard-grad-op, full-shard or hybrid-shard", fsdp_rule},
+      {"--offload", F::offload, "CPU offload: none, optimizer or parameters", offload_rule},
       {"--tp", F::tp, "Tensor-parallel size", count_rule<&V::tp, (1ull << 16)>},
       {"--pp", F::pp, "Pipeline-parallel stages", count_rule<&V::pp, (1ull << 16)>},
       {"--dp", F::dp, "Data-parallel size (default gpus / (tp x pp))", count_rule<&V::dp, (1ull << 20)>},
@@ -316,13 +314,13 @@ const std::vector<OptionSpec>& table() {
       {"--micro-batches", F::micro_batches, "Micro-batches per step in the pipeline",
        count_rule<&V::micro_batches, (1ull << 20)>},
       {"--grad-format", F::grad_format,
-       "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18), half+fp32 (20)", grad_format_rule},
+       "Gradient buffers of mixed recipes: half (16 B/param), fp32 (18) or half+fp32 (20)", grad_format_rule},
       {"--largest-layer", F::largest_layer, "Parameters of the largest layer (ZeRO-3/FSDP gather unit)",
        count_rule<&V::largest_layer, (1ull << 50)>},
       {"--prefetch", F::prefetch, "ZeRO-3/FSDP layers gathered ahead (default 1)",
        count_rule<&V::prefetch, 1024, false>},
       {"--batchnorm", F::batchnorm,
-       "The MLP has BatchNorm after each hidden layer (accumulation then does not reproduce a large batch)",
+       "The MLP has BatchNorm after each hidden layer (accumulation then differs from a large batch)",
        switch_rule<&V::batchnorm>, true},
       {"--sequence-parallel", F::sequence_parallel, "Megatron sequence parallelism (with --tp)",
        switch_rule<&V::sequence_parallel>, true},
@@ -340,42 +338,41 @@ const std::vector<OptionSpec>& table() {
       {"--grad-accum", F::grad_accum, "Micro-batches per optimizer step (gradients stay alive across them)",
        count_rule<&V::grad_accum, (1ull << 20)>},
       {"--zero-grad", F::zero_grad,
-       "none (set_to_none: torch >= 2's default) or zeros (torch < 2: gradients stay allocated)",
+       "none (set_to_none, torch >= 2's default) or zeros (torch < 2: gradients stay allocated)",
        zero_grad_rule},
       {"--optimizer-loop", F::optimizer_loop,
-       "foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, transformers.AdamW): the step's temporaries",
+       "The optimizer step's temporaries: foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, "
+       "transformers.AdamW)",
        optimizer_loop_rule},
       {"--assume-llama", F::assume_llama,
-       "Count a config.json of an unknown model_type as a llama-style decoder (the output names the "
-       "assumption)",
+       "Count a config.json of an unknown model_type as a llama-style decoder (the output says so)",
        switch_rule<&V::assume_llama>, true},
       {"--prefill-chunk", F::prefill_chunk,
-       "Inference: tokens per prefill pass (default 2048, as vLLM's server and llama.cpp; 0 = the whole "
-       "batch; 2k = 2,048)",
+       "Inference: tokens per prefill pass (default 2048, as vLLM and llama.cpp; 0: the whole batch; "
+       "2k = 2,048)",
        token_rule<&V::prefill_chunk, (1ull << 32), false>},
       {"--lora-dtype", F::lora_dtype,
-       "LoRA adapters: fp32 (peft's default on a half model: each adapted input cast to fp32) or base "
-       "(the model's format, as Lit-GPT)",
+       "LoRA adapters in fp32 (peft's default: each adapted input cast to fp32) or the model's format "
+       "(base, as Lit-GPT)",
        lora_dtype_rule},
       {"--lora-dropout", F::lora_dropout,
-       "LoRA dropout on the adapters' input, in [0, 1) (default 0, peft's; keeps a mask and the dropped "
-       "copy)",
+       "LoRA dropout probability in [0, 1) (default 0, peft's; keeps a mask and the dropped copy)",
        lora_dropout_rule},
       {"--keep-logits", F::keep_logits,
-       "The training loop keeps the logits through backward (logits = model(x); nanoGPT, Lit-GPT); "
-       "default: only the loss (HF Trainer)",
+       "The loop keeps the logits through backward (nanoGPT, Lit-GPT; default: only the loss, as HF "
+       "Trainer)",
        switch_rule<&V::keep_logits>, true},
       {"--framework", F::framework,
-       "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric 2.1 "
-       "and torch 2.1: its RMSNorm, fused-qkv LoRA, fp32 logits, bitsandbytes layers)",
+       "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric "
+       "2.1, torch 2.1)",
        framework_rule},
       {"--train-vision", F::train_vision,
-       "Vision-language training with --images: the vision tower trains too (its layers keep their "
-       "activations); default frozen, as LLaVA's and LoRA recipes",
+       "With --images: the vision tower trains too, keeping its activations (default frozen, as LLaVA "
+       "and LoRA recipes)",
        switch_rule<&V::train_vision>, true},
       {"--expandable-segments", F::expandable_segments,
-       "torch's caching allocator runs with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): "
-       "one growing segment per pool, less fragmentation in the reserved bytes",
+       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (torch >= 2.1): one growing segment per pool, "
+       "less fragmentation",
        switch_rule<&V::expandable_segments>, true},
   };
   return t;

@@ -177,6 +177,8 @@ bool must_register(const OptionSpec& o) {
 
 PlanArgs::PlanArgs(const std::vector<std::string>& args) : previous_(t_plan_args) { t_plan_args = &args; }
 
+PlanArgs::PlanArgs(std::nullptr_t) : previous_(t_plan_args) { t_plan_args = nullptr; }
+
 PlanArgs::~PlanArgs() { t_plan_args = previous_; }
 
 namespace {
@@ -192,9 +194,15 @@ CLI::Validator non_empty_path() {
 
 }  // namespace
 
-void add_plan_options(CLI::App& sub, RawPlan& raw) {
+void add_plan_options(CLI::App& sub, RawPlan& raw, PlanScope scope) {
+  // The plan file and the presets first: they list first in the help's Model group.
+  sub.add_option("--plan", raw.plan_file,
+                 "A plan file (JSON, the \"inputs\" of --format json); flags override it")
+      ->check(non_empty_path());
+  sub.add_option("--presets", raw.presets_file, k_presets_help)->check(non_empty_path());
+  sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");
   for (const OptionSpec& o : plan_options()) {
-    if (!must_register(o)) continue;
+    if (!scope_takes(scope, o.field) || !must_register(o)) continue;
     const std::string key = field_key(o.field);
     if (o.is_switch)
       sub.add_flag_function(
@@ -203,11 +211,6 @@ void add_plan_options(CLI::App& sub, RawPlan& raw) {
       sub.add_option_function<std::string>(
           o.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, o.help);
   }
-  sub.add_option("--plan", raw.plan_file,
-                 "A plan file (JSON, the \"inputs\" of --format json); flags override it")
-      ->check(non_empty_path());
-  sub.add_option("--presets", raw.presets_file, k_presets_help)->check(non_empty_path());
-  sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");
 }
 
 void add_preset_listing(CLI::App& sub, Runner& run, PresetLister list) {

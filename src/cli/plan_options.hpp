@@ -17,6 +17,7 @@
 #include <memplan/presets.hpp>
 
 #include "cli/command.hpp"
+#include "cli/plan_scope.hpp"
 
 namespace memplan::cli {
 
@@ -44,10 +45,11 @@ struct Plan {
   bool gpu_given = false;
 };
 
-// Adds the shared options to `sub`: --plan, --presets and the plan flags of the option table.
+// Adds the shared options to `sub`: --plan, --presets and the plan flags of the option table that
+// `scope` takes (plan_scope.hpp; a plan file may still carry any key, read by the same rules).
 // While a PlanArgs is alive, only the plan flags its arguments name are registered with CLI11
 // (all of them when help is asked): registering ~45 options costs more than the estimate.
-void add_plan_options(CLI::App& sub, RawPlan& raw);
+void add_plan_options(CLI::App& sub, RawPlan& raw, PlanScope scope);
 
 // The command line that add_plan_options may register just the named flags for (app.cpp's run).
 // An option that is never named can change nothing but the help, so the parse, its values and
@@ -55,6 +57,9 @@ void add_plan_options(CLI::App& sub, RawPlan& raw);
 class PlanArgs {
  public:
   explicit PlanArgs(const std::vector<std::string>& args);
+  // Every plan flag registered while it is alive, as without a PlanArgs (a command's whole option
+  // list: its help, the flags a refusal names).
+  explicit PlanArgs(std::nullptr_t);
   ~PlanArgs();
   PlanArgs(const PlanArgs&) = delete;
   PlanArgs& operator=(const PlanArgs&) = delete;

@@ -15,7 +15,7 @@ std::optional<Prediction> predict_from_plan_args(const std::vector<std::string>&
                                                  std::string& why) {
   CLI::App app{"plan"};
   RawPlan raw;
-  add_plan_options(app, raw);
+  add_plan_options(app, raw, PlanScope::torch_step);
   try {
     std::vector<std::string> reversed(plan_args.rbegin(), plan_args.rend());
     app.parse(reversed);
