@@ -76,6 +76,8 @@ Terms rank_terms(const ShardingRequest& r, const ParallelLayout& l, uint64_t gro
   // numel of its parameters, in their dtype) and mark_variable_ready_dense copies every gradient into
   // its bucket view; the docstring of gradient_as_bucket_view: "the saved memory size will be equal
   // to the total gradients size". So the buckets are a second copy of the gradients, kept for the run.
+  // (Read in torch 1.9's distributed.py and a recent reducer.cpp, whose comm-optimised bucket pool is
+  // off unless DDP_DISABLE_COMM_MEM=0: the default and the allocation are the same across them.)
   // DeepSpeed's stage 0 and FSDP NO_SHARD reduce without these copies.
   if (l.sharding == ShardingStrategy::ddp) t.buckets = bytes_for(t.grad_elems, b.gradient, "gradient bytes");
 
