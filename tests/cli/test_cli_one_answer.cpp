@@ -77,12 +77,23 @@ TEST_CASE("issue 27: --zero 2 replays the sharded gradients and optimizer state"
   CHECK(opt["weights"] == w);
   CHECK(opt["gradients"] == g);
   CHECK(opt["optimizer_state"] == s);
-  // torch's foreach AdamW makes sqrt(exp_avg_sq) for the numbers this rank steps on: its shard, P/2 x 4 B.
-  CHECK(opt["transient"] == k_phi3 / 2 * 4);
+  // DeepSpeed steps with its FusedAdam: no temporaries.
+  CHECK(opt["transient"] == 0);
   // The replay sees those sizes: what it reserves is at least the sharded peak, and less than one GPU's.
   CHECK(z2["reserved_bytes"].get<uint64_t>() >= z2["peak_bytes"].get<uint64_t>());
   CHECK(z2["reserved_bytes"].get<uint64_t>() < one["reserved_bytes"].get<uint64_t>());
   CHECK(z2["peak_bytes"].get<uint64_t>() < one["peak_bytes"].get<uint64_t>());
+}
+
+TEST_CASE("issue 27: FSDP's torch AdamW makes its foreach temporary over the rank's shard only",
+          "[cli][parallel][issue27]") {
+  const json f = run_json(phi3({"--gpus", "2", "--fsdp", "full-shard"}));
+  REQUIRE(f["timeline"].is_array());
+  const json& opt = f["timeline"][4];
+  REQUIRE(opt["phase"] == "optimizer");
+  // FULL_SHARD over 2: fp32 flat parameter P/2 x 4 B; sqrt(exp_avg_sq) of that shard: P/2 x 4 B.
+  CHECK(opt["weights"] == k_phi3 / 2 * 4);
+  CHECK(opt["transient"] == k_phi3 / 2 * 4);
 }
 
 TEST_CASE("issue 27: --gpus auto picks a layout whose own verdict fits", "[cli][parallel][issue27]") {

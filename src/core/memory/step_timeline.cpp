@@ -104,6 +104,12 @@ Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
     return t;
   }
   if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
+  // DeepSpeed's engine runs "adam"/"adamw" as its FusedAdam (deepspeed/runtime/engine.py
+  // _configure_basic_optimizer; deepspeed/ops/adam/fused_adam.py: one multi-tensor CUDA kernel that
+  // updates in place, no temporaries); DDP and FSDP step with torch's own AdamW.
+  if (e.sharded && e.sharded->layout.sharding != ShardingStrategy::ddp &&
+      !is_fsdp(e.sharded->layout.sharding))
+    return t;
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
   if (per_tensor) {
