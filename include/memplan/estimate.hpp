@@ -133,7 +133,8 @@ struct Term {
   uint64_t batch = 0;                // activations / KV cache: the micro-batch
   uint64_t per_sample = 0;           // activations: bytes per sample (row); KV cache: the sequence
   uint64_t fixed_bytes = 0;          // activations: autocast's batch-independent weight copies
-  FormatId format = FormatId::none;  // gradients: the buffer's format (a layout may keep fp32)
+  FormatId format = FormatId::none;  // gradients: the buffer's format (a layout may keep fp32);
+                                     // parameters: fp32 for FSDP's flat parameter under mixed-*
   bool plus_fp32 = false;            // gradients: and an fp32 copy the optimizer steps on
   uint8_t line_count = 0;
   std::array<Line, 4> lines;  // the first line_count are set

@@ -114,7 +114,7 @@ struct GpuBreakdown {
   uint64_t gradients = 0;        // gradients (+ fp32 gradient copy)
   uint64_t optimizer_state = 0;  // optimizer state + fp32 master weights
   uint64_t activations = 0;
-  uint64_t buffers = 0;  // gathered layers (ZeRO-3/FSDP), unsharded half copy (FSDP)
+  uint64_t buffers = 0;  // gathered layers (ZeRO-3/FSDP), unsharded half copy (FSDP), DDP's gradient buckets
   uint64_t total = 0;
 };
 
@@ -149,6 +149,7 @@ struct ShardingArithmetic {
   uint64_t state_elements = 0;
   uint64_t gathered_bytes = 0;        // ZeRO-3/FSDP gathered layers
   uint64_t unsharded_copy_bytes = 0;  // FSDP's unsharded low-precision parameters
+  uint64_t bucket_bytes = 0;          // torch DDP's gradient buckets: a second copy of every gradient
   uint64_t host_bytes_per_rank = 0;   // the heaviest offload of one rank
   // Megatron split (tp or pp > 1).
   uint64_t layers_per_stage = 0;

@@ -39,6 +39,7 @@ struct PhasePoint {
   uint64_t activations = 0;      // saved for backward, and what the loss holds
   uint64_t transient = 0;        // the phase's own temporaries (loss gradients, optimizer temporaries)
   uint64_t workspace = 0;        // cuBLAS workspaces torch's allocator holds (cuda only)
+  uint64_t buffers = 0;          // a layout's buffers (DDP's gradient buckets, ZeRO-3/FSDP gathered layers)
   uint64_t bytes = 0;            // the sum
 };
 
@@ -97,7 +98,7 @@ struct ReservedPeak {
 };
 
 struct StepTimeline {
-  bool present = false;  // single-GPU training with an activation model
+  bool present = false;  // training with an activation model, on one GPU or data parallel (tp = pp = 1)
   Device device = Device::cuda;
   std::array<PhasePoint, k_phases> phases{};
   Transient forward_transient;  // alive at the end of the forward and through the loss

@@ -5,6 +5,7 @@
 #include <memplan/error.hpp>
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 #include "core/base/quantity_kinds.hpp"
 #include "core/planning/planning.hpp"
 
@@ -29,7 +30,8 @@ struct MaxBatchRow {
   uint64_t micro_batch = 0;
   uint64_t max_micro_batch = 0;
   uint64_t accumulation_steps = 0;  // 0 without --effective-batch
-  uint64_t effective_batch = 0;
+  uint64_t data_parallel_ranks = 1;
+  uint64_t effective_batch = 0;  // micro x accumulation x ranks
   uint64_t max_seq = 0;
 };
 
@@ -68,7 +70,8 @@ MaxBatchResult compute(const Plan& plan, bool by_seq, uint64_t effective) {
       row.micro_batch = p.micro_batch;
       row.max_micro_batch = p.max_micro_batch;
       row.accumulation_steps = effective ? p.accumulation_steps : 0;
-      row.effective_batch = effective ? p.effective_batch : p.micro_batch;
+      row.data_parallel_ranks = p.data_parallel_ranks;
+      row.effective_batch = effective ? p.effective_batch : checked_mul(p.micro_batch, p.data_parallel_ranks);
       row.required_bytes = p.required_bytes;
       row.capped = p.capped;
     }
@@ -76,14 +79,25 @@ MaxBatchResult compute(const Plan& plan, bool by_seq, uint64_t effective) {
   }
   for (const MaxBatchRow& r : res.rows) {
     if (by_seq || r.max_micro_batch == r.micro_batch || r.micro_batch == 0) continue;
+    const std::string ranks =
+        r.data_parallel_ranks > 1 ? " x " + std::to_string(r.data_parallel_ranks) + " ranks" : "";
     if (r.accumulation_steps == 1)
       res.notes.push_back(r.gpu.id + ": up to " + group_thousands(r.max_micro_batch) +
                           " fits; the effective batch needs no accumulation");
     else
       res.notes.push_back(r.gpu.id + ": up to " + group_thousands(r.max_micro_batch) + " fits; " +
                           std::to_string(r.micro_batch) + " x " + std::to_string(r.accumulation_steps) +
-                          " steps reaches " + std::to_string(r.effective_batch) +
+                          " steps" + ranks + " reaches " + std::to_string(r.effective_batch) +
                           " with the fewest steps and less memory");
+  }
+  // The effective batch's arithmetic over the data-parallel ranks (each runs its own micro-batches).
+  for (const MaxBatchRow& r : res.rows) {
+    if (by_seq || r.data_parallel_ranks <= 1 || r.micro_batch == 0) continue;
+    const std::string steps = effective ? std::to_string(r.accumulation_steps) : "1";
+    res.notes.push_back(r.gpu.id + ": effective batch = micro-batch " + group_thousands(r.micro_batch) +
+                        " x " + steps + (steps == "1" ? " step" : " steps") + " x " +
+                        std::to_string(r.data_parallel_ranks) +
+                        " data-parallel ranks = " + group_thousands(r.effective_batch));
   }
   for (const GpuSpec& g : plan.targets.gpus)
     for (const std::string& w : fit_warning_texts(hardware_warnings(g, plan.request), g))
@@ -118,6 +132,7 @@ nlohmann::json to_json(const Plan& plan, const MaxBatchResult& res) {
                     {"micro_batch", r.micro_batch},
                     {"max_micro_batch", r.max_micro_batch},
                     {"accumulation_steps", res.effective ? json(r.accumulation_steps) : json(nullptr)},
+                    {"data_parallel_ranks", r.data_parallel_ranks},
                     {"effective_batch", r.effective_batch},
                     {"required_bytes", r.required_bytes},
                     {"overhead_bytes", r.overhead_bytes},

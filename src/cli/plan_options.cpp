@@ -23,6 +23,7 @@
 #include "core/models/gguf_mix.hpp"
 #include "core/parallel/sharded_estimate.hpp"
 
+#include "cli/layout_options.hpp"
 #include "cli/mode_options.hpp"
 #include "cli/model_context.hpp"
 #include "cli/model_source.hpp"
@@ -80,38 +81,6 @@ std::map<std::string, std::string> plan_document_values(json doc, const std::str
 std::map<std::string, std::string> read_plan_file(const std::string& path) {
   return plan_document_values(memplan::detail::read_json_file(path, read_limit::k_plan, "the plan", "--plan"),
                               path);
-}
-
-// --gpus/--zero/--fsdp/--tp/...: a parallel layout, when any is given.
-void resolve_layout(const PlanValues& v, EstimateRequest& r) {
-  r.grad_format = v.grad_format.value_or(GradFormat::half);
-  r.largest_layer = v.largest_layer.value_or(0);
-  const bool any = v.gpus || v.gpus_auto || v.nodes || v.zero || v.fsdp || v.offload || v.tp || v.pp ||
-                   v.dp || v.sequence_parallel || v.virtual_stages || v.micro_batches || v.prefetch;
-  if (!any) return;
-  if (v.zero && v.fsdp) throw Error(Field::zero, "cannot be combined with --fsdp (pick one engine)");
-  ParallelLayout l;
-  if (v.gpus) l.gpus = *v.gpus;
-  l.nodes = v.nodes.value_or(1);
-  if (v.zero) l.sharding = *v.zero;
-  if (v.fsdp) l.sharding = *v.fsdp;
-  // --gpus auto without an engine: search every ZeRO stage, lowest first.
-  if (v.gpus_auto && !v.zero && !v.fsdp) l.sharding = ShardingStrategy::zero3;
-  if (v.offload) l.offload = *v.offload;
-  l.tp = v.tp.value_or(1);
-  l.pp = v.pp.value_or(1);
-  l.dp = v.dp.value_or(0);
-  if (!v.gpus && !v.gpus_auto && (l.tp > 1 || l.pp > 1 || l.dp))
-    l.gpus = l.tp * l.pp * std::max<uint64_t>(l.dp, 1);
-  if (!v.nodes) {  // GPUs beyond one node fill whole nodes of --gpus-per-node (8)
-    const uint64_t per_node = v.gpus_per_node.value_or(8);
-    l.nodes = l.gpus > per_node && l.gpus % per_node == 0 ? l.gpus / per_node : 1;
-  }
-  l.sequence_parallel = v.sequence_parallel;
-  l.virtual_stages = v.virtual_stages.value_or(1);
-  l.micro_batches = v.micro_batches.value_or(0);
-  l.prefetch_layers = v.prefetch.value_or(1);
-  r.parallel = l;
 }
 
 const char* const k_presets_help = "GPU/model presets file or directory replacing the built-in ones";

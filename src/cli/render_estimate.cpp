@@ -318,6 +318,13 @@ std::string render_estimate(const Plan& plan, const Estimate& e, const std::vect
   std::string out = (md ? "**memplan estimate**: " : "memplan estimate: ") + describe_model(r, e) + "\n\n";
   out += breakdown_table(e, r, fit, o);
   if (e.sharded) out += ranks_text(*e.sharded, o);
+  // Inference over several GPUs: the split the breakdown is one GPU of (--gpus alone takes tp).
+  if (!e.sharded && r.mode == Mode::infer && r.parallel && r.parallel->tp * r.parallel->pp > 1)
+    out += "\n" + std::string(md ? "" : "  ") + "Layout: " + std::to_string(r.parallel->tp * r.parallel->pp) +
+           " GPUs, tensor parallel " + std::to_string(r.parallel->tp) + " x pipeline " +
+           std::to_string(r.parallel->pp) + " (vLLM --tensor-parallel-size " +
+           std::to_string(r.parallel->tp) + " --pipeline-parallel-size " + std::to_string(r.parallel->pp) +
+           "); the breakdown is the most-loaded GPU\n";
   out += "\n";
   std::string memory_note =
       "memory = what a process can allocate: NVML total minus the driver-reserved share where known";

@@ -114,6 +114,11 @@ std::vector<std::string> sharding_explain(const ShardingResult& res) {
                  " prefetched); DeepSpeed docs: 4 x largest_layer_params)");
   if (a.unsharded_copy_bytes)
     ex.push_back("  unsharded low-precision parameters (FSDP): " + g(a.unsharded_copy_bytes) + " B");
+  if (a.bucket_bytes)
+    ex.push_back("  DDP gradient buckets: " + g(a.gradient_elements) + " x " + per_param(b.gradient) +
+                 " B = " + g(a.bucket_bytes) +
+                 " B (torch DDP copies every gradient into its Reducer's flat buckets of 25 MiB, "
+                 "gradient_as_bucket_view=False)");
   if (l.tp > 1 || l.pp > 1)
     ex.push_back(
         "  activations (Korthikanti et al. 2022, Table 2; " +

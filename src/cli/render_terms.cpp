@@ -293,7 +293,7 @@ std::string term_label(const Estimate& e, const Term& t) {
     case TermKind::kv_cache:
       return "KV cache";
     case TermKind::buffers:
-      return "Gathered buffers";
+      return e.sharded && e.sharded->arithmetic.bucket_bytes ? "DDP buckets" : "Gathered buffers";
     case TermKind::overhead:
       return "Overhead";
   }
@@ -304,7 +304,9 @@ namespace {
 
 std::string optimizer_format(const EstimateRequest& r) {
   std::string format;
-  if (r.recipe.has_master()) format = r.recipe.master.name + " master";
+  // FSDP's optimizer steps on the fp32 flat parameter itself: no separate master copy.
+  const bool fsdp = r.parallel && is_fsdp(r.parallel->sharding);
+  if (r.recipe.has_master() && !fsdp) format = r.recipe.master.name + " master";
   const std::string plus = format.empty() ? "" : " + ";
   switch (r.optimizer.kind) {
     case StateKind::copies:
@@ -333,7 +335,7 @@ std::string term_format(const Term& t, const EstimateRequest& r) {
         return has_product(t, Counted::trainable_weights)
                    ? quantized_format(r).name + " frozen + " + r.recipe.weights.name
                    : quantized_format(r).name;
-      return r.recipe.weights.name;
+      return t.format == FormatId::fp32 ? "fp32" : r.recipe.weights.name;
     case TermKind::gradients:
       if (t.basis == Basis::none_inference) return "-";
       return format_name(t.format, r) + (t.plus_fp32 ? " + fp32 copy" : "");
@@ -397,6 +399,8 @@ std::string term_detail(const Estimate& e, const Term& t, const EstimateRequest&
       if (t.line_count) d = "batch " + group_thousands(t.batch) + " x seq " + group_thousands(t.per_sample);
       break;
     case TermKind::buffers:
+      if (e.sharded && e.sharded->arithmetic.bucket_bytes)
+        return "DDP's gradient buckets (a copy of every gradient)";
       return "layers gathered by ZeRO-3/FSDP, unsharded copies";
     case TermKind::overhead:
       return r.overhead_given ? "per-process overhead (--overhead)" : "CUDA context (largest of the GPUs)";

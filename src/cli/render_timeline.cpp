@@ -94,20 +94,29 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
   if (!t.present) return "";
   std::string out = "\nStep timeline (steady state, step 2 on; " + std::string(to_string(t.device)) +
                     "; allocated bytes at each phase's high point):\n";
-  TextTable table({{"phase", Align::left},
-                   {"weights", Align::right},
-                   {"opt state", Align::right},
-                   {"gradients", Align::right},
-                   {"activations", Align::right},
-                   {"transient", Align::right},
-                   {"workspace", Align::right},
-                   {"allocated", Align::right},
-                   {"what", Align::left}});
-  for (const PhasePoint& p : t.phases)
-    table.add_row({std::string(to_string(p.phase)) + (p.phase == t.peak_phase ? " *" : ""),
-                   group_thousands(p.weights), group_thousands(p.optimizer_state),
-                   group_thousands(p.gradients), group_thousands(p.activations), group_thousands(p.transient),
-                   group_thousands(p.workspace), format_bytes(p.bytes, o.units), phase_words(p.phase)});
+  // A layout's buffers get a column only where there are any (DDP's buckets, gathered layers).
+  const bool buffers = t.phases[0].buffers != 0;
+  std::vector<std::pair<std::string, Align>> columns = {
+      {"phase", Align::left},      {"weights", Align::right},     {"opt state", Align::right},
+      {"gradients", Align::right}, {"activations", Align::right}, {"transient", Align::right},
+      {"workspace", Align::right}};
+  if (buffers) columns.push_back({"buffers", Align::right});
+  columns.push_back({"allocated", Align::right});
+  columns.push_back({"what", Align::left});
+  TextTable table(columns);
+  for (const PhasePoint& p : t.phases) {
+    std::vector<std::string> row = {std::string(to_string(p.phase)) + (p.phase == t.peak_phase ? " *" : ""),
+                                    group_thousands(p.weights),
+                                    group_thousands(p.optimizer_state),
+                                    group_thousands(p.gradients),
+                                    group_thousands(p.activations),
+                                    group_thousands(p.transient),
+                                    group_thousands(p.workspace)};
+    if (buffers) row.push_back(group_thousands(p.buffers));
+    row.push_back(format_bytes(p.bytes, o.units));
+    row.push_back(phase_words(p.phase));
+    table.add_row(row);
+  }
   out += o.format == Format::markdown ? table.render_markdown() : table.render();
   out += "  peak = " + group_thousands(t.peak_bytes) + " B at " + to_string(t.peak_phase) +
          " (*); step 1 (optimizer state allocated inside optimizer.step()): " +
@@ -124,6 +133,11 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
            group_thousands(k_cublas_workspace_bytes) +
            " B (one per thread running matmuls: the forward's and autograd's; 32 MiB each on compute "
            "capability 9.0+, 8 MiB + 128 KiB before: the larger counted)\n";
+  if (buffers)
+    out +=
+        "  buffers: the layout's " + group_thousands(t.phases[0].buffers) +
+        " B (DDP's gradient buckets, made when the model is wrapped; ZeRO-3/FSDP's gathered layers), alive "
+        "through the step\n";
   out += reserved_text(t, o);
   return out;
 }
@@ -170,6 +184,7 @@ nlohmann::json timeline_json(const StepTimeline& t) {
                     {"activations", p.activations},
                     {"transient", p.transient},
                     {"workspace", p.workspace},
+                    {"buffers", p.buffers},
                     {"bytes", p.bytes}});
   return rows;
 }

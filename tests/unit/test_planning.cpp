@@ -69,3 +69,31 @@ TEST_CASE("BatchNorm in an MLP keeps each hidden Linear's output too", "[plannin
   r.model.has_batchnorm = true;
   CHECK(estimate(r).bytes(TermKind::activations) == 256 * (3072 + (512 + 256) * 4));
 }
+
+TEST_CASE("issue 27: the effective batch is micro-batch x accumulation x data-parallel ranks",
+          "[planning][issue27]") {
+  // One GPU: 86 rows fit; 512 = ceil(512 / 86) = 6 steps of ceil(512 / 6) = 86 -> 516.
+  const BatchPlan one = max_batch(base(), 16000000 + 86 * 1000, 512);
+  CHECK(one.data_parallel_ranks == 1);
+  CHECK(one.accumulation_steps == 6);
+  CHECK(one.effective_batch == 516);
+  // Plain DDP over 8 GPUs: each GPU holds the 16,000,000 B model plus DDP's gradient buckets (a second
+  // copy of the fp32 gradients, 1,000,000 x 4 B); each rank needs 512 / 8 = 64 rows of the 86 that fit:
+  // no accumulation, 64 x 1 x 8 = 512.
+  EstimateRequest r = base();
+  r.parallel = ParallelLayout{};
+  r.parallel->gpus = 8;
+  const uint64_t memory = 16000000 + 4000000 + 86 * 1000;
+  const BatchPlan ddp = max_batch(r, memory, 512);
+  CHECK(ddp.max_micro_batch == 86);
+  CHECK(ddp.data_parallel_ranks == 8);
+  CHECK(ddp.accumulation_steps == 1);
+  CHECK(ddp.micro_batch == 64);
+  CHECK(ddp.effective_batch == 512);
+  // tp 2 x pp 1 over the 8: 4 ranks, dp from gpus / (tp x pp).
+  r.parallel->tp = 2;
+  CHECK(data_parallel_ranks(r) == 4);
+  r.parallel->dp = 2;
+  r.parallel->gpus = 4;
+  CHECK(data_parallel_ranks(r) == 2);
+}

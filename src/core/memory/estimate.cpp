@@ -261,6 +261,9 @@ void apply_layout(const EstimateRequest& r, Estimate& e) {
     t.bytes = per_gpu[k];
   }
   Term& g = e.term(TermKind::gradients);
+  // FSDP's mixed precision keeps the sharded flat parameter in fp32 (sharded_estimate.cpp).
+  if (r.recipe.has_master() && request.bytes.weight == ElementCost{4, 1})
+    e.term(TermKind::parameters).format = FormatId::fp32;
   if (r.recipe.has_master()) {  // as the engine keeps them (FSDP: the fp32 flat gradient)
     g.format = request.bytes.gradient == ElementCost{4, 1} ? FormatId::fp32 : FormatId::gradients;
     g.plus_fp32 = request.bytes.master_gradient.num != 0;

@@ -1,6 +1,8 @@
 // The training step tensor by tensor (step_events.hpp), in the order PyTorch allocates and frees:
-//   loading     every parameter tensor in load order (embeddings, the layers, the head), then the
-//               two cuBLAS workspaces (timeline.hpp), kept from then on
+//   loading     every parameter tensor in load order (embeddings, the layers, the head); a layout's
+//               buffers (DDP's gradient buckets, bucket by bucket in the order the Reducer makes
+//               them: ddp_buckets.hpp; ZeRO-3/FSDP's gathered layers as one tensor); then the two
+//               cuBLAS workspaces (timeline.hpp), kept from then on
 //   forward     per micro-batch: the embedding's saved tensors, each layer's saved tensors (the
 //               ledger's rows; autocast's half weight copies with their layer; eager attention's
 //               score tensors made and freed before its probabilities; a checkpointed layer's
@@ -32,6 +34,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/caching_allocator.hpp"
+#include "core/memory/ddp_buckets.hpp"
 #include "core/memory/optimizer_loop.hpp"
 #include "core/memory/optimizer_step_events.hpp"
 #include "core/memory/parameter_tensors.hpp"
@@ -192,6 +195,24 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   return a;
 }
 
+// A layout's buffers term over its tensors: DDP's buckets made from the gradients' bytes (allocated
+// last bucket first: DDP gives the Reducer the assignment reversed), else one tensor.
+std::vector<Tensor> buffers(const Estimate& e, const std::vector<Tensor>& grads) {
+  const uint64_t total = e.has(TermKind::buffers) ? e.bytes(TermKind::buffers) : 0;
+  if (!total) return {};
+  std::vector<uint64_t> parts{total};
+  if (e.sharded && e.sharded->arithmetic.bucket_bytes) {
+    std::vector<uint64_t> grad_bytes;
+    for (const Tensor& g : grads) grad_bytes.push_back(g.bytes);
+    std::vector<uint64_t> buckets = ddp_bucket_bytes(grad_bytes);
+    std::reverse(buckets.begin(), buckets.end());
+    if (!buckets.empty()) parts = divide(total, buckets);
+  }
+  std::vector<Tensor> out;
+  for (const uint64_t b : parts) out.push_back({-1, b, 0});
+  return out;
+}
+
 void free_all(Builder& b, const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) b.free(t);
 }
@@ -305,6 +326,8 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
   const uint64_t layers = act.layers.size();
 
   for (Tensor& w : weights) b.alloc(w);
+  std::vector<Tensor> layout_buffers = buffers(e, grads);
+  for (Tensor& t : layout_buffers) b.alloc(t);
   if (r.device == Device::cuda)
     for (uint64_t i = 0; i < k_cublas_workspaces; ++i) b.alloc(k_cublas_workspace_bytes);
 

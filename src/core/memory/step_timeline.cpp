@@ -67,10 +67,20 @@ uint64_t largest_trainable_tensor(const EstimateRequest& r) {
   return best;
 }
 
+// The trainable numbers this GPU's optimizer steps on: all of them, or its shard of the state
+// (ZeRO-1 and up, FSDP: the optimizer runs on the sharded flat parameters); 0 when the state is
+// offloaded (the step runs on the host: DeepSpeedCPUAdam, FSDP CPUOffload).
+uint64_t stepped_parameters(const Estimate& e) {
+  if (!e.sharded) return e.trainable_parameters;
+  if (e.sharded->layout.offload != Offload::none) return 0;
+  return std::min(e.trainable_parameters, e.sharded->arithmetic.state_elements);
+}
+
 Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
   Transient t;
   const Optimizer& o = r.optimizer;
-  const uint64_t trainable = e.trainable_parameters;
+  const uint64_t trainable = stepped_parameters(e);
+  if (!trainable) return t;
   if (o.kind == StateKind::factored) {  // transformers' Adafactor (optimizer_loop.hpp)
     const LoopPeak p = adafactor_loop_peak(optimizer_loop_tensors(r, e), adafactor_fp32_copies(r));
     if (!p.bytes) return t;
@@ -94,10 +104,16 @@ Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
     return t;
   }
   if (!(o.kind == StateKind::copies && o.step_per_tensor && o.copies == 2)) return t;  // torch Adam/AdamW
+  // DeepSpeed's engine runs "adam"/"adamw" as its FusedAdam (deepspeed/runtime/engine.py
+  // _configure_basic_optimizer; deepspeed/ops/adam/fused_adam.py: one multi-tensor CUDA kernel that
+  // updates in place, no temporaries); DDP and FSDP step with torch's own AdamW.
+  if (e.sharded && e.sharded->layout.sharding != ShardingStrategy::ddp &&
+      !is_fsdp(e.sharded->layout.sharding))
+    return t;
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
   if (per_tensor) {
-    const uint64_t largest = largest_trainable_tensor(r);
+    const uint64_t largest = std::min(largest_trainable_tensor(r), trainable);
     if (!largest) return t;
     t.code = TransientCode::per_tensor_copies;
     t.n[0] = largest;
@@ -140,15 +156,16 @@ uint64_t litgpt_dequantised_head(const EstimateRequest& r) {
   return checked_mul(r.model.arch->vocab, r.model.arch->hidden, "tensor");
 }
 
-PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, uint64_t t) {
+PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, uint64_t t, uint64_t buffers) {
   PhasePoint p;
+  p.buffers = buffers;
   p.phase = phase;
   p.weights = w;
   p.optimizer_state = s;
   p.gradients = g;
   p.activations = a;
   p.transient = t;
-  p.bytes = add(add(add(w, s), add(g, a)), t);
+  p.bytes = add(add(add(w, s), add(g, a)), add(t, buffers));
   return p;
 }
 
@@ -181,7 +198,8 @@ Transient optimizer_step_transient(const EstimateRequest& r, const Estimate& e) 
 StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   StepTimeline tl;
   tl.device = r.device;
-  if (r.mode != Mode::train || r.parallel || !e.has(TermKind::activations)) return tl;
+  if (r.mode != Mode::train || !e.has(TermKind::activations)) return tl;
+  if (r.parallel && (!e.sharded || e.sharded->layout.tp > 1 || e.sharded->layout.pp > 1)) return tl;
   const Term& act = e.term(TermKind::activations);
   // A measured bytes-per-row figure says nothing of the loss or the layers: the sum of the terms
   // (every term at once) stays the estimate there.
@@ -192,6 +210,10 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t s = e.bytes(TermKind::optimizer_state);
   const uint64_t a = act.bytes;
   const uint64_t held = std::min(e.ledger.held_bytes, a);
+  // A layout's buffers, alive through the whole step: DDP's gradient buckets exist from the
+  // wrapper's construction on; ZeRO-3/FSDP's gathered layers are counted as always present (the
+  // sum of the terms does too).
+  const uint64_t buf = e.has(TermKind::buffers) ? e.bytes(TermKind::buffers) : 0;
 
   const Transient loss = loss_backward_transient(r, e);
   tl.optimizer_transient = optimizer_transient(r, e);
@@ -205,21 +227,21 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   // Two high points: the start (the loss gradients, log-softmax still saved) and the last layer's
   // backward (log-softmax gone, the layer rebuilt if checkpointed, its MLP gradients alive).
   tl.backward_transient = loss;
-  PhasePoint back = point(Phase::backward, w, s, g0, a - held - rebuilt, loss.bytes);
+  PhasePoint back = point(Phase::backward, w, s, g0, a - held - rebuilt, loss.bytes, buf);
   // (torch < 1.11: log-softmax's saved input goes with it.)
   const uint64_t lsm_input = e.ledger.log_softmax_input_bytes;
   const uint64_t lsm = (held || lsm_input) && r.loss == Loss::plain
                            ? std::min(add(e.ledger.loss_input_bytes, lsm_input), a - held)
                            : 0;
   const Transient mlp = mlp_gradients(r);
-  const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes);
+  const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes, buf);
   if (last_layer.bytes > back.bytes) {
     back = last_layer;
     tl.backward_transient = mlp;
   }
   // The logits a training loop keeps (keep_logits) outlive backward and the optimizer step.
   const uint64_t kept = std::min(e.ledger.kept_bytes, a);
-  const PhasePoint back_end = point(Phase::backward, w, s, g, kept, 0);
+  const PhasePoint back_end = point(Phase::backward, w, s, g, kept, 0, buf);
   if (back_end.bytes > back.bytes) back = back_end;
   if (rl.autocast_cache_bytes) {
     tl.forward_transient.code = TransientCode::autocast_weight_cache;
@@ -228,12 +250,12 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
     tl.forward_transient.bytes = rl.autocast_cache_bytes;
   }
   const uint64_t cache = tl.forward_transient.bytes;
-  tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0),
-               point(Phase::forward, w, s, g0, a - held - rebuilt, cache),
-               point(Phase::loss, w, s, g0, a - rebuilt, cache),
+  tl.phases = {point(Phase::weights, w, s, r.grads_kept ? g : 0, 0, 0, buf),
+               point(Phase::forward, w, s, g0, a - held - rebuilt, cache, buf),
+               point(Phase::loss, w, s, g0, a - rebuilt, cache, buf),
                back,
-               point(Phase::optimizer, w, s, g, kept, tl.optimizer_transient.bytes),
-               point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, kept, 0)};
+               point(Phase::optimizer, w, s, g, kept, tl.optimizer_transient.bytes, buf),
+               point(Phase::zero_grad, w, s, r.grads_kept ? g : 0, kept, 0, buf)};
   // Both workspaces exist from step 1's backward on (they stay allocated with their handles).
   if (r.device == Device::cuda)
     for (PhasePoint& p : tl.phases) {

@@ -8,8 +8,10 @@
 
 namespace memplan {
 
-// The phases of one steady-state training step and their peak; present == false for inference,
-// multi-GPU layouts and runs without an activation model.
+// The phases of one steady-state training step and their peak, from the terms of `e` (on several
+// GPUs the most-loaded GPU's, sharded as the layout says); present == false for inference, tensor or
+// pipeline parallelism (their activations are Megatron's model, not the ledger's) and runs without an
+// activation model.
 StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e);
 
 // The timeline's transients, for the tensor-level replay (step_events.hpp): cross-entropy's

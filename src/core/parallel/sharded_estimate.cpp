@@ -58,8 +58,15 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
     s.bytes = single_format_state(r.recipe.weights.cost, state);
     s.bytes.gradient = r.recipe.gradients.cost;
   }
-  // The weights as the single-GPU estimate prices them (quantised frozen weights included).
-  s.bytes.weight = {single.bytes(TermKind::parameters), std::max<uint64_t>(r.model.parameters, 1)};
+  // The weights as the single-GPU estimate prices them (quantised frozen weights included), except
+  // FSDP's mixed precision: its sharded FlatParameter keeps the fp32 dtype the model was built in
+  // (torch/distributed/fsdp/_flat_param.py, torch 2.x: FlatParamHandle casts to param_dtype only
+  // the shard it all-gathers, `_mp_shard`, and the unsharded `_full_param_padded`) and the optimizer
+  // steps on it, so FULL_SHARD + AdamW holds 4 + 4 + 8 = 16 B per parameter / world size, not the
+  // half weights' 2 + 4 + 8 = 14.
+  const bool fsdp_master = r.recipe.has_master() && r.parallel && is_fsdp(r.parallel->sharding);
+  if (!fsdp_master)
+    s.bytes.weight = {single.bytes(TermKind::parameters), std::max<uint64_t>(r.model.parameters, 1)};
   s.optimizer_extra_bytes = steps;
   s.largest_layer_parameters = largest_layer_parameters(r);
   s.activation_bytes = single.bytes(TermKind::activations);
@@ -92,15 +99,20 @@ std::optional<EstimateRequest> smallest_layout(const EstimateRequest& r, uint64_
   }
   EstimateRequest single_request = base;
   single_request.parallel.reset();
-  single_request.replay_below = 0;  // only the KV cache and overhead terms are read: no allocator replay
+  single_request.replay_below = 0;  // only the terms are read: no allocator replay
   const Estimate single = estimate(single_request);
-  const uint64_t fixed = checked_add(single.bytes(TermKind::kv_cache), single.bytes(TermKind::overhead));
   LayoutSearch search;
   search.gpus_per_node = gpus_per_node;
   search.max_gpus = max_gpus;
-  const LayoutSearchResult found = search_layout(
-      sharding_request_for(base, single), search,
-      [&](const ShardingResult& res) { return res.gpu.total <= memory && memory - res.gpu.total >= fixed; });
+  // Each layout is judged as its verdict will be: the estimate's required bytes (the step's peak
+  // through the caching allocator where it is replayed, plus overhead), not the terms' sum.
+  const LayoutSearchResult found =
+      search_layout(sharding_request_for(base, single), search, [&](const ShardingResult& res) {
+        EstimateRequest t = base;
+        t.parallel = res.layout;
+        t.replay_below = memory;
+        return estimate(t).required_bytes() <= memory;
+      });
   if (!found.found) return std::nullopt;
   EstimateRequest out = base;
   out.parallel = found.result.layout;

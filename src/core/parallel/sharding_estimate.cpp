@@ -30,7 +30,7 @@ struct Slice {
 struct Terms {
   RankLoad load;
   uint64_t weight_elems = 0, grad_elems = 0, state_elems = 0, trainable = 0;
-  uint64_t gathered = 0, unsharded_copy = 0;
+  uint64_t gathered = 0, unsharded_copy = 0, buckets = 0;
   uint64_t stage = 0;
 };
 
@@ -70,6 +70,17 @@ Terms rank_terms(const ShardingRequest& r, const ParallelLayout& l, uint64_t gro
     t.unsharded_copy = bytes_for(s.params, b.gathered, "unsharded parameters");
   }
 
+  // torch DDP (torch/nn/parallel/distributed.py, torch 2.x: bucket_cap_mb=25,
+  // gradient_as_bucket_view=False) builds its Reducer's buckets at construction: reducer.cpp
+  // Reducer::initialize_buckets allocates each bucket's flat `gradients` tensor (at::empty over the
+  // numel of its parameters, in their dtype) and mark_variable_ready_dense copies every gradient into
+  // its bucket view; the docstring of gradient_as_bucket_view: "the saved memory size will be equal
+  // to the total gradients size". So the buckets are a second copy of the gradients, kept for the run.
+  // (Read in torch 1.9's distributed.py and a recent reducer.cpp, whose comm-optimised bucket pool is
+  // off unless DDP_DISABLE_COMM_MEM=0: the default and the allocation are the same across them.)
+  // DeepSpeed's stage 0 and FSDP NO_SHARD reduce without these copies.
+  if (l.sharding == ShardingStrategy::ddp) t.buckets = bytes_for(t.grad_elems, b.gradient, "gradient bytes");
+
   // Offload to host.
   uint64_t host = 0, pinned = 0;
   if (l.offload != Offload::none) {
@@ -99,7 +110,7 @@ Terms rank_terms(const ShardingRequest& r, const ParallelLayout& l, uint64_t gro
   gpu.gradients = checked_add(grads, grad_copy);
   gpu.optimizer_state = checked_add(master, state);
   gpu.activations = s.activations;
-  gpu.buffers = checked_add(t.gathered, t.unsharded_copy);
+  gpu.buffers = checked_add(checked_add(t.gathered, t.unsharded_copy), t.buckets);
   gpu.total = checked_add(checked_add(checked_add(gpu.parameters, gpu.gradients), gpu.optimizer_state),
                           checked_add(gpu.activations, gpu.buffers), "GPU bytes");
   return t;
@@ -176,6 +187,7 @@ ShardingResult estimate_sharded(const ShardingRequest& r) {
   a.state_elements = t.state_elems;
   a.gathered_bytes = t.gathered;
   a.unsharded_copy_bytes = t.unsharded_copy;
+  a.bucket_bytes = t.buckets;
   if (l.tp > 1 || l.pp > 1) {
     const LayerActivation la =
         korthikanti_layer_activation(*r.arch, r.step, l.tp, l.sequence_parallel, l.recompute);

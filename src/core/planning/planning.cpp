@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <memplan/error.hpp>
+#include "core/base/checked.hpp"
 #include "core/models/arch_layout.hpp"
 
 namespace memplan {
@@ -38,6 +39,14 @@ uint64_t required_at(EstimateRequest r, uint64_t batch, uint64_t memory = UINT64
 
 }  // namespace
 
+uint64_t data_parallel_ranks(const EstimateRequest& r) {
+  if (!r.parallel || r.mode != Mode::train) return 1;
+  const ParallelLayout& l = *r.parallel;
+  if (l.dp) return l.dp;
+  const uint64_t model_parallel = std::max<uint64_t>(l.tp, 1) * std::max<uint64_t>(l.pp, 1);
+  return std::max<uint64_t>(l.gpus / model_parallel, 1);
+}
+
 BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
   // Whether the batch changes anything: the terms' sum (the peak can sit in a batch-independent
   // phase, the optimizer step, at small batches and still grow later).
@@ -54,13 +63,18 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
   p.micro_batch = largest([&](uint64_t b) { return required_at(base, b, memory) <= memory; }, p.capped);
   p.max_micro_batch = p.micro_batch;
   p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
+  p.data_parallel_ranks = data_parallel_ranks(base);
   if (effective_batch && p.micro_batch) {
-    // Fewest steps the largest micro-batch allows, then the smallest micro-batch that still
-    // needs only that many: the effective batch lands as close above E as possible, on less memory.
-    const uint64_t largest_micro = std::min(p.micro_batch, effective_batch);
-    p.accumulation_steps = (effective_batch + largest_micro - 1) / largest_micro;
-    p.micro_batch = (effective_batch + p.accumulation_steps - 1) / p.accumulation_steps;
-    p.effective_batch = p.micro_batch * p.accumulation_steps;
+    // Each rank contributes E / ranks samples (rounded up). Fewest steps the largest micro-batch
+    // allows, then the smallest micro-batch that still needs only that many: the effective batch
+    // lands as close above E as possible, on less memory.
+    const uint64_t ranks = p.data_parallel_ranks;
+    const uint64_t per_rank = (effective_batch + ranks - 1) / ranks;
+    const uint64_t largest_micro = std::min(p.micro_batch, per_rank);
+    p.accumulation_steps = (per_rank + largest_micro - 1) / largest_micro;
+    p.micro_batch = (per_rank + p.accumulation_steps - 1) / p.accumulation_steps;
+    p.effective_batch = checked_mul(checked_mul(p.micro_batch, p.accumulation_steps, "effective batch"),
+                                    ranks, "effective batch");
     p.required_bytes = required_at(base, p.micro_batch);
   }
   return p;

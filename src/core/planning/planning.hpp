@@ -10,17 +10,24 @@
 namespace memplan {
 
 struct BatchPlan {
-  uint64_t micro_batch = 0;         // 0: not even batch 1 fits
-  uint64_t max_micro_batch = 0;     // the largest that fits (micro_batch may be lower to balance steps)
-  uint64_t accumulation_steps = 0;  // ceil(effective / micro); 0 without --effective-batch
-  uint64_t effective_batch = 0;     // micro x steps
-  uint64_t required_bytes = 0;      // at micro_batch (at batch 1 when micro is 0)
-  bool capped = false;              // the search stopped at k_max_search (activations ~ free)
+  uint64_t micro_batch = 0;          // 0: not even batch 1 fits
+  uint64_t max_micro_batch = 0;      // the largest that fits (micro_batch may be lower to balance steps)
+  uint64_t accumulation_steps = 0;   // ceil(effective / (micro x ranks)); 0 without --effective-batch
+  uint64_t data_parallel_ranks = 1;  // dp = gpus / (tp x pp): each rank runs its own micro-batches
+  uint64_t effective_batch = 0;      // micro x steps x ranks
+  uint64_t required_bytes = 0;       // at micro_batch (at batch 1 when micro is 0)
+  bool capped = false;               // the search stopped at k_max_search (activations ~ free)
 };
 
 inline constexpr uint64_t k_max_search = 1ull << 30;
 
-// Largest batch with estimate(batch).required_bytes() <= memory. `effective_batch` 0 = none.
+// Data-parallel ranks of the request's layout (dp, or gpus / (tp x pp)); 1 without one and for
+// inference.
+uint64_t data_parallel_ranks(const EstimateRequest& r);
+
+// Largest batch with estimate(batch).required_bytes() <= memory. `effective_batch` 0 = none; it is
+// micro-batch x accumulation steps x data-parallel ranks (every rank adds its micro-batches to the
+// gradients the all-reduce averages).
 // Throws Error when the activations do not grow with the batch (nothing to solve).
 BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch);
 
