@@ -1,5 +1,7 @@
 #include "core/parallel/sharded_estimate.hpp"
 
+#include <numeric>
+
 #include "core/parallel/inference_split.hpp"
 
 #include <algorithm>
@@ -56,7 +58,14 @@ ShardingRequest sharding_request_for(const EstimateRequest& r, const Estimate& s
                   : mixed_precision_state(r.recipe.weights.cost, state, r.grad_format);
   } else {
     s.bytes = single_format_state(r.recipe.weights.cost, state);
-    s.bytes.gradient = r.recipe.gradients.cost;
+    // The gradients as the single-GPU estimate prices them: peft's fp32 adapters on a half model keep
+    // fp32 gradients, not the recipe's half ones (the same trainable parameters, the same bytes).
+    if (const uint64_t n = single.trainable_parameters) {
+      const uint64_t bytes = single.bytes(TermKind::gradients), g = std::gcd(bytes, n);
+      s.bytes.gradient = g ? ElementCost{bytes / g, n / g} : r.recipe.gradients.cost;
+    } else {
+      s.bytes.gradient = r.recipe.gradients.cost;
+    }
   }
   // The weights as the single-GPU estimate prices them (quantised frozen weights included), except
   // FSDP's mixed precision: its sharded FlatParameter keeps the fp32 dtype the model was built in
