@@ -17,7 +17,7 @@ std::vector<LoopTensor> optimizer_loop_tensors(const EstimateRequest& r, const E
     return out;
   }
   for (const TensorShape& t : parameter_shapes(r.model).in_order())
-    out.push_back({t.elements(), t.cols ? checked_add(t.rows, t.cols, "tensor") : 0});
+    out.push_back({t.elements(), t.factors()});
   return out;
 }
 

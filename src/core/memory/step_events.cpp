@@ -57,10 +57,15 @@ std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p, ui
     weights.push_back(t.elements());
     groups.push_back(-1);
   }
+  for (uint64_t l = 0; l < p.dense_layers; ++l)
+    for (const TensorShape& t : p.dense_layer) {
+      weights.push_back(t.elements());
+      groups.push_back(static_cast<int64_t>(l));
+    }
   for (uint64_t l = 0; l < p.layers; ++l)
     for (const TensorShape& t : p.layer) {
       weights.push_back(t.elements());
-      groups.push_back(static_cast<int64_t>(l));
+      groups.push_back(static_cast<int64_t>(p.dense_layers + l));
     }
   for (const TensorShape& t : p.after) {
     weights.push_back(t.elements());
@@ -265,7 +270,7 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
   const ParameterShapes shapes = parameter_shapes(r.model);
   std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const uint64_t g_total = e.bytes(TermKind::gradients);
-  std::vector<Tensor> grads = e.lora ? over_adapters(g_total, *e.lora, shapes.layers)
+  std::vector<Tensor> grads = e.lora ? over_adapters(g_total, *e.lora, shapes.all_layers())
                                      : over_parameters(g_total, shapes, e.trainable_parameters);
   // The state of each trainable tensor: `copies` tensors of its gradient's elements when the state
   // is whole bytes per element besides one 8-byte step counter per tensor at most (the counters one
