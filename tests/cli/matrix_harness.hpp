@@ -71,6 +71,14 @@ inline nlohmann::json json_of(std::vector<std::string> args) {
   return nlohmann::json::parse(r.out);
 }
 
+using Args = std::vector<std::string>;
+
+// `a` followed by `more`.
+inline Args with(Args a, const Args& more) {
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
 // `args` with each "--flag value" pair of `change` put in: a flag already there takes the new value.
 inline std::vector<std::string> set_flags(std::vector<std::string> args,
                                           const std::vector<std::string>& change) {

@@ -9,6 +9,7 @@
 
 #include "matrix_harness.hpp"
 
+using memplan::test::Args;
 using memplan::test::hf_config;
 using memplan::test::json_of;
 using memplan::test::preset_facts;
@@ -16,16 +17,10 @@ using memplan::test::required_on;
 using memplan::test::run_cli;
 using memplan::test::term;
 using memplan::test::verdict_on;
+using memplan::test::with;
 using nlohmann::json;
 
 namespace {
-
-using Args = std::vector<std::string>;
-
-Args with(Args a, const Args& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
 
 // Runs of every kind the commands share: inference (weights + KV), training (the step's replayed
 // reserve), LoRA, QLoRA, several GPUs.

@@ -7,22 +7,13 @@
 
 #include "matrix_harness.hpp"
 
+using memplan::test::Args;
 using memplan::test::hf_config;
 using memplan::test::json_of;
 using memplan::test::required_on;
 using memplan::test::term;
+using memplan::test::with;
 using nlohmann::json;
-
-namespace {
-
-using Args = std::vector<std::string>;
-
-Args with(Args a, const Args& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
-
-}  // namespace
 
 TEST_CASE("matrix: gguf-fit counts the weights and KV cache estimate counts", "[cli][matrix]") {
   // Models without sliding windows (llama.cpp gives window layers a padded cache of their own); the MoE

@@ -6,18 +6,13 @@
 
 #include "matrix_harness.hpp"
 
+using memplan::test::Args;
 using memplan::test::json_of;
 using memplan::test::run_cli;
+using memplan::test::with;
 using nlohmann::json;
 
 namespace {
-
-using Args = std::vector<std::string>;
-
-Args with(Args a, const Args& more) {
-  a.insert(a.end(), more.begin(), more.end());
-  return a;
-}
 
 // The answer without the echo of the inputs (which always changes with a flag).
 json answer(const Args& args) {
