@@ -216,7 +216,8 @@ void add_why_oom(CLI::App& sub, Runner& run) {
     const std::string source = from_stdin ? "standard input" : s->file;
     const std::string text = from_stdin ? read_stdin(read_limit::k_oom_message)
                                         : read_small_file(s->file, read_limit::k_oom_message, "FILE");
-    const std::vector<OomMessage> msgs = parse_oom_messages(text);
+    size_t omitted = 0;
+    const std::vector<OomMessage> msgs = parse_oom_messages(text, &omitted);
     if (msgs.empty())
       throw Error("FILE", source +
                               " holds no out-of-memory message memplan reads (expected PyTorch's \"CUDA out "
@@ -229,6 +230,9 @@ void add_why_oom(CLI::App& sub, Runner& run) {
     }
     io.out << (out.format == Format::json ? render_json(msgs, checks, source, out)
                                           : render_text(msgs, checks, source, out));
+    if (omitted)
+      io.err << "memplan why-oom: showed the first " << msgs.size() << " distinct messages; "
+             << group_thousands(omitted) << " more after them were not read\n";
     return k_ok;
   };
 }

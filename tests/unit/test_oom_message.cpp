@@ -157,3 +157,32 @@ TEST_CASE("oom messages: repeats counted once, text without one gives none, host
   CHECK(parse_oom_messages("CUDA out of memory. Tried to allocate " + digits + " GiB").empty());
   CHECK(parse_oom_messages("Tried to allocate 1.00 GiB (GPU 0;;;; out of memory").size() == 1);
 }
+
+TEST_CASE("issue 32: 20,000 distinct PyTorch messages keep the first k_max_oom_messages, count the rest") {
+  // Line i (1-based) asks for i MiB: all distinct. 20,000 + 1 repeat of line 1 at the end.
+  std::string log;
+  for (int i = 1; i <= 20'000; ++i)
+    log +=
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + std::to_string(i) + ".00 MiB.\n";
+  log += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 MiB.\n";
+  size_t omitted = 0;
+  const std::vector<OomMessage> m = parse_oom_messages(log, &omitted);
+  REQUIRE(m.size() == k_max_oom_messages);
+  CHECK(m[0].requested == uint64_t{1} * 1'048'576);
+  CHECK(m[99].requested == uint64_t{100} * 1'048'576);
+  CHECK(m[99].line == 100);
+  CHECK(omitted == 20'001 - k_max_oom_messages);  // every message after the kept ones
+}
+
+TEST_CASE("issue 32: a repeated message is kept once, a differing one is kept") {
+  const std::string log =
+      "allocating 10.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "allocating 10.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "allocating 10.00 MiB on device 1: cudaMalloc failed: out of memory\n";
+  size_t omitted = 7;
+  const std::vector<OomMessage> m = parse_oom_messages(log, &omitted);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].buffer_device == "CUDA0");
+  CHECK(m[1].buffer_device == "CUDA1");
+  CHECK(omitted == 0);
+}

@@ -1,6 +1,7 @@
 #include "core/diagnose/oom_message.hpp"
 
 #include <cmath>
+#include <unordered_set>
 
 namespace memplan {
 namespace {
@@ -184,12 +185,20 @@ bool refine_llama(string_view line, OomMessage& m) {
   return false;
 }
 
-bool same(const OomMessage& a, const OomMessage& b) {
-  return a.kind == b.kind && a.device == b.device && a.requested == b.requested && a.total == b.total &&
-         a.free == b.free && a.allocated == b.allocated && a.reserved == b.reserved &&
-         a.process_in_use == b.process_in_use && a.processes == b.processes &&
-         a.max_seq_len == b.max_seq_len && a.kv_tokens == b.kv_tokens && a.kv_needed == b.kv_needed &&
-         a.buffer_bytes == b.buffer_bytes && a.buffer_device == b.buffer_device && a.buffer == b.buffer;
+// Everything `same` compared, as one string: a hash set of these finds a repeat in one look-up
+// (issue 32: comparing each message with every kept one was quadratic).
+std::string identity(const OomMessage& m) {
+  std::string k;
+  const auto num = [&k](const std::optional<uint64_t>& v) { k += v ? std::to_string(*v) + ',' : "-,"; };
+  k += std::to_string(static_cast<int>(m.kind)) + ',' + std::to_string(static_cast<int>(m.buffer)) + ',';
+  k += m.device ? std::to_string(*m.device) + ',' : "-,";
+  for (const auto& v :
+       {m.requested, m.total, m.free, m.allocated, m.reserved, m.process_in_use, m.kv_needed, m.buffer_bytes})
+    num(v);
+  k += std::to_string(m.max_seq_len) + ',' + std::to_string(m.kv_tokens) + ';';
+  for (const auto& [pid, bytes] : m.processes) k += std::to_string(pid) + ':' + std::to_string(bytes) + ',';
+  k += ';' + m.buffer_device;
+  return k;
 }
 
 }  // namespace
@@ -222,14 +231,18 @@ std::optional<uint64_t> parse_printed_size(string_view s, size_t* used) {
   return std::nullopt;
 }
 
-std::vector<OomMessage> parse_oom_messages(string_view text) {
+std::vector<OomMessage> parse_oom_messages(string_view text, size_t* omitted) {
   std::vector<OomMessage> found;
+  std::unordered_set<std::string> seen;
+  size_t dropped = 0;
   std::optional<OomMessage> llama;  // a llama.cpp failure whose next lines may name the buffer
   size_t llama_lines = 0;
-  auto keep = [&found](OomMessage m) {
-    for (const OomMessage& f : found)
-      if (same(f, m)) return;
-    found.push_back(std::move(m));
+  auto keep = [&](OomMessage m) {
+    if (found.size() >= k_max_oom_messages) {  // bounded: the rest only counted
+      ++dropped;
+      return;
+    }
+    if (seen.insert(identity(m)).second) found.push_back(std::move(m));
   };
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
@@ -268,6 +281,7 @@ std::vector<OomMessage> parse_oom_messages(string_view text) {
     }
   }
   if (llama) keep(*llama);
+  if (omitted) *omitted = dropped;
   return found;
 }
 
