@@ -12,6 +12,7 @@
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
 #include "core/planning/advise.hpp"
 
@@ -126,7 +127,7 @@ std::string render_text(const std::vector<OomMessage>& msgs,
                         const OutputOptions& out) {
   const bool md = out.format == Format::markdown;
   std::string s;
-  if (!out.quiet) s += (md ? "**memplan why-oom**: " : "memplan why-oom: ") + source + "\n";
+  if (!out.quiet) s += (md ? "**memplan why-oom**: " : "memplan why-oom: ") + terminal_field(source) + "\n";
   for (size_t i = 0; i < msgs.size(); ++i) {
     const OomMessage& m = msgs[i];
     s += "\n" + std::string(md ? "### " : "") + oom_title(m) + " (line " + std::to_string(m.line) + ")\n";

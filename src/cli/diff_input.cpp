@@ -7,6 +7,7 @@
 #include <memplan/fit.hpp>
 #include "core/base/file_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/base/terminal_text.hpp"
 
 #include "cli/plan_options.hpp"
 
@@ -107,8 +108,10 @@ DiffInput read_diff_input(const std::string& path, const std::string& subject) {
     return in;
   }
   const std::string name = schema->is_string() ? schema->get<std::string>() : schema->dump();
+  // Issue 32: a 15 MB object as "schema" is named by its first bytes and its length, not copied whole.
+  const std::string shown = terminal_field(name);
   if (name != "memplan.estimate/1" && name != "memplan.fit/1")
-    throw Error(subject, "\"" + path + "\" is a " + name +
+    throw Error(subject, "\"" + path + "\" is a " + shown +
                              " output (expected memplan.estimate/1 or memplan.fit/1, or a plan file)");
   in.kind = name;
   in.side = read_output(doc, path);

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/render_oom.hpp"
+#include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
 
 using namespace memplan;
@@ -185,4 +187,28 @@ TEST_CASE("issue 32: a repeated message is kept once, a differing one is kept") 
   CHECK(m[0].buffer_device == "CUDA0");
   CHECK(m[1].buffer_device == "CUDA1");
   CHECK(omitted == 0);
+}
+
+TEST_CASE("issue 32: a buffer name's terminal escapes and length do not reach the title raw") {
+  const std::string log = "alloc_tensor_range: failed to allocate \x1B]0;pwned\x07 buffer of size 1000\n";
+  const std::vector<OomMessage> m = parse_oom_messages(log);
+  REQUIRE(m.size() == 1);
+  const std::string title = cli::oom_title(m[0]);
+  CHECK(title.find('\x1B') == std::string::npos);
+  CHECK(title.find('\x07') == std::string::npos);
+  CHECK(title.find("on \\x1B]0;pwned\\x07") != std::string::npos);
+
+  // A 100,000-byte name: its first 120 bytes, then its length.
+  OomMessage big = m[0];
+  big.buffer_device = std::string(100'000, 'a');
+  const std::string t = cli::oom_title(big);
+  CHECK(t.find(std::string(120, 'a') + "... (100000 bytes)") != std::string::npos);
+  CHECK(t.size() < 300);
+}
+
+TEST_CASE("issue 32: terminal_field escapes control bytes and cuts overlong text with its length") {
+  CHECK(terminal_field("gpu\x1B[2J") == "gpu\\x1B[2J");
+  // 200 bytes cut at 8: the 8 bytes, then "... (200 bytes)".
+  CHECK(terminal_field(std::string(200, 'a'), 8) == "aaaaaaaa... (200 bytes)");
+  CHECK(terminal_field("short", 8) == "short");
 }
