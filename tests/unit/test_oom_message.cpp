@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <memplan/error.hpp>
 #include "cli/render_oom.hpp"
 #include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
@@ -211,4 +212,26 @@ TEST_CASE("issue 32: terminal_field escapes control bytes and cuts overlong text
   // 200 bytes cut at 8: the 8 bytes, then "... (200 bytes)".
   CHECK(terminal_field(std::string(200, 'a'), 8) == "aaaaaaaa... (200 bytes)");
   CHECK(terminal_field("short", 8) == "short");
+}
+
+TEST_CASE("issue 32: a GPU index above INT_MAX is refused, not wrapped") {
+  // 4294967295 = 2^32 - 1 printed "GPU -1" as an int; INT_MAX = 2147483647 is still read.
+  CHECK_THROWS_AS(parse_oom_messages("CUDA out of memory. Tried to allocate 2.00 MiB (GPU 4294967295; "
+                                     "6.00 GiB total capacity)\n"),
+                  Error);
+  const auto m = parse_oom_messages(
+      "CUDA out of memory. Tried to allocate 2.00 MiB (GPU 2147483647; "
+      "6.00 GiB total capacity)\n");
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].device == 2147483647);
+}
+
+TEST_CASE("issue 32: sums of sizes near 2^64 are refused, not wrapped") {
+  // 16,000,000 TiB = 16e6 * 2^40 = 17,592,186,044,416,000,000 bytes; two of them exceed
+  // 2^64 = 18,446,744,073,709,551,616.
+  const std::string line =
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 16000000 TiB of "
+      "which 16000000 TiB is free. Of the allocated memory 16000000 TiB is allocated by PyTorch, and "
+      "16000000 TiB is reserved by PyTorch but unallocated.\n";
+  CHECK_THROWS_AS(parse_oom_messages(line), OverflowError);
 }

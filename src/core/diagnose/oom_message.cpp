@@ -1,6 +1,9 @@
 #include "core/diagnose/oom_message.hpp"
 
+#include "core/base/checked.hpp"
+
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace memplan {
@@ -35,6 +38,14 @@ std::optional<uint64_t> uint_after(string_view line, string_view phrase) {
   return parse_uint(line.substr(at + phrase.size()));
 }
 
+// A printed GPU index as an int; one above INT_MAX (issue 32: "GPU 4294967295" printed "GPU -1") is
+// no real device, so it is refused rather than wrapped.
+int device_id(uint64_t d) {
+  if (d > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    throw Error("FILE", "the message names GPU " + std::to_string(d) + ", out of range for a device index");
+  return static_cast<int>(d);
+}
+
 bool starts_with(string_view s, string_view p) { return s.substr(0, p.size()) == p; }
 
 // "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated; 3.03 GiB free; 1.24 GiB reserved in
@@ -43,7 +54,7 @@ void read_older_parts(string_view rest, OomMessage& m) {
   m.older_wording = true;
   if (starts_with(rest, " (GPU ")) {
     size_t n = 0;
-    if (auto d = parse_uint(rest.substr(6), &n)) m.device = static_cast<int>(*d);
+    if (auto d = parse_uint(rest.substr(6), &n)) m.device = device_id(*d);
   }
   const size_t close = rest.find(')');
   string_view parts = rest.substr(0, close);
@@ -76,7 +87,7 @@ void read_older_parts(string_view rest, OomMessage& m) {
 // this process has 18.73 GiB memory in use. Of the allocated memory 9.08 GiB is allocated by
 // PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated." ("capacty" in some releases.)
 void read_newer_parts(string_view line, OomMessage& m) {
-  if (auto d = uint_after(line, " GPU ")) m.device = static_cast<int>(*d);
+  if (auto d = uint_after(line, " GPU ")) m.device = device_id(*d);
   size_t cap = line.find("has a total capacity of ");
   size_t cap_len = 24;
   if (cap == npos) {
@@ -98,7 +109,8 @@ void read_newer_parts(string_view line, OomMessage& m) {
   m.allocated = size_after(line, "Of the allocated memory ");
   const size_t and_at = line.find("is allocated by PyTorch, and ");
   if (and_at != npos) m.reserved_unallocated = parse_printed_size(line.substr(and_at + 29));
-  if (m.allocated && m.reserved_unallocated) m.reserved = *m.allocated + *m.reserved_unallocated;
+  if (m.allocated && m.reserved_unallocated)
+    m.reserved = checked_add(*m.allocated, *m.reserved_unallocated, "the message's reserved bytes");
 }
 
 std::optional<OomMessage> read_pytorch(string_view line) {
@@ -291,11 +303,14 @@ OomReading read_pytorch_oom(const OomMessage& m) {
     r.reserved_unallocated = m.reserved_unallocated;
   else if (m.reserved && m.allocated && *m.reserved >= *m.allocated)
     r.reserved_unallocated = *m.reserved - *m.allocated;
-  if (m.free) r.available = *m.free + r.reserved_unallocated.value_or(0);
+  // Sums checked (issue 32: sizes of "16000000 TiB" wrapped): an overflow refuses the message.
+  if (m.free)
+    r.available = checked_add(*m.free, r.reserved_unallocated.value_or(0), "the message's free bytes");
   if (m.requested && r.available && *m.requested > *r.available) r.shortfall = *m.requested - *r.available;
-  if (m.total && m.free && m.reserved && *m.total >= *m.free + *m.reserved)
+  if (m.total && m.free && m.reserved && *m.total >= checked_add(*m.free, *m.reserved, "the message's bytes"))
     r.outside_allocator = *m.total - *m.free - *m.reserved;
-  if (m.total && m.free && m.process_in_use && *m.total >= *m.free + *m.process_in_use)
+  if (m.total && m.free && m.process_in_use &&
+      *m.total >= checked_add(*m.free, *m.process_in_use, "the message's bytes"))
     r.other_processes = *m.total - *m.free - *m.process_in_use;
   if (m.process_in_use && m.reserved && *m.process_in_use >= *m.reserved)
     r.process_non_pytorch = *m.process_in_use - *m.reserved;
@@ -308,7 +323,7 @@ OomReading read_pytorch_oom(const OomMessage& m) {
   if (r.reserved_unallocated && *r.reserved_unallocated > 0 && m.requested && !r.request_exceeds_gpu &&
       !r.free_but_failed) {
     const uint64_t u = *r.reserved_unallocated;
-    r.fragmentation = u >= *m.requested || (m.reserved && u * 4 >= *m.reserved);
+    r.fragmentation = u >= *m.requested || (m.reserved && u >= *m.reserved / 4 + (*m.reserved % 4 != 0));
   }
   return r;
 }
