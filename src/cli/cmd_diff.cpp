@@ -8,6 +8,7 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/terminal_text.hpp"
 #include "core/diagnose/plan_diff.hpp"
 
 #include "cli/command.hpp"
@@ -66,10 +67,10 @@ std::string summary(const PlanDiff& d) {
   std::string broke, changed;
   for (const GpuChange& g : d.gpus) {
     if (g.became_no_fit())
-      broke += (broke.empty() ? "" : ", ") + g.id;
+      broke += (broke.empty() ? "" : ", ") + terminal_field(g.id);
     else if (g.old_gpu && g.new_gpu && g.verdict_changed())
-      changed += (changed.empty() ? "" : ", ") + g.id + " " + verdict_name(g.old_gpu->verdict) + " -> " +
-                 verdict_name(g.new_gpu->verdict);
+      changed += (changed.empty() ? "" : ", ") + terminal_field(g.id) + " " +
+                 verdict_name(g.old_gpu->verdict) + " -> " + verdict_name(g.new_gpu->verdict);
   }
   std::string s;
   if (!broke.empty()) s += "No longer fits: " + broke + ".";
@@ -89,23 +90,23 @@ std::string render_text(const PlanDiff& d, const DiffInput& a, const DiffInput& 
          rows.push_back(&d.required);
          return rows;
        }())
-    terms.add_row({c->name, bytes_or_dash(c->old_bytes, out.units), bytes_or_dash(c->new_bytes, out.units),
-                   change_text(*c, out.units)});
+    terms.add_row({terminal_field(c->name), bytes_or_dash(c->old_bytes, out.units),
+                   bytes_or_dash(c->new_bytes, out.units), change_text(*c, out.units)});
   TextTable gpus({{"gpu", A::left}, {"old", A::left}, {"new", A::left}, {"change", A::left}});
   for (const GpuChange& g : d.gpus)
-    gpus.add_row(
-        {g.id, gpu_state(g.old_gpu, out.units), gpu_state(g.new_gpu, out.units), gpu_change(g, out.units)});
+    gpus.add_row({terminal_field(g.id), gpu_state(g.old_gpu, out.units), gpu_state(g.new_gpu, out.units),
+                  gpu_change(g, out.units)});
 
   std::string s;
   if (md) {
-    s += "### memplan diff\n\n`" + a.path + "` -> `" + b.path + "`\n\n";
+    s += "### memplan diff\n\n`" + terminal_field(a.path) + "` -> `" + terminal_field(b.path) + "`\n\n";
     s += (d.any_became_no_fit() ? "**" + summary(d) + "**" : summary(d)) + "\n\n";
     s += terms.render_markdown();
     if (!d.gpus.empty()) s += "\n" + gpus.render_markdown();
     s += "\nrequired = total + per-process overhead; sharded runs show the most-loaded GPU.\n";
     return s;
   }
-  if (!out.quiet) s += "memplan diff: " + a.path + " -> " + b.path + "\n\n";
+  if (!out.quiet) s += "memplan diff: " + terminal_field(a.path) + " -> " + terminal_field(b.path) + "\n\n";
   s += terms.render();
   if (!d.gpus.empty()) s += "\n" + gpus.render();
   s += "\n" + summary(d) + "\n";

@@ -12,6 +12,7 @@
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
 #include "core/planning/advise.hpp"
 
@@ -126,7 +127,7 @@ std::string render_text(const std::vector<OomMessage>& msgs,
                         const OutputOptions& out) {
   const bool md = out.format == Format::markdown;
   std::string s;
-  if (!out.quiet) s += (md ? "**memplan why-oom**: " : "memplan why-oom: ") + source + "\n";
+  if (!out.quiet) s += (md ? "**memplan why-oom**: " : "memplan why-oom: ") + terminal_field(source) + "\n";
   for (size_t i = 0; i < msgs.size(); ++i) {
     const OomMessage& m = msgs[i];
     s += "\n" + std::string(md ? "### " : "") + oom_title(m) + " (line " + std::to_string(m.line) + ")\n";
@@ -216,7 +217,8 @@ void add_why_oom(CLI::App& sub, Runner& run) {
     const std::string source = from_stdin ? "standard input" : s->file;
     const std::string text = from_stdin ? read_stdin(read_limit::k_oom_message)
                                         : read_small_file(s->file, read_limit::k_oom_message, "FILE");
-    const std::vector<OomMessage> msgs = parse_oom_messages(text);
+    size_t omitted = 0;
+    const std::vector<OomMessage> msgs = parse_oom_messages(text, &omitted);
     if (msgs.empty())
       throw Error("FILE", source +
                               " holds no out-of-memory message memplan reads (expected PyTorch's \"CUDA out "
@@ -229,6 +231,9 @@ void add_why_oom(CLI::App& sub, Runner& run) {
     }
     io.out << (out.format == Format::json ? render_json(msgs, checks, source, out)
                                           : render_text(msgs, checks, source, out));
+    if (omitted)
+      io.err << "memplan why-oom: showed the first " << msgs.size() << " distinct messages; "
+             << group_thousands(omitted) << " more after them were not read\n";
     return k_ok;
   };
 }

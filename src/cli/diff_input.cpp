@@ -1,5 +1,9 @@
 #include "cli/diff_input.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
 #include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
@@ -7,6 +11,7 @@
 #include <memplan/fit.hpp>
 #include "core/base/file_reader.hpp"
 #include "core/base/json_text.hpp"
+#include "core/base/terminal_text.hpp"
 
 #include "cli/plan_options.hpp"
 
@@ -60,14 +65,31 @@ DiffSide read_output(const json& doc, const std::string& where) {
   s.required_bytes = need_bytes(doc, "required_bytes", where);
   const auto fit = doc.find("fit");
   if (fit == doc.end() || !fit->is_array()) throw Error(where, "\"fit\" is missing or not a list");
+  std::unordered_set<std::string> ids;
   for (size_t i = 0; i < fit->size(); ++i) {
     const json& row = (*fit)[i];
     const std::string at = where + ": fit[" + std::to_string(i) + "]";
     if (!row.is_object() || !row.contains("gpu") || !row["gpu"].is_string())
       throw Error(at, "is not a GPU row (expected \"gpu\", \"memory_bytes\", \"required_bytes\", ...)");
-    s.gpus.push_back({row["gpu"].get<std::string>(), need_bytes(row, "memory_bytes", at),
-                      need_bytes(row, "required_bytes", at), need_signed(row, "spare_bytes", at),
-                      need_verdict(row, at)});
+    DiffSide::Gpu g{row["gpu"].get<std::string>(), need_bytes(row, "memory_bytes", at),
+                    need_bytes(row, "required_bytes", at), need_signed(row, "spare_bytes", at),
+                    need_verdict(row, at)};
+    // Issue 32: fit writes spare = memory - required (src/core/planning/fit.cpp, clamped to 2^63 - 1
+    // only for a surplus above it); a row that disagrees (memory 0, spare 2^63 - 1) is refused.
+    const int64_t k_max = std::numeric_limits<int64_t>::max();
+    const int64_t expect =
+        g.memory_bytes >= g.required_bytes
+            ? static_cast<int64_t>(std::min<uint64_t>(g.memory_bytes - g.required_bytes, k_max))
+            : (g.required_bytes - g.memory_bytes > static_cast<uint64_t>(k_max)
+                   ? -k_max
+                   : -static_cast<int64_t>(g.required_bytes - g.memory_bytes));
+    if (g.spare_bytes != expect)
+      throw Error(at, "\"spare_bytes\" " + std::to_string(g.spare_bytes) +
+                          " is not memory_bytes - required_bytes (" + std::to_string(expect) + ")");
+    // Issue 32: a GPU id listed twice in one input cannot be matched to the other side.
+    if (!ids.insert(g.id).second)
+      throw Error(at, "GPU \"" + terminal_field(g.id) + "\" is listed more than once");
+    s.gpus.push_back(std::move(g));
   }
   return s;
 }
@@ -107,8 +129,10 @@ DiffInput read_diff_input(const std::string& path, const std::string& subject) {
     return in;
   }
   const std::string name = schema->is_string() ? schema->get<std::string>() : schema->dump();
+  // Issue 32: a 15 MB object as "schema" is named by its first bytes and its length, not copied whole.
+  const std::string shown = terminal_field(name);
   if (name != "memplan.estimate/1" && name != "memplan.fit/1")
-    throw Error(subject, "\"" + path + "\" is a " + name +
+    throw Error(subject, "\"" + path + "\" is a " + shown +
                              " output (expected memplan.estimate/1 or memplan.fit/1, or a plan file)");
   in.kind = name;
   in.side = read_output(doc, path);

@@ -1,5 +1,7 @@
 #include "cli/render_oom.hpp"
 
+#include "core/base/terminal_text.hpp"
+
 #include <cstdio>
 
 #include <memplan/cuda_runtime.hpp>
@@ -151,7 +153,7 @@ std::string oom_title(const OomMessage& m) {
       return "vLLM: no memory left for the KV cache";
     case OomKind::llama_cpp:
       return std::string("llama.cpp: cudaMalloc failed for the ") + buffer_name(m.buffer) +
-             (m.buffer_device.empty() ? "" : " on " + m.buffer_device);
+             (m.buffer_device.empty() ? "" : " on " + terminal_field(m.buffer_device));
   }
   return "";
 }

@@ -154,3 +154,43 @@ TEST_CASE("why-oom: standard input, bounded", "[cli][oom]") {
   CHECK(big == 2);
   CHECK(said.find("standard input is larger than 16,777,216 bytes") != std::string::npos);
 }
+
+TEST_CASE("issue 32: diff refuses an inconsistent spare, a repeated GPU and bounds a non-string schema",
+          "[cli][diff]") {
+  const fs::path dir = fs::temp_directory_path() / "memplan_issue32_diff";
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string row_ok =
+      R"({"gpu": "t4", "memory_bytes": 100, "required_bytes": 40, "spare_bytes": 60, "verdict": "fits"})";
+  const auto doc = [](const std::string& rows) {
+    return R"({"schema": "memplan.estimate/1", "total_bytes": 40, "required_bytes": 40, "fit": [)" + rows +
+           "]}";
+  };
+  struct Case {
+    std::string file, error;
+  };
+  const std::vector<Case> cases = {
+      // memory 0, required 40: spare is 0 - 40 = -40, not 2^63 - 1.
+      {write("spare.json", doc(R"({"gpu": "t4", "memory_bytes": 0, "required_bytes": 40, )"
+                               R"("spare_bytes": 9223372036854775807, "verdict": "fits"})")),
+       "is not memory_bytes - required_bytes (-40)"},
+      {write("twice.json", doc(row_ok + ", " + row_ok)), "GPU \"t4\" is listed more than once"},
+      {write("schema.json", R"({"schema": {"a": ")" + std::string(100'000, 'x') + "\"}}"),
+       "... (100008 bytes)"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_cli({"diff", c.file, c.file});
+    INFO(c.file << "\nstderr: " << r.err.substr(0, 300));
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.error) != std::string::npos);
+    CHECK(memplan::test::line_count(r.err) == 1);
+    CHECK(r.err.size() < 400);
+  }
+  // The consistent row is read: the same file against itself changes nothing, exit 0.
+  const std::string ok = write("ok.json", doc(row_ok));
+  CHECK(run_cli({"diff", ok, ok}).code == 0);
+  fs::remove_all(dir);
+}

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <memplan/error.hpp>
+#include "cli/render_oom.hpp"
+#include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
 
 using namespace memplan;
@@ -156,4 +159,79 @@ TEST_CASE("oom messages: repeats counted once, text without one gives none, host
   const std::string digits(100000, '9');
   CHECK(parse_oom_messages("CUDA out of memory. Tried to allocate " + digits + " GiB").empty());
   CHECK(parse_oom_messages("Tried to allocate 1.00 GiB (GPU 0;;;; out of memory").size() == 1);
+}
+
+TEST_CASE("issue 32: 20,000 distinct PyTorch messages keep the first k_max_oom_messages, count the rest") {
+  // Line i (1-based) asks for i MiB: all distinct. 20,000 + 1 repeat of line 1 at the end.
+  std::string log;
+  for (int i = 1; i <= 20'000; ++i)
+    log +=
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + std::to_string(i) + ".00 MiB.\n";
+  log += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 MiB.\n";
+  size_t omitted = 0;
+  const std::vector<OomMessage> m = parse_oom_messages(log, &omitted);
+  REQUIRE(m.size() == k_max_oom_messages);
+  CHECK(m[0].requested == uint64_t{1} * 1'048'576);
+  CHECK(m[99].requested == uint64_t{100} * 1'048'576);
+  CHECK(m[99].line == 100);
+  CHECK(omitted == 20'001 - k_max_oom_messages);  // every message after the kept ones
+}
+
+TEST_CASE("issue 32: a repeated message is kept once, a differing one is kept") {
+  const std::string log =
+      "allocating 10.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "allocating 10.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+      "allocating 10.00 MiB on device 1: cudaMalloc failed: out of memory\n";
+  size_t omitted = 7;
+  const std::vector<OomMessage> m = parse_oom_messages(log, &omitted);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].buffer_device == "CUDA0");
+  CHECK(m[1].buffer_device == "CUDA1");
+  CHECK(omitted == 0);
+}
+
+TEST_CASE("issue 32: a buffer name's terminal escapes and length do not reach the title raw") {
+  const std::string log = "alloc_tensor_range: failed to allocate \x1B]0;pwned\x07 buffer of size 1000\n";
+  const std::vector<OomMessage> m = parse_oom_messages(log);
+  REQUIRE(m.size() == 1);
+  const std::string title = cli::oom_title(m[0]);
+  CHECK(title.find('\x1B') == std::string::npos);
+  CHECK(title.find('\x07') == std::string::npos);
+  CHECK(title.find("on \\x1B]0;pwned\\x07") != std::string::npos);
+
+  // A 100,000-byte name: its first 120 bytes, then its length.
+  OomMessage big = m[0];
+  big.buffer_device = std::string(100'000, 'a');
+  const std::string t = cli::oom_title(big);
+  CHECK(t.find(std::string(120, 'a') + "... (100000 bytes)") != std::string::npos);
+  CHECK(t.size() < 300);
+}
+
+TEST_CASE("issue 32: terminal_field escapes control bytes and cuts overlong text with its length") {
+  CHECK(terminal_field("gpu\x1B[2J") == "gpu\\x1B[2J");
+  // 200 bytes cut at 8: the 8 bytes, then "... (200 bytes)".
+  CHECK(terminal_field(std::string(200, 'a'), 8) == "aaaaaaaa... (200 bytes)");
+  CHECK(terminal_field("short", 8) == "short");
+}
+
+TEST_CASE("issue 32: a GPU index above INT_MAX is refused, not wrapped") {
+  // 4294967295 = 2^32 - 1 printed "GPU -1" as an int; INT_MAX = 2147483647 is still read.
+  CHECK_THROWS_AS(parse_oom_messages("CUDA out of memory. Tried to allocate 2.00 MiB (GPU 4294967295; "
+                                     "6.00 GiB total capacity)\n"),
+                  Error);
+  const auto m = parse_oom_messages(
+      "CUDA out of memory. Tried to allocate 2.00 MiB (GPU 2147483647; "
+      "6.00 GiB total capacity)\n");
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].device == 2147483647);
+}
+
+TEST_CASE("issue 32: sums of sizes near 2^64 are refused, not wrapped") {
+  // 16,000,000 TiB = 16e6 * 2^40 = 17,592,186,044,416,000,000 bytes; two of them exceed
+  // 2^64 = 18,446,744,073,709,551,616.
+  const std::string line =
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 16000000 TiB of "
+      "which 16000000 TiB is free. Of the allocated memory 16000000 TiB is allocated by PyTorch, and "
+      "16000000 TiB is reserved by PyTorch but unallocated.\n";
+  CHECK_THROWS_AS(parse_oom_messages(line), OverflowError);
 }

@@ -55,3 +55,23 @@ TEST_CASE("diff: a fit-only side has no terms, so none are compared", "[diff]") 
   fit_only.terms.clear();
   CHECK(diff_plans(fit_only, side(2, 1, Verdict::fits)).terms.empty());
 }
+
+TEST_CASE("issue 32: diff matches 20,000 breakdown keys and fit rows by name, each once") {
+  // Old has keys k0..k19999 with bytes i; new has the same keys with bytes 2*i, listed in reverse.
+  // Each change is then 2*i - i = i, and no key is "only in one side".
+  const size_t n = 20'000;
+  DiffSide a, b;
+  for (size_t i = 0; i < n; ++i) {
+    a.terms.push_back({"k" + std::to_string(i), i});
+    b.terms.push_back({"k" + std::to_string(n - 1 - i), 2 * (n - 1 - i)});
+    a.gpus.push_back({"g" + std::to_string(i), 100, 1, 99, Verdict::fits});
+    b.gpus.push_back({"g" + std::to_string(n - 1 - i), 100, 1, 99, Verdict::fits});
+  }
+  const PlanDiff d = diff_plans(a, b);
+  REQUIRE(d.terms.size() == n);
+  REQUIRE(d.gpus.size() == n);
+  CHECK(d.terms[12'345].name == "k12345");
+  CHECK(d.terms[12'345].change_bytes() == 12'345);
+  CHECK(d.gpus[777].id == "g777");
+  CHECK(d.gpus[777].new_gpu.has_value());
+}

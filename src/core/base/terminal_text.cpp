@@ -57,4 +57,9 @@ std::string terminal_text(std::string_view text) {
   return out;
 }
 
+std::string terminal_field(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return terminal_text(text);
+  return terminal_text(text.substr(0, max_bytes)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace memplan

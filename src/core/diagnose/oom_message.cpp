@@ -1,6 +1,10 @@
 #include "core/diagnose/oom_message.hpp"
 
+#include "core/base/checked.hpp"
+
 #include <cmath>
+#include <limits>
+#include <unordered_set>
 
 namespace memplan {
 namespace {
@@ -34,6 +38,14 @@ std::optional<uint64_t> uint_after(string_view line, string_view phrase) {
   return parse_uint(line.substr(at + phrase.size()));
 }
 
+// A printed GPU index as an int; one above INT_MAX (issue 32: "GPU 4294967295" printed "GPU -1") is
+// no real device, so it is refused rather than wrapped.
+int device_id(uint64_t d) {
+  if (d > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    throw Error("FILE", "the message names GPU " + std::to_string(d) + ", out of range for a device index");
+  return static_cast<int>(d);
+}
+
 bool starts_with(string_view s, string_view p) { return s.substr(0, p.size()) == p; }
 
 // "(GPU 0; 6.00 GiB total capacity; 781.59 MiB already allocated; 3.03 GiB free; 1.24 GiB reserved in
@@ -42,7 +54,7 @@ void read_older_parts(string_view rest, OomMessage& m) {
   m.older_wording = true;
   if (starts_with(rest, " (GPU ")) {
     size_t n = 0;
-    if (auto d = parse_uint(rest.substr(6), &n)) m.device = static_cast<int>(*d);
+    if (auto d = parse_uint(rest.substr(6), &n)) m.device = device_id(*d);
   }
   const size_t close = rest.find(')');
   string_view parts = rest.substr(0, close);
@@ -75,7 +87,7 @@ void read_older_parts(string_view rest, OomMessage& m) {
 // this process has 18.73 GiB memory in use. Of the allocated memory 9.08 GiB is allocated by
 // PyTorch, and 9.35 GiB is reserved by PyTorch but unallocated." ("capacty" in some releases.)
 void read_newer_parts(string_view line, OomMessage& m) {
-  if (auto d = uint_after(line, " GPU ")) m.device = static_cast<int>(*d);
+  if (auto d = uint_after(line, " GPU ")) m.device = device_id(*d);
   size_t cap = line.find("has a total capacity of ");
   size_t cap_len = 24;
   if (cap == npos) {
@@ -97,7 +109,8 @@ void read_newer_parts(string_view line, OomMessage& m) {
   m.allocated = size_after(line, "Of the allocated memory ");
   const size_t and_at = line.find("is allocated by PyTorch, and ");
   if (and_at != npos) m.reserved_unallocated = parse_printed_size(line.substr(and_at + 29));
-  if (m.allocated && m.reserved_unallocated) m.reserved = *m.allocated + *m.reserved_unallocated;
+  if (m.allocated && m.reserved_unallocated)
+    m.reserved = checked_add(*m.allocated, *m.reserved_unallocated, "the message's reserved bytes");
 }
 
 std::optional<OomMessage> read_pytorch(string_view line) {
@@ -184,12 +197,20 @@ bool refine_llama(string_view line, OomMessage& m) {
   return false;
 }
 
-bool same(const OomMessage& a, const OomMessage& b) {
-  return a.kind == b.kind && a.device == b.device && a.requested == b.requested && a.total == b.total &&
-         a.free == b.free && a.allocated == b.allocated && a.reserved == b.reserved &&
-         a.process_in_use == b.process_in_use && a.processes == b.processes &&
-         a.max_seq_len == b.max_seq_len && a.kv_tokens == b.kv_tokens && a.kv_needed == b.kv_needed &&
-         a.buffer_bytes == b.buffer_bytes && a.buffer_device == b.buffer_device && a.buffer == b.buffer;
+// Everything `same` compared, as one string: a hash set of these finds a repeat in one look-up
+// (issue 32: comparing each message with every kept one was quadratic).
+std::string identity(const OomMessage& m) {
+  std::string k;
+  const auto num = [&k](const std::optional<uint64_t>& v) { k += v ? std::to_string(*v) + ',' : "-,"; };
+  k += std::to_string(static_cast<int>(m.kind)) + ',' + std::to_string(static_cast<int>(m.buffer)) + ',';
+  k += m.device ? std::to_string(*m.device) + ',' : "-,";
+  for (const auto& v :
+       {m.requested, m.total, m.free, m.allocated, m.reserved, m.process_in_use, m.kv_needed, m.buffer_bytes})
+    num(v);
+  k += std::to_string(m.max_seq_len) + ',' + std::to_string(m.kv_tokens) + ';';
+  for (const auto& [pid, bytes] : m.processes) k += std::to_string(pid) + ':' + std::to_string(bytes) + ',';
+  k += ';' + m.buffer_device;
+  return k;
 }
 
 }  // namespace
@@ -222,14 +243,18 @@ std::optional<uint64_t> parse_printed_size(string_view s, size_t* used) {
   return std::nullopt;
 }
 
-std::vector<OomMessage> parse_oom_messages(string_view text) {
+std::vector<OomMessage> parse_oom_messages(string_view text, size_t* omitted) {
   std::vector<OomMessage> found;
+  std::unordered_set<std::string> seen;
+  size_t dropped = 0;
   std::optional<OomMessage> llama;  // a llama.cpp failure whose next lines may name the buffer
   size_t llama_lines = 0;
-  auto keep = [&found](OomMessage m) {
-    for (const OomMessage& f : found)
-      if (same(f, m)) return;
-    found.push_back(std::move(m));
+  auto keep = [&](OomMessage m) {
+    if (found.size() >= k_max_oom_messages) {  // bounded: the rest only counted
+      ++dropped;
+      return;
+    }
+    if (seen.insert(identity(m)).second) found.push_back(std::move(m));
   };
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
@@ -268,6 +293,7 @@ std::vector<OomMessage> parse_oom_messages(string_view text) {
     }
   }
   if (llama) keep(*llama);
+  if (omitted) *omitted = dropped;
   return found;
 }
 
@@ -277,11 +303,14 @@ OomReading read_pytorch_oom(const OomMessage& m) {
     r.reserved_unallocated = m.reserved_unallocated;
   else if (m.reserved && m.allocated && *m.reserved >= *m.allocated)
     r.reserved_unallocated = *m.reserved - *m.allocated;
-  if (m.free) r.available = *m.free + r.reserved_unallocated.value_or(0);
+  // Sums checked (issue 32: sizes of "16000000 TiB" wrapped): an overflow refuses the message.
+  if (m.free)
+    r.available = checked_add(*m.free, r.reserved_unallocated.value_or(0), "the message's free bytes");
   if (m.requested && r.available && *m.requested > *r.available) r.shortfall = *m.requested - *r.available;
-  if (m.total && m.free && m.reserved && *m.total >= *m.free + *m.reserved)
+  if (m.total && m.free && m.reserved && *m.total >= checked_add(*m.free, *m.reserved, "the message's bytes"))
     r.outside_allocator = *m.total - *m.free - *m.reserved;
-  if (m.total && m.free && m.process_in_use && *m.total >= *m.free + *m.process_in_use)
+  if (m.total && m.free && m.process_in_use &&
+      *m.total >= checked_add(*m.free, *m.process_in_use, "the message's bytes"))
     r.other_processes = *m.total - *m.free - *m.process_in_use;
   if (m.process_in_use && m.reserved && *m.process_in_use >= *m.reserved)
     r.process_non_pytorch = *m.process_in_use - *m.reserved;
@@ -294,7 +323,7 @@ OomReading read_pytorch_oom(const OomMessage& m) {
   if (r.reserved_unallocated && *r.reserved_unallocated > 0 && m.requested && !r.request_exceeds_gpu &&
       !r.free_but_failed) {
     const uint64_t u = *r.reserved_unallocated;
-    r.fragmentation = u >= *m.requested || (m.reserved && u * 4 >= *m.reserved);
+    r.fragmentation = u >= *m.requested || (m.reserved && u >= *m.reserved / 4 + (*m.reserved % 4 != 0));
   }
   return r;
 }

@@ -54,8 +54,13 @@ struct OomMessage {
   LlamaBuffer buffer = LlamaBuffer::unknown;
 };
 
-// Every distinct out-of-memory message in `text`, in order (a repeated one counted once).
-std::vector<OomMessage> parse_oom_messages(std::string_view text);
+// At most this many distinct messages are kept (issue 32: a log of 300,000 distinct ones); the
+// messages after are counted in `omitted`, not kept.
+constexpr size_t k_max_oom_messages = 100;
+
+// Every distinct out-of-memory message in `text`, in order (a repeated one counted once), the first
+// k_max_oom_messages of them; `omitted` receives how many messages after those were not kept.
+std::vector<OomMessage> parse_oom_messages(std::string_view text, size_t* omitted = nullptr);
 
 // "2.26 GiB" / "0 bytes" / "781.59 MiB" -> bytes (rounded to the nearest byte); nullopt if `s` does
 // not start with a size. `used` receives the characters read.

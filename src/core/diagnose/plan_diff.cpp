@@ -1,6 +1,8 @@
 #include "core/diagnose/plan_diff.hpp"
 
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include <memplan/error.hpp>
 
@@ -14,16 +16,20 @@ int64_t as_signed(uint64_t v) {
   return static_cast<int64_t>(v);
 }
 
-const DiffSide::Term* find_term(const DiffSide& s, const std::string& name) {
-  for (const DiffSide::Term& t : s.terms)
-    if (t.name == name) return &t;
-  return nullptr;
+// Name -> position, so a side of 100,000 breakdown keys or fit rows is matched in one pass (issue 32:
+// a rescan per key was quadratic). The first of a repeated name wins, as the rescan did.
+template <typename Item, typename Key>
+std::unordered_map<std::string_view, const Item*> index_of(const std::vector<Item>& items, Key key) {
+  std::unordered_map<std::string_view, const Item*> at;
+  at.reserve(items.size());
+  for (const Item& i : items) at.emplace(key(i), &i);
+  return at;
 }
 
-const DiffSide::Gpu* find_gpu(const DiffSide& s, const std::string& id) {
-  for (const DiffSide::Gpu& g : s.gpus)
-    if (g.id == id) return &g;
-  return nullptr;
+template <typename Map>
+auto lookup(const Map& m, const std::string& k) -> typename Map::mapped_type {
+  const auto it = m.find(k);
+  return it == m.end() ? nullptr : it->second;
 }
 
 bool fitted(Verdict v) { return v != Verdict::no; }
@@ -51,22 +57,28 @@ bool PlanDiff::any_became_no_fit() const {
 
 PlanDiff diff_plans(const DiffSide& old_side, const DiffSide& new_side) {
   PlanDiff d;
+  const auto term_name = [](const DiffSide::Term& t) { return std::string_view(t.name); };
+  const auto gpu_id = [](const DiffSide::Gpu& g) { return std::string_view(g.id); };
   if (!old_side.terms.empty() && !new_side.terms.empty()) {
+    const auto old_terms = index_of(old_side.terms, term_name);
+    const auto new_terms = index_of(new_side.terms, term_name);
     for (const DiffSide::Term& t : old_side.terms) {
-      const DiffSide::Term* n = find_term(new_side, t.name);
+      const DiffSide::Term* n = lookup(new_terms, t.name);
       d.terms.push_back({t.name, t.bytes, n ? std::optional<uint64_t>(n->bytes) : std::nullopt});
     }
     for (const DiffSide::Term& t : new_side.terms)
-      if (!find_term(old_side, t.name)) d.terms.push_back({t.name, std::nullopt, t.bytes});
+      if (!lookup(old_terms, t.name)) d.terms.push_back({t.name, std::nullopt, t.bytes});
   }
   d.total = {"total", old_side.total_bytes, new_side.total_bytes};
   d.required = {"required", old_side.required_bytes, new_side.required_bytes};
+  const auto old_gpus = index_of(old_side.gpus, gpu_id);
+  const auto new_gpus = index_of(new_side.gpus, gpu_id);
   for (const DiffSide::Gpu& g : old_side.gpus) {
-    const DiffSide::Gpu* n = find_gpu(new_side, g.id);
+    const DiffSide::Gpu* n = lookup(new_gpus, g.id);
     d.gpus.push_back({g.id, g, n ? std::optional<DiffSide::Gpu>(*n) : std::nullopt});
   }
   for (const DiffSide::Gpu& g : new_side.gpus)
-    if (!find_gpu(old_side, g.id)) d.gpus.push_back({g.id, std::nullopt, g});
+    if (!lookup(old_gpus, g.id)) d.gpus.push_back({g.id, std::nullopt, g});
   // Changes are checked once here so a renderer never meets an overflow.
   for (const BytesChange& t : d.terms) (void)t.change_bytes();
   (void)d.total.change_bytes();
