@@ -2,16 +2,11 @@
 
 #include <cstdio>
 
+#include "cli/number_text.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // GiB and concurrency to the hundredth, SGLang's fraction as it prints it, counts whole.
 int digits_of(const LogCheck& k) {

@@ -5,15 +5,10 @@
 #include <cstdio>
 
 #include <memplan/quantity.hpp>
+#include "cli/number_text.hpp"
 
 namespace memplan::cli {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string n(uint64_t v) { return group_thousands(v); }
 

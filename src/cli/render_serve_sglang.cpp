@@ -6,23 +6,12 @@
 #include <cstdio>
 
 #include <memplan/quantity.hpp>
+#include "cli/number_text.hpp"
 #include "cli/render_log_checks.hpp"
 #include "cli/text_table.hpp"
 
 namespace memplan::cli {
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-double gib(uint64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(1ull << 30); }
-
-std::string signed_bytes(int64_t b, Units u) {
-  return b < 0 ? "-" + format_bytes(static_cast<uint64_t>(-b), u) : format_bytes(static_cast<uint64_t>(b), u);
-}
 
 std::string count(uint64_t v) { return group_thousands(v); }
 

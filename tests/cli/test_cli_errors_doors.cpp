@@ -23,7 +23,7 @@ std::string error_line(const std::vector<std::string>& args) {
   return r.err;
 }
 
-nlohmann::json json_of(const std::vector<std::string>& args, int code = 0) {
+nlohmann::json doors_json(const std::vector<std::string>& args, int code = 0) {
   const auto r = run_cli(args);
   INFO(r.out << r.err);
   REQUIRE(r.code == code);
@@ -37,26 +37,26 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 TEST_CASE("issue 27: --seq 8k is 8,192 tokens in every token-count option", "[cli][errors][issue27]") {
   // llama-2-7b inference, KV cache = 2 (K, V) x 32 layers x 32 KV heads x 128 head dim x 8,192
   // tokens x 2 B (fp16) = 4,294,967,296 B: 8k read as 8,000 would give 4,194,304,000.
-  const auto k = json_of({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--precision", "fp16",
-                          "--seq", "8k", "--format", "json"});
+  const auto k = doors_json({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--precision", "fp16",
+                             "--seq", "8k", "--format", "json"});
   CHECK(k["inputs"]["seq"] == 8192);
   CHECK(k["breakdown"]["kv_cache"] == 2ull * 32 * 32 * 128 * 8192 * 2);
   CHECK(k["breakdown"]["kv_cache"] == 4294967296ull);
   // Every token-count option reads k the same way.
-  const auto serve = json_of({"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--max-model-len", "4k",
-                              "--max-num-batched-tokens", "2k", "--format", "json"});
+  const auto serve = doors_json({"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--max-model-len",
+                                 "4k", "--max-num-batched-tokens", "2k", "--format", "json"});
   CHECK(serve["settings"]["max_model_len"] == 4096);
   CHECK(serve["settings"]["max_num_batched_tokens"] == 2048);
-  const auto gguf = json_of(
+  const auto gguf = doors_json(
       {"gguf-fit", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--ctx-size", "4k", "--format", "json"});
   CHECK(gguf["n_ctx"] == 4096);
-  const auto chunk = json_of({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096",
-                              "--prefill-chunk", "1k", "--format", "json"});
-  const auto chunk_digits = json_of({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096",
-                                     "--prefill-chunk", "1024", "--format", "json"});
+  const auto chunk = doors_json({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--seq", "4096",
+                                 "--prefill-chunk", "1k", "--format", "json"});
+  const auto chunk_digits = doors_json({"estimate", "--model", "llama-2-7b", "--mode", "infer", "--seq",
+                                        "4096", "--prefill-chunk", "1024", "--format", "json"});
   CHECK(chunk["required_bytes"] == chunk_digits["required_bytes"]);
   // A parameter count stays decimal; a batch size takes no suffix.
-  CHECK(json_of({"estimate", "--params", "8k", "--format", "json"})["model"]["parameters"] == 8000);
+  CHECK(doors_json({"estimate", "--params", "8k", "--format", "json"})["model"]["parameters"] == 8000);
   CHECK(
       error_line({"estimate", "--model", "llama-2-7b", "--seq", "1024", "--batch", "1k"}) ==
       "memplan: error: --batch: \"1k\": a batch size is written in digits (is 1k 1,000 or 1,024?) (expected "
@@ -75,21 +75,21 @@ TEST_CASE("issue 27: --params 7 is refused with a hint", "[cli][errors][issue27]
   CHECK(has(error_line({"estimate", "--params", "999"}),
             "--params: \"999\" is 999 parameters; did you mean 999B?"));
   // Said with an exponent or a suffix, a small count is meant: 7e0 = 7, 0.5k = 500.
-  CHECK(json_of({"estimate", "--params", "7e0", "--format", "json"})["model"]["parameters"] == 7);
-  CHECK(json_of({"estimate", "--params", "0.5k", "--format", "json"})["model"]["parameters"] == 500);
-  CHECK(json_of({"estimate", "--params", "1000", "--format", "json"})["model"]["parameters"] == 1000);
+  CHECK(doors_json({"estimate", "--params", "7e0", "--format", "json"})["model"]["parameters"] == 7);
+  CHECK(doors_json({"estimate", "--params", "0.5k", "--format", "json"})["model"]["parameters"] == 500);
+  CHECK(doors_json({"estimate", "--params", "1000", "--format", "json"})["model"]["parameters"] == 1000);
 }
 
 TEST_CASE("issue 27: --gpu \"24 GB\" is 24GB", "[cli][errors][issue27]") {
   // "24GB" is the 24gb alias of rtx-4090: 24,564 MiB = 25,757,220,864 B (data/gpus.json, no driver
   // share). Before, "24 GB" was a custom GPU of 24,000,000,000 B.
-  const auto joined = json_of({"estimate", "--params", "7B", "--gpu", "24GB", "--format", "json"}, 0);
-  const auto spaced = json_of({"estimate", "--params", "7B", "--gpu", "24 GB", "--format", "json"}, 0);
+  const auto joined = doors_json({"estimate", "--params", "7B", "--gpu", "24GB", "--format", "json"}, 0);
+  const auto spaced = doors_json({"estimate", "--params", "7B", "--gpu", "24 GB", "--format", "json"}, 0);
   CHECK(spaced["fit"][0]["gpu"] == "rtx-4090");
   CHECK(spaced["fit"][0]["memory_bytes"] == 24564ull * 1024 * 1024);
   CHECK(spaced["fit"] == joined["fit"]);
   // Spaces around a list's names go too; a size with a space is the size.
-  const auto list = json_of({"estimate", "--params", "7B", "--gpu", "t4, 12 GiB", "--format", "json"}, 0);
+  const auto list = doors_json({"estimate", "--params", "7B", "--gpu", "t4, 12 GiB", "--format", "json"}, 0);
   CHECK(list["fit"][0]["gpu"] == "t4");
   CHECK(list["fit"][1]["gpu"] == "12GiB");
   CHECK(list["fit"][1]["memory_bytes"] == 12ull << 30);
@@ -104,10 +104,10 @@ TEST_CASE("issue 27: --seq past the model's trained context is said", "[cli][err
   const auto table = run_cli({"estimate", "--model", "llama-2-7b", "--seq", "8192", "--gpu", "h100-80gb"});
   REQUIRE(table.code == 0);
   CHECK(has(table.out, "  note: " + sentence + "\n"));
-  const auto j = json_of(
+  const auto j = doors_json(
       {"estimate", "--model", "llama-2-7b", "--seq", "8192", "--gpu", "h100-80gb", "--format", "json"});
   CHECK(j["warnings"] == nlohmann::json::array({sentence}));
-  const auto within = json_of(
+  const auto within = doors_json(
       {"estimate", "--model", "llama-2-7b", "--seq", "4096", "--gpu", "h100-80gb", "--format", "json"});
   CHECK_FALSE(within.contains("warnings"));
   // GPT-2's positions are a learned table of 1,024 rows: 4,096 cannot run, so it is refused.
@@ -117,10 +117,10 @@ TEST_CASE("issue 27: --seq past the model's trained context is said", "[cli][err
   CHECK(run_cli({"estimate", "--model", "gpt2", "--seq", "1024"}).code == 0);
   // The longest sequence max-batch finds for it stops at the table's 1,024 rows (an H100 holds far more).
   const auto seq =
-      json_of({"max-batch", "--model", "gpt2", "--gpu", "h100-80gb", "--max-seq", "--format", "json"});
+      doors_json({"max-batch", "--model", "gpt2", "--gpu", "h100-80gb", "--max-seq", "--format", "json"});
   CHECK(seq["results"][0]["max_seq"] == 1024);
   // vLLM refuses a max_model_len past the model's unless told to.
-  const auto serve = json_of(
+  const auto serve = doors_json(
       {"serve", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--max-model-len", "32k", "--format", "json"});
   bool noted = false;
   for (const auto& n : serve["notes"])
@@ -163,7 +163,7 @@ TEST_CASE("issue 27: Apple and AMD GPUs are named by their runtime, not CUDA", "
   CHECK_FALSE(has(t.out, "overhead = the CUDA context predicted"));
   auto as_json = args;
   as_json.insert(as_json.end(), {"--format", "json"});
-  const auto j = json_of(as_json);
+  const auto j = doors_json(as_json);
   CHECK(j["overhead_source"] == "assumed");
   CHECK(j["fit"][0]["runtime"] == "metal");
   CHECK(j["fit"][1]["runtime"] == "rocm");
@@ -171,7 +171,7 @@ TEST_CASE("issue 27: Apple and AMD GPUs are named by their runtime, not CUDA", "
   CHECK(j["fit"][0]["overhead_bytes"] == 1024ull * 2048 * 132 + 441253888ull);
   CHECK(has(j["fit"][1]["overhead_note"].get<std::string>(), "ROCm/HIP: memplan has no measured figure"));
   // An NVIDIA GPU keeps its CUDA context.
-  const auto h = json_of({"estimate", "--params", "7B", "--gpu", "h100-80gb", "--format", "json"});
+  const auto h = doors_json({"estimate", "--params", "7B", "--gpu", "h100-80gb", "--format", "json"});
   CHECK(h["fit"][0]["runtime"] == "cuda");
   CHECK(h["fit"][0]["overhead_note"].is_null());
   CHECK(h["fit"][0]["cuda_context"]["bytes"] == h["fit"][0]["overhead_bytes"]);

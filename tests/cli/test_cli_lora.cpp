@@ -11,7 +11,7 @@ using nlohmann::json;
 
 namespace {
 
-json estimate_json(std::vector<std::string> args) {
+json lora_estimate_json(std::vector<std::string> args) {
   args.insert(args.begin(), "estimate");
   args.insert(args.end(), {"--format", "json"});
   auto r = run_cli(args);
@@ -27,7 +27,7 @@ const std::vector<std::string> k_qlora = {"--model",    "llama-2-7b", "--lora", 
 }  // namespace
 
 TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cli][lora]") {
-  const json doc = estimate_json(k_qlora);
+  const json doc = lora_estimate_json(k_qlora);
   // peft's count for r=16 on q_proj,v_proj: 32 layers x 2 matrices x 16 x (4096 + 4096).
   CHECK(doc["model"]["trainable_parameters"] == 32ull * 2 * 16 * (4096 + 4096));
   CHECK(doc["model"]["trainable_parameters"] == 8388608);
@@ -65,7 +65,7 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
 
   std::vector<std::string> full = k_qlora;
   full.erase(full.begin() + 2, full.begin() + 6);  // drop --lora 16 (and --quantize nf4: nothing is frozen)
-  const json ft = estimate_json(full);
+  const json ft = lora_estimate_json(full);
   // With peft's fp32 adapters QLoRA keeps more than the full fine-tune (two fp32 copies per layer
   // where the full fine-tune keeps the norms' normalised tensors); with adapters in bf16 it keeps
   // less (bitsandbytes keeps the frozen matmuls' inputs as a trained Linear would, the norms'
@@ -77,7 +77,7 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
   // tensors (2 x 16,777,216) less x.A for q and v (131,072) = 33,423,360; layer 0 also its
   // attention norm (33,562,624); outside, the final norm's normalised tensor and the LM head's
   // input (2 x 16,777,216).
-  CHECK(estimate_json(base)["breakdown"]["activations"].get<uint64_t>() ==
+  CHECK(lora_estimate_json(base)["breakdown"]["activations"].get<uint64_t>() ==
         ft["breakdown"]["activations"].get<uint64_t>() - (31ull * 33423360 + 33423360 + 33562624 + 33554432));
 }
 
@@ -90,12 +90,12 @@ TEST_CASE("lora: fit and max-batch, GPT-2's fused c_attn, all seven Llama matric
   CHECK(mb.code == 0);
   // GPT-2 small, c_attn (768 -> 2304): 12 x 8 x (768 + 2304) = 294,912 (peft's count).
   const json g =
-      estimate_json({"--model", "gpt2", "--lora", "8", "--lora-targets", "c_attn", "--seq", "512"});
+      lora_estimate_json({"--model", "gpt2", "--lora", "8", "--lora-targets", "c_attn", "--seq", "512"});
   CHECK(g["model"]["trainable_parameters"] == 12 * 8 * (768 + 2304));
   CHECK(g["model"]["lora"]["targets"] == "c_attn (fused q,k,v)");
   // All seven Llama matrices at r=8: 32 x 8 x (3 x (4096 + 4096) + 4096 + 4096 + 2 x (4096 + 11008)
   // + (11008 + 4096)) = 19,988,480.
-  const json all = estimate_json({"--model", "llama-2-7b", "--lora", "8", "--lora-targets", "all"});
+  const json all = lora_estimate_json({"--model", "llama-2-7b", "--lora", "8", "--lora-targets", "all"});
   CHECK(all["model"]["trainable_parameters"] == 32ull * 8 * (4 * 8192 + 3 * 15104));
 }
 

@@ -14,9 +14,9 @@ using memplan::test::run_cli;
 
 namespace {
 
-const std::string k_configs = MEMPLAN_SOURCE_DIR "/tests/data/hf_configs/";
+const std::string k_v1_configs = MEMPLAN_SOURCE_DIR "/tests/data/hf_configs/";
 
-nlohmann::json serve(std::vector<std::string> args) {
+nlohmann::json serve_v1_json(std::vector<std::string> args) {
   args.insert(args.begin(), "serve");
   args.push_back("--format");
   args.push_back("json");
@@ -32,13 +32,13 @@ TEST_CASE("serve runs vLLM's V1 engine by default, --vllm-version 0.6.4 or v0 se
   const auto t = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "h100-80gb"});
   REQUIRE(t.code == 0);
   CHECK(t.out.find("vLLM 0.10.1 (V1 engine) budget") != std::string::npos);
-  const auto v1 = serve({"--model", "llama-3-8b", "--gpu", "h100-80gb"});
+  const auto v1 = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb"});
   CHECK(v1["engine_version"] == "0.10.1");
   CHECK(v1["settings"]["chunked_prefill"] == true);
   CHECK(v1["budget"]["non_torch_bytes"] == 0);  // the CUDA context predates V1's snapshot
   for (const char* v0 : {"0.6.4", "v0"}) {
     INFO(v0);
-    const auto j = serve({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", v0});
+    const auto j = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", v0});
     CHECK(j["engine_version"] == "0.6.4.post1");
     // V0's figures: max(max_model_len 8,192, 2,048) tokens in one step, 256 sequences, the 400 MiB context.
     CHECK(j["settings"]["max_num_batched_tokens"] == 8192);
@@ -77,20 +77,20 @@ TEST_CASE("serve V1: max_num_batched_tokens and max_num_seqs by GPU and entry po
     args.push_back("--vllm-entry");
     args.push_back(c.entry);
     INFO(c.gpu[0] << " " << c.entry);
-    const auto j = serve(args);
+    const auto j = serve_v1_json(args);
     CHECK(j["settings"]["max_num_batched_tokens"] == c.tokens);
     CHECK(j["settings"]["max_num_seqs"] == c.seqs);
     CHECK(j["flags"].get<std::string>().find("--max-num-batched-tokens " + std::to_string(c.tokens)) !=
           std::string::npos);
   }
   // The user's values stay.
-  const auto given = serve({"--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-seqs", "64",
-                            "--max-num-batched-tokens", "4096"});
+  const auto given = serve_v1_json({"--model", "llama-3-8b", "--gpu", "a100-80gb", "--max-num-seqs", "64",
+                                    "--max-num-batched-tokens", "4096"});
   CHECK(given["settings"]["max_num_seqs"] == 64);
   CHECK(given["settings"]["max_num_batched_tokens"] == 4096);
   // The default sequences never exceed the step's tokens: min(1,024, 512) on an H100.
   const auto small =
-      serve({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--max-num-batched-tokens", "512"});
+      serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--max-num-batched-tokens", "512"});
   CHECK(small["settings"]["max_num_seqs"] == 512);
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("serve V1: Gemma 2 2B's 13 window layers get a group of their own (hyb
   // min(13, 13) = 13, one full and one window group, no padding. On an A100 vllm serve's step is
   // 2,048 tokens. Per request of 8,192 tokens: the full group ceil(8192 / 16) = 512 blocks, the
   // window group ceil(min(4095 + 2048, 8192) / 16) + 1 = ceil(6143 / 16) + 1 = 385.
-  const auto j = serve({"--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
+  const auto j = serve_v1_json({"--config", k_v1_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
   const uint64_t kv = j["budget"]["kv_bytes"];
   REQUIRE(kv > 0);
   const auto& g = j["kv_groups"];
@@ -122,8 +122,8 @@ TEST_CASE("serve V1: Gemma 2 2B's 13 window layers get a group of their own (hyb
   CHECK(std::fabs(j["max_concurrency"].get<double>() - double(blocks) / (512 + 385)) < 1e-9);
   // V0 (every layer at full length, one 26-layer block table) on the same GPU: the V1 concurrency
   // is higher by the window's saving, (2 x 512) / 897 as many requests for the same blocks' bytes.
-  const auto v0 =
-      serve({"--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
+  const auto v0 = serve_v1_json(
+      {"--config", k_v1_configs + "gemma-2-2b.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
   CHECK(v0["kv_groups"].is_null());
   CHECK(v0["block_bytes"] == 16ull * 2 * 26 * 4 * 256 * 2);
   CHECK(j["max_concurrency"].get<double>() > v0["max_concurrency"].get<double>());
@@ -137,7 +137,7 @@ TEST_CASE("serve V1: Gemma 3 1B's 22 window and 4 full layers make 7 groups of 4
   // ceil(22 / 4) = 6 window groups, the last holding 2 layers and 2 padding. On an H100 vllm
   // serve's step is 8,192 tokens. A 32,768-token request: ceil(32768 / 16) = 2,048 blocks in the
   // full group; each window group ceil(min(511 + 8192, 32768) / 16) + 1 = ceil(8703 / 16) + 1 = 545.
-  const auto j = serve({"--config", k_configs + "gemma-3-1b-it.json", "--gpu", "h100-80gb"});
+  const auto j = serve_v1_json({"--config", k_v1_configs + "gemma-3-1b-it.json", "--gpu", "h100-80gb"});
   const uint64_t kv = j["budget"]["kv_bytes"];
   REQUIRE(kv > 0);
   const auto& g = j["kv_groups"];
@@ -167,12 +167,12 @@ TEST_CASE("serve V1: Gemma 3 1B's 22 window and 4 full layers make 7 groups of 4
 TEST_CASE("serve V1: a longest max_model_len that does not fit is refused as vLLM does", "[serve][v1]") {
   // Llama-3.1-8B on a 24 GB card: 14.96 GiB of weights leave a few GiB, fewer than 128K tokens need
   // (32 layers x 8 KV heads x 128 x 2 x 2 B = 128 KiB a token: 16 GiB at 131,072).
-  const std::string cfg = k_configs + "Llama-3.1-8B-Instruct.json";  // max_position_embeddings 131,072
+  const std::string cfg = k_v1_configs + "Llama-3.1-8B-Instruct.json";  // max_position_embeddings 131,072
   const auto r = run_cli({"serve", "--config", cfg, "--gpu", "rtx-4090"});
   CHECK(r.code == 1);
   CHECK(r.out.find("To serve at least one request with the models's max seq len (131072)") !=
         std::string::npos);
-  const auto j = serve({"--config", cfg, "--gpu", "rtx-4090"});
+  const auto j = serve_v1_json({"--config", cfg, "--gpu", "rtx-4090"});
   const uint64_t kv = j["budget"]["kv_bytes"];
   // Full attention only: the longest length is the blocks' tokens, 16 x floor(KV / (32 x 8,192 B pages)).
   CHECK(j["largest_max_model_len"] == 16 * (kv / (32ull * 16 * 2 * 8 * 128 * 2)));
@@ -185,7 +185,7 @@ TEST_CASE("serve: a quantised checkpoint's weights are its stored bytes, not bf1
   // bf16 attention and embeddings). Before, serve forced --precision bf16 and counted 21B
   // parameters x 2 B. vLLM loads the checkpoint as stored; its own log reports 13.72 GiB on an H100,
   // 0.9 GiB more than the file (the MXFP4 kernels' layout, not modelled).
-  const auto j = serve({"--config", k_configs + "gpt-oss-20b.json", "--gpu", "h100-80gb"});
+  const auto j = serve_v1_json({"--config", k_v1_configs + "gpt-oss-20b.json", "--gpu", "h100-80gb"});
   // (weight_bytes adds the rotary cos/sin cache, 131,072 positions x 64 x 2 B = 16 MiB: 0.1%.)
   const double weights = j["budget"]["weight_bytes"].get<double>();
   CHECK(std::fabs(weights - 13761264768.0) / 13761264768.0 < 0.01);
@@ -194,8 +194,8 @@ TEST_CASE("serve: a quantised checkpoint's weights are its stored bytes, not bf1
   CHECK(j["kv_groups"]["full_layers"] == 12);
   CHECK(j["kv_groups"]["layers_per_group"] == 12);
   // An explicit --precision still rules (bf16 everywhere: about 2 B per parameter).
-  const auto bf16 =
-      serve({"--config", k_configs + "gpt-oss-20b.json", "--gpu", "h100-80gb", "--precision", "bf16"});
+  const auto bf16 = serve_v1_json(
+      {"--config", k_v1_configs + "gpt-oss-20b.json", "--gpu", "h100-80gb", "--precision", "bf16"});
   CHECK(bf16["budget"]["weight_bytes"].get<double>() > 2.5 * 13761264768.0);
 }
 
@@ -232,8 +232,8 @@ TEST_CASE("serve V1: Qwen3-30B-A3B at tp 4 on A10s, the weights per GPU (vllm#17
   // used each expert's width, it took the dense intermediate_size (6,144) for all 128 experts:
   // 108.7 GiB per GPU.
   const std::string log = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/qwen3-30b-a3b_4xa10_tp4_v1_17469.log";
-  const auto j =
-      serve({"--config", k_configs + "Qwen3-30B-A3B.json", "--gpu", "a10", "--tp", "4", "--check-log", log});
+  const auto j = serve_v1_json(
+      {"--config", k_v1_configs + "Qwen3-30B-A3B.json", "--gpu", "a10", "--tp", "4", "--check-log", log});
   const double gib = j["budget"]["weight_bytes"].get<double>() / double(1ull << 30);
   CHECK(std::fabs(gib - 14.2474) / 14.2474 < 0.01);
   REQUIRE(j["log_checks"].size() == 1);

@@ -129,7 +129,7 @@ TEST_CASE("estimate --images on Llama 4 Scout: 144 tokens a tile, tiles from --i
 
 namespace {
 
-uint64_t activations(const std::vector<std::string>& args) {
+uint64_t vision_activations(const std::vector<std::string>& args) {
   const auto r = run_cli(args);
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -150,8 +150,8 @@ TEST_CASE("training LLaVA-1.5-7B with an image: the frozen tower keeps nothing, 
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const uint64_t text_only = activations(with({"--seq", "676"}));
-  const uint64_t frozen = activations(with({"--seq", "100", "--images", "1"}));
+  const uint64_t text_only = vision_activations(with({"--seq", "676"}));
+  const uint64_t frozen = vision_activations(with({"--seq", "100", "--images", "1"}));
   const uint64_t projector = 576ull * 1024 * 2 + 2 * 576ull * 4096 * 2;
   CHECK(frozen - text_only == projector);
 
@@ -161,12 +161,12 @@ TEST_CASE("training LLaVA-1.5-7B with an image: the frozen tower keeps nothing, 
   // sigmoid(1.702 x) and quick_gelu's product (577 x 4096); plus pre_layrnorm's input and stats.
   const uint64_t sh = 577ull * 1024 * 2, stats = 577ull * 2 * 4;
   const uint64_t layer = 2 * (sh + stats + sh) + 4 * sh + 16ull * 577 * 4 + 3ull * 577 * 4096 * 2;
-  const uint64_t trained = activations(with({"--seq", "100", "--images", "1", "--train-vision"}));
+  const uint64_t trained = vision_activations(with({"--seq", "100", "--images", "1", "--train-vision"}));
   CHECK(trained - text_only == 23 * layer + sh + stats + projector);
 
   // LoRA (peft on the language model): tower and projector frozen, nothing beside the tokens.
-  const uint64_t lora_text = activations(with({"--seq", "676", "--lora", "16"}));
-  const uint64_t lora = activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
+  const uint64_t lora_text = vision_activations(with({"--seq", "676", "--lora", "16"}));
+  const uint64_t lora = vision_activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
   CHECK(lora == lora_text);
 
   // --explain says what was counted.
@@ -253,8 +253,8 @@ TEST_CASE("training Llama 3.2 Vision with an image: the cross-attention layers o
                          + s * h * 2;                       // masked MLP output (the tanh gate's multiply)
   const uint64_t shared = N * h * 2 + s * 2;                // image features; full_text_row mask
   const uint64_t projector = 4 * 1601ull * 7680 * 2;        // multi_modal_projector's input
-  const uint64_t text = activations(with({"--seq", "101"}));
-  const uint64_t image = activations(with({"--seq", "100", "--images", "1"}));
+  const uint64_t text = vision_activations(with({"--seq", "101"}));
+  const uint64_t image = vision_activations(with({"--seq", "100", "--images", "1"}));
   CHECK(image - text == 8 * layer + shared + projector);
   CHECK(image - text == 1'509'185'290ull);
 
@@ -273,8 +273,9 @@ TEST_CASE("training Llama 3.2 Vision with an image: the cross-attention layers o
     return digits;
   }());
   REQUIRE(self_layer < layer);
-  const uint64_t text_gc = activations(with({"--seq", "101", "--checkpointing", "full"}));
-  const uint64_t image_gc = activations(with({"--seq", "100", "--images", "1", "--checkpointing", "full"}));
+  const uint64_t text_gc = vision_activations(with({"--seq", "101", "--checkpointing", "full"}));
+  const uint64_t image_gc =
+      vision_activations(with({"--seq", "100", "--images", "1", "--checkpointing", "full"}));
   CHECK(image_gc - text_gc == 8 * s * h * 2 + shared + s * N * 2 + (layer - self_layer) + projector);
 
   // LoRA r=16 on q and v (peft's default for Llama; adapters in fp32): no base Linear keeps its input,
@@ -289,8 +290,8 @@ TEST_CASE("training Llama 3.2 Vision with an image: the cross-attention layers o
                               + s * qd * 2 + heads * 128 * 4             // output, log-sum-exp
                               + s * h * 4 + s * 4                        // post_attention_layernorm
                               + 3 * s * ff * 2;                          // gate's output, silu's, up's
-  const uint64_t text_lora = activations(with({"--seq", "101", "--lora", "16"}));
-  const uint64_t image_lora = activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
+  const uint64_t text_lora = vision_activations(with({"--seq", "101", "--lora", "16"}));
+  const uint64_t image_lora = vision_activations(with({"--seq", "100", "--images", "1", "--lora", "16"}));
   CHECK(image_lora - text_lora == 8 * lora_layer + s * 2);
   CHECK(lora_layer == 228'550'280ull);
 
@@ -353,7 +354,7 @@ TEST_CASE("training Gemma 3 4B with an image: SigLIP's 4,096 patch tokens, the p
   auto act = [&](std::vector<std::string> extra) {
     std::vector<std::string> a = {"estimate", "--config", g, "--precision", "bf16", "--format", "json"};
     a.insert(a.end(), extra.begin(), extra.end());
-    return activations(a);
+    return vision_activations(a);
   };
   // The language model sees 100 + 256 (mm_tokens_per_image) tokens either way. Frozen tower, trained
   // projector (Gemma3MultiModalProjector): its RMSNorm keeps the normalised fp32 tensor for the
@@ -386,8 +387,8 @@ TEST_CASE("training Qwen2-VL-7B with two images: one patch sequence, the frozen 
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const uint64_t text_only = activations(with({"--seq", "612"}));
-  const uint64_t two = activations(with({"--seq", "100", "--images", "2", "--image-size", "448"}));
+  const uint64_t text_only = vision_activations(with({"--seq", "612"}));
+  const uint64_t two = vision_activations(with({"--seq", "100", "--images", "2", "--image-size", "448"}));
   const uint64_t merger = 1024ull * 1280 * 2 + 1024ull * 2 * 4 + 3 * 256ull * 5120 * 2;
   CHECK(merger == 10493952ull);
   CHECK(two - text_only == 2 * merger);
@@ -395,14 +396,14 @@ TEST_CASE("training Qwen2-VL-7B with two images: one patch sequence, the frozen 
   // bf16 10,489,856 B with the CPU's bf16 LayerNorm stats (2 x 2,048 B; CUDA keeps them fp32:
   // 2 x 4,096 B), fp32 20,979,712 B.
   CHECK(merger == 10489856ull - 2 * 2048 + 2 * 4096);
-  CHECK(activations({"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "100",
-                     "--images", "1", "--image-size", "448"}) -
-            activations(
+  CHECK(vision_activations({"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq",
+                            "100", "--images", "1", "--image-size", "448"}) -
+            vision_activations(
                 {"estimate", "--config", q, "--precision", "fp32", "--format", "json", "--seq", "356"}) ==
         20979712ull);
   // --lora: the merger is frozen too; nothing beside the tokens.
-  CHECK(activations(with({"--seq", "100", "--images", "2", "--image-size", "448", "--lora", "16"})) ==
-        activations(with({"--seq", "612", "--lora", "16"})));
+  CHECK(vision_activations(with({"--seq", "100", "--images", "2", "--image-size", "448", "--lora", "16"})) ==
+        vision_activations(with({"--seq", "612", "--lora", "16"})));
 
   // The frozen tower's working set over the whole sample. Eager: the block input, norm1's output,
   // qkv (3 rows) and the rotated q and k: 7 x 2,048 x 1,280 x 2 B; the 2,048 x 2,048 bf16 mask
@@ -435,7 +436,7 @@ TEST_CASE("training Qwen2.5-VL-7B with an image: RMSNorm merger, gated MLP", "[c
   const auto a = [&](std::vector<std::string> extra) {
     std::vector<std::string> v = base;
     v.insert(v.end(), extra.begin(), extra.end());
-    return activations(v);
+    return vision_activations(v);
   };
   CHECK(a({"--seq", "100", "--images", "1", "--image-size", "448"}) - a({"--seq", "356"}) ==
         1024ull * 1280 * 2 + 3 * 256ull * 5120 * 2);
@@ -461,17 +462,17 @@ TEST_CASE("training Llama 4 Scout with an image: the frozen tower's tiles, the p
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
-  const uint64_t text_one = activations(with({"--seq", "247"}));
-  const uint64_t one = activations(with({"--seq", "100", "--images", "1"}));
+  const uint64_t text_one = vision_activations(with({"--seq", "247"}));
+  const uint64_t one = vision_activations(with({"--seq", "100", "--images", "1"}));
   CHECK(one - text_one == 144ull * 4096 * 2);
   // --image-size 672: a 2 x 2 canvas of 336 px tiles and the global one, 5 tiles: 3 + 144 + 4 x 145 =
   // 727 tokens in the sequence, 5 x 144 rows at the projector.
-  const uint64_t text_five = activations(with({"--seq", "827"}));
-  const uint64_t five = activations(with({"--seq", "100", "--images", "1", "--image-size", "672"}));
+  const uint64_t text_five = vision_activations(with({"--seq", "827"}));
+  const uint64_t five = vision_activations(with({"--seq", "100", "--images", "1", "--image-size", "672"}));
   CHECK(five - text_five == 5 * 144ull * 4096 * 2);
   // LoRA: tower and projector frozen, nothing beside the tokens.
-  CHECK(activations(with({"--seq", "100", "--images", "1", "--lora", "16"})) ==
-        activations(with({"--seq", "247", "--lora", "16"})));
+  CHECK(vision_activations(with({"--seq", "100", "--images", "1", "--lora", "16"})) ==
+        vision_activations(with({"--seq", "247", "--lora", "16"})));
   // The frozen tower's working set, named: at the end of vision_apply_rotary_emb, over 577 tokens x
   // 1408, 7 bf16 rows and 4 fp32 ones: 577 x 1408 x (7 x 2 + 4 x 4) = 24,372,480 B a tile (its MLP:
   // 577 x (3 x 1408 + 2 x 5632) x 2 = 17,873,152 B, less).

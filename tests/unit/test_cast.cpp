@@ -16,7 +16,7 @@ using memplan::test::error_of;
 
 namespace {
 
-const NumberFormat& fmt(const char* name) { return find_number_format("test", name); }
+const NumberFormat& format_named(const char* name) { return find_number_format("test", name); }
 
 float float_from_bits(uint32_t b) {
   float f;
@@ -46,8 +46,8 @@ uint64_t stored_bits(const NumberFormat& f, double x, OverflowMode mode = Overfl
 }  // namespace
 
 TEST_CASE("every fp16 pattern decodes as IEEE defines it and round-trips through fp32", "[cast]") {
-  const NumberFormat& f16 = fmt("fp16");
-  const NumberFormat& f32 = fmt("fp32");
+  const NumberFormat& f16 = format_named("fp16");
+  const NumberFormat& f32 = format_named("fp32");
   int mismatches = 0;
   for (uint32_t h = 0; h < 65536; ++h) {
     const double v = decode(f16, h);
@@ -66,7 +66,7 @@ TEST_CASE("every fp16 pattern decodes as IEEE defines it and round-trips through
 }
 
 TEST_CASE("every bf16 pattern is the top half of an fp32 and round-trips", "[cast]") {
-  const NumberFormat& bf = fmt("bf16");
+  const NumberFormat& bf = format_named("bf16");
   int mismatches = 0;
   for (uint32_t b = 0; b < 65536; ++b) {
     const float as_fp32 = float_from_bits(b << 16);  // bf16 is fp32 with the low 16 bits dropped
@@ -84,7 +84,7 @@ TEST_CASE("every bf16 pattern is the top half of an fp32 and round-trips", "[cas
 TEST_CASE("ties go to even at every fp16 and bf16 boundary", "[cast]") {
   for (const char* name : {"fp16", "bf16"}) {
     INFO(name);
-    const NumberFormat& f = fmt(name);
+    const NumberFormat& f = format_named(name);
     const uint32_t last_finite = name[0] == 'f' ? 0x7bff : 0x7f7f;
     int bad = 0;
     for (uint32_t h = 0; h < last_finite; ++h) {
@@ -111,8 +111,8 @@ TEST_CASE("fp32 values round as numpy float16 and the documented bf16 rounding s
   std::string line;
   std::getline(in, line);
   REQUIRE(line == "fp32_bits,fp16_bits,bf16_bits");
-  const NumberFormat& f16 = fmt("fp16");
-  const NumberFormat& bf = fmt("bf16");
+  const NumberFormat& f16 = format_named("fp16");
+  const NumberFormat& bf = format_named("bf16");
   int rows = 0, bad = 0;
   while (std::getline(in, line)) {
     const uint32_t x = static_cast<uint32_t>(std::stoul(line.substr(0, 10), nullptr, 16));
@@ -134,8 +134,8 @@ TEST_CASE("fp32 values round as numpy float16 and the documented bf16 rounding s
 }
 
 TEST_CASE("fp8 patterns: OCP E4M3 (fn) and E5M2", "[cast]") {
-  const NumberFormat& e4 = fmt("fp8-e4m3");
-  const NumberFormat& e5 = fmt("fp8-e5m2");
+  const NumberFormat& e4 = format_named("fp8-e4m3");
+  const NumberFormat& e5 = format_named("fp8-e5m2");
   // E4M3: 0x7e = 1.110b * 2^8 = 448; only S.1111.111 is NaN; no inf; 0x01 = 2^-9; 0x08 = 2^-6.
   CHECK(decode(e4, 0x7e) == 448);
   CHECK(std::isnan(decode(e4, 0x7f)));
@@ -164,10 +164,10 @@ TEST_CASE("fp8 patterns: OCP E4M3 (fn) and E5M2", "[cast]") {
 }
 
 TEST_CASE("the lesson's cases and overflow rules", "[cast]") {
-  const NumberFormat& f16 = fmt("fp16");
-  const NumberFormat& bf = fmt("bf16");
-  const NumberFormat& e4 = fmt("fp8-e4m3");
-  const NumberFormat& e5 = fmt("fp8-e5m2");
+  const NumberFormat& f16 = format_named("fp16");
+  const NumberFormat& bf = format_named("bf16");
+  const NumberFormat& e4 = format_named("fp8-e4m3");
+  const NumberFormat& e5 = format_named("fp8-e5m2");
   CastResult r = cast(70000, f16);
   CHECK(r.value == INFINITY);
   CHECK(r.outcome == CastOutcome::overflow);
@@ -209,7 +209,7 @@ TEST_CASE("the lesson's cases and overflow rules", "[cast]") {
 }
 
 TEST_CASE("tf32 keeps 10 mantissa bits inside an fp32 container", "[cast]") {
-  const NumberFormat& tf = fmt("tf32");
+  const NumberFormat& tf = format_named("tf32");
   CHECK(hex_bits(tf, cast(1.0, tf).bits) == "0x3f800000");
   // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even (1).
   CHECK(cast(1.0 + std::ldexp(1.0, -11), tf).value == 1.0);
@@ -218,8 +218,8 @@ TEST_CASE("tf32 keeps 10 mantissa bits inside an fp32 container", "[cast]") {
 }
 
 TEST_CASE("integer and nf4 quantisation", "[cast]") {
-  const NumberFormat& i8 = fmt("int8");
-  const NumberFormat& nf = fmt("nf4");
+  const NumberFormat& i8 = format_named("int8");
+  const NumberFormat& nf = format_named("nf4");
   CHECK(cast(2.5, i8).value == 2);  // ties to even
   CHECK(cast(3.5, i8).value == 4);
   CHECK(cast(-200, i8).value == -128);
@@ -241,10 +241,10 @@ TEST_CASE("text: shortest decimals, hex and binary fields", "[cast]") {
   CHECK(shortest_decimal(-INFINITY) == "-inf");
   CHECK(shortest_decimal(NAN) == "nan");
   CHECK(shortest_decimal(3.3895313892515355e+38) == "3.3895313892515355e+38");
-  CHECK(hex_bits(fmt("fp8-e4m3"), 0x7e) == "0x7e");
-  CHECK(binary_fields(fmt("fp16"), 0x3c00) == "0 01111 0000000000");
-  CHECK(binary_fields(fmt("bf16"), 0x3f80) == "0 01111111 0000000");
-  CHECK(binary_fields(fmt("int8"), 0x80) == "10000000");
+  CHECK(hex_bits(format_named("fp8-e4m3"), 0x7e) == "0x7e");
+  CHECK(binary_fields(format_named("fp16"), 0x3c00) == "0 01111 0000000000");
+  CHECK(binary_fields(format_named("bf16"), 0x3f80) == "0 01111111 0000000");
+  CHECK(binary_fields(format_named("int8"), 0x80) == "10000000");
 }
 
 TEST_CASE("parsing values and bit patterns", "[cast]") {
@@ -254,10 +254,10 @@ TEST_CASE("parsing values and bit patterns", "[cast]") {
   CHECK(parse_cast_value("cast", "-inf") == -INFINITY);
   CHECK(parse_cast_value("cast", "Infinity") == INFINITY);
   CHECK(std::isnan(parse_cast_value("cast", "nan")));
-  CHECK(parse_bit_pattern("b", "0x3c00", fmt("fp16")) == 0x3c00);
-  CHECK(parse_bit_pattern("b", "0b0_01111_0000000000", fmt("fp16")) == 0x3c00);
-  CHECK(parse_bit_pattern("b", "0x0000ff", fmt("int8")) == 0xff);
-  CHECK(parse_bit_pattern("b", "0x3f800000", fmt("tf32")) == 0x3f800000);
+  CHECK(parse_bit_pattern("b", "0x3c00", format_named("fp16")) == 0x3c00);
+  CHECK(parse_bit_pattern("b", "0b0_01111_0000000000", format_named("fp16")) == 0x3c00);
+  CHECK(parse_bit_pattern("b", "0x0000ff", format_named("int8")) == 0xff);
+  CHECK(parse_bit_pattern("b", "0x3f800000", format_named("tf32")) == 0x3f800000);
   CHECK(error_of([] { parse_cast_value("cast", "1.2.3"); }) ==
         "cast: \"1.2.3\" is not a number (expected e.g. 0.1, 1e-8, -3, 0x1.8p3, inf, nan)");
   CHECK(error_of([] { parse_cast_value("cast", "0x3c00"); }) ==

@@ -22,7 +22,7 @@ using namespace memplan;
 namespace {
 
 const std::string k_configs = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
-constexpr double k_mib = 1024.0 * 1024.0;
+constexpr double k_mib_d = 1024.0 * 1024.0;
 
 uint64_t q4k(uint64_t n) { return n / 256 * 144; }
 uint64_t q6k(uint64_t n) { return n / 256 * 210; }
@@ -83,8 +83,8 @@ TEST_CASE("issue 27: q4_k_m on Qwen3-30B-A3B counts 128 experts 768 wide, not 6,
   // layers 0..17, output).
   uint64_t gpu = 0, cpu = embd + output;
   for (uint64_t i = 0; i < 48; ++i) (i >= 18 ? gpu : cpu) += qwen3_moe_layer_bytes(i);
-  CHECK(std::abs(static_cast<double>(gpu) / k_mib - 10750.86) < 0.005);
-  CHECK(std::abs(static_cast<double>(cpu) / k_mib - 6940.48) < 0.005);
+  CHECK(std::abs(static_cast<double>(gpu) / k_mib_d - 10750.86) < 0.005);
+  CHECK(std::abs(static_cast<double>(cpu) / k_mib_d - 6940.48) < 0.005);
   LlamaCppRequest r;
   r.arch = *m.arch;
   r.weights = g;

@@ -12,9 +12,9 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_hf_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
-std::string error_of(const std::string& text) {
+std::string hf_error_of(const std::string& text) {
   try {
     parse_hf_config_detail(text, "config.json");
   } catch (const Error& e) {
@@ -75,7 +75,7 @@ TEST_CASE("config.json parameter counts equal the published counts", "[hf_config
   };
   for (const Published& p : table) {
     INFO(p.file << " (" << p.source << ")");
-    ModelSpec m = read_hf_config(k_dir + p.file);
+    ModelSpec m = read_hf_config(k_hf_dir + p.file);
     CHECK(m.parameters == p.parameters);
   }
 }
@@ -89,7 +89,7 @@ TEST_CASE("falcon-7b: the published count is rounded", "[hf_config]") {
   //   total 295,469,056 + 32*207,070,080 + 9,088 (ln_f) = 6,921,720,704, which rounds to 6.92B.
   for (const char* f : {"falcon-7b-instruct.json", "falcon-7b_legacy_RW.json"}) {
     INFO(f);
-    ModelSpec m = read_hf_config(k_dir + f);
+    ModelSpec m = read_hf_config(k_hf_dir + f);
     CHECK(m.parameters == 6921720704ull);
     CHECK(m.arch->kv_heads == 1);
     CHECK(m.arch->heads == 71);
@@ -98,7 +98,7 @@ TEST_CASE("falcon-7b: the published count is rounded", "[hf_config]") {
 }
 
 TEST_CASE("Mixtral: total and active parameters", "[hf_config]") {
-  ModelSpec m = read_hf_config(k_dir + "Mixtral-8x7B-v0.1.json");
+  ModelSpec m = read_hf_config(k_hf_dir + "Mixtral-8x7B-v0.1.json");
   CHECK(m.parameters == 46702792704ull);
   // Active per token, published as 12,879,925,248 (several GitHub write-ups): attention, norms,
   // embeddings and router are all used; 2 of the 8 experts.
@@ -112,14 +112,14 @@ TEST_CASE("Mixtral: total and active parameters", "[hf_config]") {
 
 TEST_CASE("tensor counts match the published checkpoints", "[hf_config]") {
   // Mistral-7B-v0.1's index lists 291 tensors: 32 x 9 + embed, final norm, lm_head.
-  CHECK(read_hf_config(k_dir + "Mistral-7B-v0.1.json").tensors == 291);
+  CHECK(read_hf_config(k_hf_dir + "Mistral-7B-v0.1.json").tensors == 291);
   // gpt2: wte, wpe, 12 x 12, ln_f weight and bias = 148 (the Hub file has 160 with 12 attn.bias masks).
-  CHECK(read_hf_config(k_dir + "gpt2.json").tensors == 148);
-  CHECK(read_hf_config(k_dir + "gpt2.json").active_parameters == 0);
+  CHECK(read_hf_config(k_hf_dir + "gpt2.json").tensors == 148);
+  CHECK(read_hf_config(k_hf_dir + "gpt2.json").active_parameters == 0);
 }
 
 TEST_CASE("architecture fields are filled from the config", "[hf_config]") {
-  ModelSpec llama = read_hf_config(k_dir + "Llama-3.1-8B-Instruct.json");
+  ModelSpec llama = read_hf_config(k_hf_dir + "Llama-3.1-8B-Instruct.json");
   REQUIRE(llama.arch);
   const TransformerArch& a = *llama.arch;
   CHECK(a.model_type == "llama");
@@ -138,25 +138,25 @@ TEST_CASE("architecture fields are filled from the config", "[hf_config]") {
   CHECK_FALSE(a.tied_embeddings);
   CHECK(llama.weight_format == "bf16");
 
-  ModelSpec gemma = read_hf_config(k_dir + "gemma-7b.json");
+  ModelSpec gemma = read_hf_config(k_hf_dir + "gemma-7b.json");
   CHECK(gemma.arch->head_dim == 256);  // 16 x 256 = 4096 != hidden 3072
   CHECK(gemma.arch->tied_embeddings);  // no key: Gemma ties by default
 
-  ModelSpec llama1 = read_hf_config(k_dir + "llama-7b-hf_v1_no_kv_heads.json");
+  ModelSpec llama1 = read_hf_config(k_hf_dir + "llama-7b-hf_v1_no_kv_heads.json");
   CHECK(llama1.arch->kv_heads == 32);
 
-  ModelSpec bert = read_hf_config(k_dir + "bert-base-uncased.json");
+  ModelSpec bert = read_hf_config(k_hf_dir + "bert-base-uncased.json");
   CHECK_FALSE(bert.arch->causal);
   CHECK(bert.arch->norm == "layernorm");
   CHECK(bert.arch->hidden_dropout == 0.1);
   CHECK(bert.arch->attention_dropout == 0.1);
   CHECK(bert.weight_format.empty());  // no torch_dtype in the config
 
-  ModelSpec roberta = read_hf_config(k_dir + "roberta-base.json");
+  ModelSpec roberta = read_hf_config(k_hf_dir + "roberta-base.json");
   CHECK_FALSE(roberta.arch->causal);
   CHECK(roberta.arch->max_positions == 512);  // 514 rows minus the padding offset of 2
 
-  ModelSpec t5 = read_hf_config(k_dir + "t5-small.json");
+  ModelSpec t5 = read_hf_config(k_hf_dir + "t5-small.json");
   CHECK_FALSE(t5.arch->causal);
   CHECK(t5.arch->encoder_decoder);
   CHECK(t5.arch->layers == 6);
@@ -164,18 +164,18 @@ TEST_CASE("architecture fields are filled from the config", "[hf_config]") {
   CHECK(t5.arch->head_dim == 64);
   CHECK(t5.arch->activation == "relu");
 
-  ModelSpec gpt2 = read_hf_config(k_dir + "gpt2.json");
+  ModelSpec gpt2 = read_hf_config(k_hf_dir + "gpt2.json");
   CHECK(gpt2.arch->activation == "gelu_new");
   CHECK(gpt2.arch->intermediate == 3072);
   CHECK(gpt2.arch->max_positions == 1024);
   CHECK(gpt2.arch->tied_embeddings);
   CHECK(gpt2.weight_format == "fp32");
 
-  ModelSpec opt = read_hf_config(k_dir + "opt-1.3b.json");
+  ModelSpec opt = read_hf_config(k_hf_dir + "opt-1.3b.json");
   CHECK(opt.arch->activation == "relu");
   CHECK(opt.weight_format == "fp16");
 
-  ModelSpec gptq = read_hf_config(k_dir + "gpt2-gptq-4bit.json");
+  ModelSpec gptq = read_hf_config(k_hf_dir + "gpt2-gptq-4bit.json");
   CHECK(gptq.weight_format == "int4");
 }
 
@@ -191,7 +191,7 @@ TEST_CASE("unknown model_type: refused, or counted llama-style only when asked",
   const std::string generic = R"({"model_type": "newmodel", "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
       "tie_word_embeddings": false})";
-  const std::string refused = error_of(generic);
+  const std::string refused = hf_error_of(generic);
   CHECK(refused.find("config.json: model_type \"newmodel\" is not one memplan knows (llama, mistral,") == 0);
   CHECK(refused.find("qwen3_moe, deepseek_v2, deepseek_v3") != std::string::npos);
   CHECK(refused.find("give assume_llama") != std::string::npos);  // the CLI prints it as --assume-llama
@@ -234,39 +234,39 @@ TEST_CASE("a key repeated in config.json: the last value counts, with a note", "
 }
 
 TEST_CASE("malformed config.json gives errors naming the file and field", "[hf_config]") {
-  CHECK(error_of("{").find("config.json: the config is not valid JSON") == 0);
-  CHECK(error_of("[1,2]") == "config.json: is not a JSON object (expected a Hugging Face config.json)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": -4096})") ==
+  CHECK(hf_error_of("{").find("config.json: the config is not valid JSON") == 0);
+  CHECK(hf_error_of("[1,2]") == "config.json: is not a JSON object (expected a Hugging Face config.json)");
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": -4096})") ==
         "config.json: hidden_size: -4096 is negative (expected a whole number)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": "big"})") ==
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": "big"})") ==
         "config.json: hidden_size: \"big\" is not a number (expected a whole number)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 64.5})") ==
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 64.5})") ==
         "config.json: hidden_size: 64.5 is not a whole number up to 2^32");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 10})") ==
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 10})") ==
         "config.json: missing \"hidden_size\" (needed to count the parameters)");
-  CHECK(error_of(R"({"model_type": "gpt2", "vocab_size": 10})") ==
+  CHECK(hf_error_of(R"({"model_type": "gpt2", "vocab_size": 10})") ==
         "config.json: missing \"n_embd\" or \"hidden_size\" (needed to count the parameters)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 0})") ==
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 0})") ==
         "config.json: vocab_size: is 0 (expected at least 1)");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 1e30})") ==
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 1e30})") ==
         "config.json: vocab_size: 1e+30 is not a whole number up to 2^32");
-  CHECK(error_of(std::string(100, '[')) == "config.json: the config nests deeper than 64 levels");
+  CHECK(hf_error_of(std::string(100, '[')) == "config.json: the config nests deeper than 64 levels");
   // Dimensions beyond the sanity limits are refused by name (issue 13: head_dim 2^32 gave 72
   // quadrillion parameters and exit 0; head_dim 0 was silently ignored).
   const std::string llama = R"({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
       "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008)";
-  CHECK(error_of(llama + R"(, "head_dim": 4294967296})") ==
+  CHECK(hf_error_of(llama + R"(, "head_dim": 4294967296})") ==
         "config.json: head_dim: 4,294,967,296 is absurdly large (at most 65,536)");
-  CHECK(error_of(llama + R"(, "head_dim": 0})") == "config.json: head_dim: is 0 (expected at least 1)");
-  CHECK(error_of(llama + R"(, "head_dim": 128})") == "no error");
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 4294967296})") ==
+  CHECK(hf_error_of(llama + R"(, "head_dim": 0})") == "config.json: head_dim: is 0 (expected at least 1)");
+  CHECK(hf_error_of(llama + R"(, "head_dim": 128})") == "no error");
+  CHECK(hf_error_of(R"({"model_type": "llama", "vocab_size": 4294967296})") ==
         "config.json: vocab_size: 4,294,967,296 is absurdly large (at most 16,777,216)");
-  CHECK(error_of(R"({"model_type": "gpt2", "vocab_size": 10, "n_embd": 2000000})") ==
+  CHECK(hf_error_of(R"({"model_type": "gpt2", "vocab_size": 10, "n_embd": 2000000})") ==
         "config.json: n_embd: 2,000,000 is absurdly large (at most 1,048,576)");
-  CHECK(error_of(R"({"model_type": "t5", "vocab_size": 10, "d_model": 64, "num_heads": 1, "d_kv": 0})") ==
+  CHECK(hf_error_of(R"({"model_type": "t5", "vocab_size": 10, "d_model": 64, "num_heads": 1, "d_kv": 0})") ==
         "config.json: d_kv: is 0 (expected at least 1)");
   // Dimensions within the limits can still overflow 64 bits together: refused, not wrapped.
-  CHECK(error_of(R"({"model_type": "mixtral", "vocab_size": 16777216, "hidden_size": 1048576,
+  CHECK(hf_error_of(R"({"model_type": "mixtral", "vocab_size": 16777216, "hidden_size": 1048576,
       "num_hidden_layers": 65536, "num_attention_heads": 1, "intermediate_size": 4194304,
       "num_local_experts": 65536})")
             .find("parameter count: the result exceeds 2^64") == 0);

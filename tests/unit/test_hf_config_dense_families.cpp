@@ -11,9 +11,9 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_dense_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
-struct Published {
+struct PublishedDense {
   const char* file;
   uint64_t parameters;
   const char* source;
@@ -24,7 +24,7 @@ struct Published {
 TEST_CASE("dense families: config.json counts equal the published counts", "[hf_config][families]") {
   // "keras-hub": the "params" field of keras-team/keras-hub presets @71453d0.
   // "Hub": the Hugging Face model API's safetensors parameter total.
-  static const Published table[] = {
+  static const PublishedDense table[] = {
       {"Qwen3-0.6B.json", 596049920, "keras-hub qwen3_0.6b_en"},
       {"Qwen3-1.7B.json", 1720574976, "keras-hub qwen3_1.7b_en"},
       {"gemma-2-2b.json", 2614341888, "keras-hub gemma2_2b_en"},
@@ -37,9 +37,9 @@ TEST_CASE("dense families: config.json counts equal the published counts", "[hf_
       {"OLMo-2-1124-7B.json", 7298617344, "Hub safetensors.total of allenai/OLMo-2-1124-7B"},
       {"OLMo-2-1124-13B.json", 13716198400, "Hub safetensors.total of allenai/OLMo-2-1124-13B"},
   };
-  for (const Published& p : table) {
+  for (const PublishedDense& p : table) {
     INFO(p.file << " (" << p.source << ")");
-    HfConfig c = read_hf_config_detail(k_dir + p.file);
+    HfConfig c = read_hf_config_detail(k_dense_dir + p.file);
     CHECK(c.model.parameters == p.parameters);
     CHECK(c.family.find("generic") == std::string::npos);
   }
@@ -77,9 +77,9 @@ TEST_CASE("starcoder2 and phi: biases everywhere, by hand", "[hf_config][familie
   // Starcoder2's modules: embed 49152 x 4608 = 226,492,416; per layer q 4608^2 + 4608, k and v
   // 4608 x 512 + 512 each, o 4608^2 + 4608, c_fc 4608 x 18432 + 18432, c_proj 18432 x 4608 + 4608,
   // two LayerNorms 4 x 4608 = 217,106,944; final LayerNorm 9,216.
-  HfConfig s = read_hf_config_detail(k_dir + "starcoder2-7b.json");
+  HfConfig s = read_hf_config_detail(k_dense_dir + "starcoder2-7b.json");
   CHECK(s.model.parameters == 226492416ull + 32ull * 217106944 + 9216);
   // phi: one LayerNorm per layer, the lm_head carries a bias of vocab size.
-  HfConfig p = read_hf_config_detail(k_dir + "phi-2.json");
+  HfConfig p = read_hf_config_detail(k_dense_dir + "phi-2.json");
   CHECK(p.model.arch->parallel_attention);
 }

@@ -16,7 +16,7 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_moe_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
 // `n` in units of `unit`, rounded to `digits` decimals, as a model card prints it.
 double rounded(uint64_t n, double unit, int digits) {
@@ -24,7 +24,7 @@ double rounded(uint64_t n, double unit, int digits) {
   return std::round(static_cast<double>(n) / unit * scale) / scale;
 }
 
-std::string error_of(const std::string& text) {
+std::string moe_error_of(const std::string& text) {
   try {
     parse_hf_config_detail(text, "config.json");
   } catch (const Error& e) {
@@ -49,7 +49,7 @@ uint64_t kv_bytes(const ModelSpec& m, uint64_t seq) {
 // The 120b's config with the 20b's three differing fields (OpenAI's model card: 24 layers,
 // 32 experts; the 20b's layer_types are the same alternation, 12 x [sliding, full]: 6 of the 18 pairs go).
 std::string gpt_oss_20b_text() {
-  std::string t = read_small_file(k_dir + "gpt-oss-120b.json", 1 << 20);
+  std::string t = read_small_file(k_moe_dir + "gpt-oss-120b.json", 1 << 20);
   auto replace = [&](const std::string& from, const std::string& to) {
     const size_t at = t.find(from);
     REQUIRE(at != std::string::npos);
@@ -64,7 +64,7 @@ std::string gpt_oss_20b_text() {
 }  // namespace
 
 TEST_CASE("Qwen3-30B-A3B: total and active parameters", "[hf_config][moe]") {
-  const ModelSpec m = read_hf_config(k_dir + "Qwen3-30B-A3B.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "Qwen3-30B-A3B.json");
   // llama.cpp's general.parameter_count of the GGUF conversions: 30,532,122,624; the Hub index's
   // total_size is 61,064,245,248 bytes = 2 x that (bf16). Model card: 30.5B total.
   CHECK(m.parameters == 30532122624ull);
@@ -86,7 +86,7 @@ TEST_CASE("Qwen3-30B-A3B: total and active parameters", "[hf_config][moe]") {
 }
 
 TEST_CASE("DeepSeek-V3 (R1): 671B main model, MTP apart, latent KV cache", "[hf_config][moe][mla]") {
-  const ModelSpec m = read_hf_config(k_dir + "DeepSeek-R1.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "DeepSeek-R1.json");
   // Main-model parameters of the checkpoint's headers (FP8 scale tensors excluded): 671,026,419,200.
   CHECK(m.parameters == 671026419200ull);
   CHECK(m.arch->dense_layers == 3);
@@ -115,7 +115,7 @@ TEST_CASE("DeepSeek-V3 (R1): 671B main model, MTP apart, latent KV cache", "[hf_
 }
 
 TEST_CASE("DeepSeek-V2.5: 236B total, 21B active", "[hf_config][moe][mla]") {
-  const ModelSpec m = read_hf_config(k_dir + "DeepSeek-V2.5.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "DeepSeek-V2.5.json");
   // Model card: 236B total, 21B activated (without the input embedding, as for V3).
   CHECK(rounded(m.parameters, 1e9, 0) == 236);
   CHECK(rounded(m.active_parameters - m.arch->vocab * m.arch->hidden, 1e9, 0) == 21);
@@ -126,7 +126,7 @@ TEST_CASE("DeepSeek-V2.5: 236B total, 21B active", "[hf_config][moe][mla]") {
 TEST_CASE("gpt-oss: OpenAI's model card counts, alternating 128-token window", "[hf_config][moe]") {
   // Model card table: gpt-oss-120b 116.83B total, 5.13B active; gpt-oss-20b 20.91B, 3.61B.
   // OpenAI counts the unembedding but not the embedding lookup as active.
-  const ModelSpec big = read_hf_config(k_dir + "gpt-oss-120b.json");
+  const ModelSpec big = read_hf_config(k_moe_dir + "gpt-oss-120b.json");
   CHECK(rounded(big.parameters, 1e9, 2) == 116.83);
   CHECK(rounded(big.active_parameters - big.arch->vocab * big.arch->hidden, 1e9, 2) == 5.13);
   const ModelSpec small = parse_hf_config_detail(gpt_oss_20b_text(), "gpt-oss-20b/config.json").model;
@@ -148,7 +148,7 @@ TEST_CASE("gpt-oss: OpenAI's model card counts, alternating 128-token window", "
 }
 
 TEST_CASE("Mistral-7B-v0.1: the 4096-token window holds the KV cache", "[hf_config][attention]") {
-  const ModelSpec m = read_hf_config(k_dir + "Mistral-7B-v0.1.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "Mistral-7B-v0.1.json");
   CHECK(m.arch->window_layers == 32);
   CHECK(m.arch->attention_window == 4096);
   // Rolling buffer of 4,096 tokens: 32 layers x 4,096 x 2 x 8 x 128 x 2 B = 536,870,912 B at any
@@ -156,11 +156,11 @@ TEST_CASE("Mistral-7B-v0.1: the 4096-token window holds the KV cache", "[hf_conf
   CHECK(kv_bytes(m, 8192) == 536870912ull);
   CHECK(kv_bytes(m, 1000) == 32ull * 1000 * 4096);
   // Mistral-7B-v0.3 has sliding_window null: full attention.
-  CHECK(read_hf_config(k_dir + "Mistral-7B-Instruct-v0.3.json").arch->window_layers == 0);
+  CHECK(read_hf_config(k_moe_dir + "Mistral-7B-Instruct-v0.3.json").arch->window_layers == 0);
 }
 
 TEST_CASE("Qwen2: sliding_window without use_sliding_window changes nothing", "[hf_config][attention]") {
-  const ModelSpec m = read_hf_config(k_dir + "Qwen2.5-7B.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "Qwen2.5-7B.json");
   CHECK(m.arch->window_layers == 0);
   // With use_sliding_window, layers from max_window_layers on slide (transformers' Qwen2Config).
   const ModelSpec w = parse_hf_config_detail(R"({"model_type": "qwen2", "vocab_size": 100, "hidden_size": 64,
@@ -174,19 +174,21 @@ TEST_CASE("Qwen2: sliding_window without use_sliding_window changes nothing", "[
 
 TEST_CASE("per-layer attention kinds: rules and refusals", "[hf_config][attention]") {
   // A layer_types entry memplan does not count is refused, naming it.
-  CHECK(error_of(R"({"model_type": "qwen3_moe", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
+  CHECK(moe_error_of(
+            R"({"model_type": "qwen3_moe", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "num_experts": 4, "num_experts_per_tok": 2,
       "moe_intermediate_size": 32, "layer_types": ["full_attention", "linear_attention"]})") ==
         "config.json: layer_types: holds \"linear_attention\", an attention kind memplan does not count "
         "(expected full_attention, sliding_attention or chunked_attention)");
   // A sliding_window on a family whose interleaving memplan does not know is refused, not ignored.
-  CHECK(error_of(R"({"model_type": "llama", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
+  CHECK(moe_error_of(R"({"model_type": "llama", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "sliding_window": 512})") ==
         "config.json: sliding_window: 512 is set, but memplan does not know which layers of model_type "
         "\"llama\" use it");
   // DeepSeek with biases on the latent projections: a field memplan cannot count, refused.
   CHECK(
-      error_of(R"({"model_type": "deepseek_v3", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
+      moe_error_of(
+          R"({"model_type": "deepseek_v3", "vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
       "num_attention_heads": 4, "intermediate_size": 128, "n_routed_experts": 4, "num_experts_per_tok": 2,
       "moe_intermediate_size": 32, "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 8,
       "v_head_dim": 8, "attention_bias": true})") ==
@@ -272,7 +274,7 @@ TEST_CASE("gpt-oss-20b read end to end: parameters and stored bytes as published
   // The gpt_oss family (experts, sinks, biases) and quantization_config's mxfp4 together:
   // 20,914,757,184 parameters (keras-hub gpt_oss_20b_en) and 13,761,264,768 bytes, the
   // metadata.total_size of openai/gpt-oss-20b's model.safetensors.index.json.
-  const ModelSpec m = read_hf_config(k_dir + "gpt-oss-20b.json");
+  const ModelSpec m = read_hf_config(k_moe_dir + "gpt-oss-20b.json");
   CHECK(m.parameters == 20914757184ull);
   CHECK(m.weight_format == "mxfp4");
   CHECK(m.weight_bytes == 13761264768ull);

@@ -10,7 +10,7 @@
 using namespace memplan;
 
 namespace {
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_vision_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 }
 
 TEST_CASE("LLaVA-1.5-7B: language model + CLIP ViT-L/14-336 + projector", "[hf_config][vision]") {
@@ -18,7 +18,7 @@ TEST_CASE("LLaVA-1.5-7B: language model + CLIP ViT-L/14-336 + projector", "[hf_c
   // (printed in two public GitHub files). Its parts, from the modules: Llama-2-7B with a
   // 32,064-row vocabulary (6,738,415,616 + 2 x 64 x 4096), CLIP ViT-L/14 at 336 px and the
   // 1024 -> 4096 -> 4096 projector.
-  HfConfig c = read_hf_config_detail(k_dir + "llava-1.5-7b-hf.json");
+  HfConfig c = read_hf_config_detail(k_vision_dir + "llava-1.5-7b-hf.json");
   CHECK(c.model.parameters == 7063427072ull);
   CHECK(c.model.arch->hidden == 4096);  // the language model's architecture drives activations and KV
   CHECK(c.model.arch->layers == 32);
@@ -45,7 +45,7 @@ TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[
   // vocabulary; keras-hub's gemma3_4b, 4,299,915,632, is 64 x 2560 smaller: a 262,144-row table).
   // The text_config names few keys: Gemma3TextConfig's defaults (8 heads, 4 kv heads, head_dim 256,
   // vocabulary 262,208) fill the rest, as transformers does.
-  HfConfig c = read_hf_config_detail(k_dir + "gemma-3-4b-it.json");
+  HfConfig c = read_hf_config_detail(k_vision_dir + "gemma-3-4b-it.json");
   CHECK(c.model.parameters == 4300079472ull);
   CHECK(c.model.image_tokens == 256);  // mm_tokens_per_image
   CHECK(c.model.arch->hidden == 2560);
@@ -54,7 +54,7 @@ TEST_CASE("Gemma 3 4B: gemma3_text + SigLIP so400m/14 at 896 px + projector", "[
 TEST_CASE("Gemma 3 4B: the sliding window read from text_config", "[hf_config][vision][attention]") {
   // Gemma 3 (technical report): five local layers of a 1,024-token window per global layer. In
   // transformers, layer i is full when (i + 1) % 6 == 0: of 34 layers, 5 full and 29 sliding.
-  const ModelSpec m = read_hf_config(k_dir + "gemma-3-4b-it.json");
+  const ModelSpec m = read_hf_config(k_vision_dir + "gemma-3-4b-it.json");
   CHECK(m.arch->window_layers == 29);
   CHECK(m.arch->attention_window == 1024);
 }

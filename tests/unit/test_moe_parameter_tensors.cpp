@@ -16,7 +16,7 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_moe_tensors_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
 struct Sum {
   uint64_t elements = 0;
@@ -44,7 +44,7 @@ TEST_CASE("issue 27: the training replay's parameter tensors add up to the MoE m
     // 18,874,368 + 256 + 603,979,776 + 262,144 + 4,096 = 623,120,640 in 11 tensors.
     // 48 layers: 29,909,790,720; embedding and untied head 151936x2048 = 311,164,928 each; final
     // norm 2,048: 30,532,122,624 in 48 x 11 + 3 = 531 tensors.
-    const ModelSpec m = read_hf_config(k_dir + "Qwen3-30B-A3B.json");
+    const ModelSpec m = read_hf_config(k_moe_tensors_dir + "Qwen3-30B-A3B.json");
     const Sum s = replayed(m);
     CHECK(s.elements == 30532122624ull);
     CHECK(m.parameters == 30532122624ull);
@@ -72,19 +72,19 @@ TEST_CASE("issue 27: the training replay's parameter tensors add up to the MoE m
   for (const Case& c : {Case{"Qwen1.5-MoE-A2.7B", 387}, Case{"OLMoE-1B-7B-0125-Instruct", 179},
                         Case{"Mixtral-8x7B-v0.1", 291}, Case{"DeepSeek-V2.5", 900}}) {
     INFO(c.file);
-    const ModelSpec m = read_hf_config(k_dir + c.file + ".json");
+    const ModelSpec m = read_hf_config(k_moe_tensors_dir + c.file + ".json");
     const Sum s = replayed(m);
     CHECK(s.elements == m.parameters);
     CHECK(s.tensors == c.tensors);
   }
   SECTION("Qwen1.5-MoE-A2.7B matches its published total") {
     // 14,315,784,192: keras-hub qwen_moe_presets.py (see test_families_real.cpp).
-    CHECK(replayed(read_hf_config(k_dir + "Qwen1.5-MoE-A2.7B.json")).elements == 14315784192ull);
+    CHECK(replayed(read_hf_config(k_moe_tensors_dir + "Qwen1.5-MoE-A2.7B.json")).elements == 14315784192ull);
   }
   SECTION("the CLI's peak holds the parameters term") {
-    const auto r =
-        memplan::test::run_cli({"estimate", "--config", k_dir + "Qwen3-30B-A3B.json", "--precision", "bf16",
-                                "--optimizer", "adamw", "--lora", "16", "--seq", "512", "--format", "json"});
+    const auto r = memplan::test::run_cli({"estimate", "--config", k_moe_tensors_dir + "Qwen3-30B-A3B.json",
+                                           "--precision", "bf16", "--optimizer", "adamw", "--lora", "16",
+                                           "--seq", "512", "--format", "json"});
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     // bf16 weights: 2 B x 30,532,122,624 = 61,064,245,248 B of base weights at least.

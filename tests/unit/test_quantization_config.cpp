@@ -18,10 +18,10 @@ using namespace memplan::detail;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_quant_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
 nlohmann::json load(const std::string& name) {
-  std::ifstream f(k_dir + name);
+  std::ifstream f(k_quant_dir + name);
   std::stringstream s;
   s << f.rdbuf();
   return nlohmann::json::parse(s.str());
@@ -150,7 +150,7 @@ TEST_CASE("a GPTQ config.json sets the stored weight bytes", "[quantization]") {
   //   3,072 mlp.c_proj 3072->768 (24 groups): 1,179,648 + 9,216 + 36,864 + 12,288   -> 3,698,688 B x 12
   //   layers
   // plus the other 124,439,808 - 12 x 7,077,888 = 39,505,152 parameters in fp16 (lm_head is tied to wte).
-  ModelSpec m = read_hf_config(k_dir + "gpt2-gptq-4bit.json");
+  ModelSpec m = read_hf_config(k_quant_dir + "gpt2-gptq-4bit.json");
   CHECK(m.weight_format == "int4");
   CHECK(m.weight_bytes == 12ull * 3698688 + 2ull * 39505152);
 }

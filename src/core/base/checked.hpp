@@ -36,4 +36,7 @@ inline uint64_t checked_mul_ratio(uint64_t n, uint64_t num, uint64_t den, const 
   return static_cast<uint64_t>(q);
 }
 
+// ceil(a / b) for b > 0.
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
+
 }  // namespace memplan

@@ -2,6 +2,7 @@
 // Small text helpers shared by the name lookups (formats, presets, recipes).
 
 #include <cctype>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,5 +14,8 @@ inline std::string to_lower(std::string_view s) {
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
+
+// A count as decimal digits, for messages and notes.
+inline std::string to_s(uint64_t n) { return std::to_string(n); }
 
 }  // namespace memplan

@@ -42,7 +42,7 @@
 namespace memplan {
 namespace {
 
-uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, "timeline bytes"); }
+uint64_t add_bytes(uint64_t a, uint64_t b) { return checked_add(a, b, "timeline bytes"); }
 
 // The largest trainable tensor in elements (torch 1.13's per-tensor AdamW makes two temporaries
 // of its size); 0 when the model's shapes are unknown.
@@ -142,8 +142,8 @@ Transient mlp_gradients(const EstimateRequest& r) {
   t.code = TransientCode::mlp_gradients;
   t.n[0] = tokens;
   t.n[1] = a.gated_mlp ? checked_mul(3, ff, "tensor") : ff;
-  t.bytes = add(bytes_for(checked_mul(tokens, t.n[1], "tensor"), act, "timeline bytes"),
-                bytes_for(checked_mul(tokens, a.hidden, "tensor"), res, "timeline bytes"));
+  t.bytes = add_bytes(bytes_for(checked_mul(tokens, t.n[1], "tensor"), act, "timeline bytes"),
+                      bytes_for(checked_mul(tokens, a.hidden, "tensor"), res, "timeline bytes"));
   return t;
 }
 
@@ -165,7 +165,7 @@ PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, ui
   p.gradients = g;
   p.activations = a;
   p.transient = t;
-  p.bytes = add(add(add(w, s), add(g, a)), add(t, buffers));
+  p.bytes = add_bytes(add_bytes(add_bytes(w, s), add_bytes(g, a)), add_bytes(t, buffers));
   return p;
 }
 
@@ -184,7 +184,7 @@ Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
   if (head) {
     loss.code = TransientCode::loss_and_dequant;
     loss.n[1] = head;
-    loss.bytes = add(loss.bytes, checked_mul(4, head, "timeline bytes"));
+    loss.bytes = add_bytes(loss.bytes, checked_mul(4, head, "timeline bytes"));
   }
   return loss;
 }
@@ -223,7 +223,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t g0 = r.grad_accum > 1 || r.grads_kept ? g : 0;
   // Full checkpointing: the layer rebuilt in backward is not alive before its turn comes.
   const RecomputedLayer rl = recomputed_layer(r);
-  const uint64_t rebuilt = std::min(add(rl.saved_bytes, rl.weight_copy_bytes), a - held);
+  const uint64_t rebuilt = std::min(add_bytes(rl.saved_bytes, rl.weight_copy_bytes), a - held);
   // Two high points: the start (the loss gradients, log-softmax still saved) and the last layer's
   // backward (log-softmax gone, the layer rebuilt if checkpointed, its MLP gradients alive).
   tl.backward_transient = loss;
@@ -231,7 +231,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   // (torch < 1.11: log-softmax's saved input goes with it.)
   const uint64_t lsm_input = e.ledger.log_softmax_input_bytes;
   const uint64_t lsm = (held || lsm_input) && r.loss == Loss::plain
-                           ? std::min(add(e.ledger.loss_input_bytes, lsm_input), a - held)
+                           ? std::min(add_bytes(e.ledger.loss_input_bytes, lsm_input), a - held)
                            : 0;
   const Transient mlp = mlp_gradients(r);
   const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes, buf);
@@ -260,7 +260,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   if (r.device == Device::cuda)
     for (PhasePoint& p : tl.phases) {
       p.workspace = k_cublas_workspaces * k_cublas_workspace_bytes;
-      p.bytes = add(p.bytes, p.workspace);
+      p.bytes = add_bytes(p.bytes, p.workspace);
     }
   for (const PhasePoint& p : tl.phases)
     if (p.bytes > tl.peak_bytes) {

@@ -13,8 +13,8 @@ namespace {
 
 constexpr const char* k_what = "GGUF tensor elements";
 
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
-uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
+uint64_t mul_elements(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
+uint64_t add_elements(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
 
 const GgufType& type_named(const char* name) {
   for (const GgufType& t : gguf_types())
@@ -31,7 +31,7 @@ struct Writer {
     t.name = name;
     t.dims = std::move(dims);
     t.elements = 1;
-    for (uint64_t d : t.dims) t.elements = mul(t.elements, d);
+    for (uint64_t d : t.dims) t.elements = mul_elements(t.elements, d);
     const GgufType& ty = type_named(type);
     t.type = ty.id;
     t.bytes = checked_mul_ratio(t.elements, ty.type_size, ty.block, "GGUF bytes");
@@ -52,7 +52,7 @@ struct Writer {
   void mlp(const TransformerArch& a, const std::string& p, const std::string& suffix, uint64_t width) {
     const uint64_t h = a.hidden;
     if (a.gated_mlp && l.fused_gate_up) {
-      linear(p + "ffn_up" + suffix, h, mul(2, width), l.mlp_bias);
+      linear(p + "ffn_up" + suffix, h, mul_elements(2, width), l.mlp_bias);
     } else {
       if (a.gated_mlp) linear(p + "ffn_gate" + suffix, h, width, l.mlp_bias);
       linear(p + "ffn_up" + suffix, h, width, l.mlp_bias);
@@ -67,29 +67,29 @@ struct Writer {
 // "MLA with the absorption optimization, needs these two split and k_b_proj transposed"):
 // attn_k_b {qk_nope, kv_lora_rank, heads} and attn_v_b {kv_lora_rank, v_head_dim, heads}.
 void latent_attention(Writer& w, const TransformerArch& a, const std::string& p) {
-  const uint64_t h = a.hidden, qhd = add(a.qk_nope_head_dim, a.qk_rope_head_dim);
+  const uint64_t h = a.hidden, qhd = add_elements(a.qk_nope_head_dim, a.qk_rope_head_dim);
   if (a.q_lora_rank) {
     w.linear(p + "attn_q_a", h, a.q_lora_rank, false);
     w.norm(p + "attn_q_a_norm", a.q_lora_rank);
-    w.linear(p + "attn_q_b", a.q_lora_rank, mul(a.heads, qhd), false);
+    w.linear(p + "attn_q_b", a.q_lora_rank, mul_elements(a.heads, qhd), false);
   } else {
-    w.linear(p + "attn_q", h, mul(a.heads, qhd), false);
+    w.linear(p + "attn_q", h, mul_elements(a.heads, qhd), false);
   }
-  w.linear(p + "attn_kv_a_mqa", h, add(a.kv_lora_rank, a.qk_rope_head_dim), false);
+  w.linear(p + "attn_kv_a_mqa", h, add_elements(a.kv_lora_rank, a.qk_rope_head_dim), false);
   w.norm(p + "attn_kv_a_norm", a.kv_lora_rank);
   w.add(p + "attn_k_b.weight", {a.qk_nope_head_dim, a.kv_lora_rank, a.heads}, "F16");
   w.add(p + "attn_v_b.weight", {a.kv_lora_rank, a.v_head_dim, a.heads}, "F16");
-  w.linear(p + "attn_output", mul(a.heads, a.v_head_dim), h, w.l.out_bias);
+  w.linear(p + "attn_output", mul_elements(a.heads, a.v_head_dim), h, w.l.out_bias);
 }
 
 void attention(Writer& w, const TransformerArch& a, const std::string& p) {
   const uint64_t h = a.hidden, hd = a.resolved_head_dim();
-  const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd);
+  const uint64_t q = mul_elements(a.heads, hd), kv = mul_elements(a.resolved_kv_heads(), hd);
   if (a.mla()) {
     latent_attention(w, a, p);
   } else {
     if (w.l.fused_qkv) {
-      w.linear(p + "attn_qkv", h, add(q, mul(2, kv)), w.l.qkv_bias);
+      w.linear(p + "attn_qkv", h, add_elements(q, mul_elements(2, kv)), w.l.qkv_bias);
     } else {
       w.linear(p + "attn_q", h, q, w.l.qkv_bias);
       w.linear(p + "attn_k", h, kv, w.l.qkv_bias);
@@ -98,7 +98,7 @@ void attention(Writer& w, const TransformerArch& a, const std::string& p) {
     w.linear(p + "attn_output", q, h, w.l.out_bias);
   }
   if (w.l.qk_norm_width) {  // per head (Qwen3, Gemma 3: head_dim each) or over all heads (OLMo 2)
-    const bool per_head = w.l.qk_norm_width == mul(2, hd);
+    const bool per_head = w.l.qk_norm_width == mul_elements(2, hd);
     w.add(p + "attn_q_norm.weight", {per_head ? hd : q}, "F32");
     w.add(p + "attn_k_norm.weight", {w.l.qk_norm_width - (per_head ? hd : q)}, "F32");
   }
@@ -115,8 +115,8 @@ void moe(Writer& w, const TransformerArch& a, const std::string& p) {
   if (w.l.router_bias) w.add(p + (w.l.mlp_bias ? "ffn_gate_inp.bias" : "exp_probs_b.bias"), {e}, "F32");
   const bool bias = w.l.mlp_bias;
   if (a.gated_mlp && w.l.fused_gate_up) {
-    w.add(p + "ffn_up_exps.weight", {h, mul(2, width), e}, "F16");
-    if (bias) w.add(p + "ffn_up_exps.bias", {mul(2, width), e}, "F32");
+    w.add(p + "ffn_up_exps.weight", {h, mul_elements(2, width), e}, "F16");
+    if (bias) w.add(p + "ffn_up_exps.bias", {mul_elements(2, width), e}, "F32");
   } else {
     for (const char* n : {"ffn_gate_exps", "ffn_up_exps"}) {
       if (!a.gated_mlp && std::string(n) == "ffn_gate_exps") continue;

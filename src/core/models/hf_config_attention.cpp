@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <string>
 
+#include "core/base/text.hpp"
 #include "core/models/hf_config_reader.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // How a family without `layer_types` places its windowed layers.
 enum class WindowRule {

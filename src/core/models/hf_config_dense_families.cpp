@@ -6,13 +6,12 @@
 #include <string>
 
 #include "core/base/checked.hpp"
+#include "core/base/text.hpp"
 #include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // The sizes every decoder reads, with the key spellings of old and new configs.
 struct Sizes {

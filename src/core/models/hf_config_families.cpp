@@ -4,14 +4,13 @@
 // (tests/unit/test_hf_config.cpp).
 #include <string>
 
+#include "core/base/text.hpp"
 #include "core/models/hf_config_reader.hpp"
 #include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // The dimensions every family reads from its config, in this order:
 // {layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions}.

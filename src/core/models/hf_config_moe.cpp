@@ -7,13 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "core/base/text.hpp"
 #include "core/models/hf_config_reader.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // The decoder fields every family here reads (vocab, hidden, layers, heads, kv heads, head_dim,
 // intermediate), into a RMSNorm SwiGLU decoder without biases; each family then changes what is
@@ -77,7 +76,7 @@ bool tied_or_untied(ConfigReader& c, std::vector<std::string>& notes, const std:
 }
 
 // Counts `r.arch` built as `layout` into r.total, r.active, r.tensors and r.mtp.
-void count(FamilyCount& r, const ParameterLayout& layout) {
+void count_moe(FamilyCount& r, const ParameterLayout& layout) {
   const ParameterCount c = count_parameters(r.arch, layout);
   r.layout = layout;
   r.total = c.total;
@@ -133,7 +132,7 @@ FamilyCount count_qwen_moe(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   return r;
 }
 
@@ -183,7 +182,7 @@ FamilyCount count_deepseek(ConfigReader& c, const std::string& mt) {
       ", k and v from a " + to_s(a.kv_lora_rank) + "-wide latent plus a " + to_s(a.qk_rope_head_dim) +
       "-wide rotary key");
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   if (a.mtp_layers)
     r.notes.push_back("num_nextn_predict_layers " + to_s(a.mtp_layers) + ": the checkpoint also stores " +
                       to_s(r.mtp) + " multi-token-prediction parameters, not loaded for plain decoding");
@@ -206,7 +205,7 @@ FamilyCount count_olmoe(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   return r;
 }
 
@@ -225,7 +224,7 @@ FamilyCount count_phimoe(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   return r;
 }
 
@@ -251,7 +250,7 @@ FamilyCount count_gpt_oss(ConfigReader& c, const std::string& mt) {
       "gpt_oss: experts and router have biases, and each layer a sink logit per head "
       "(hard-coded, not in the config)");
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   return r;
 }
 
@@ -284,7 +283,7 @@ FamilyCount count_llama4_text(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = tied_or_untied(c, r.notes, mt);
   layout.head = !a.tied_embeddings;
   moe_note(r);
-  count(r, layout);
+  count_moe(r, layout);
   return r;
 }
 

@@ -7,14 +7,13 @@
 #include <string>
 
 #include <memplan/quantity.hpp>
+#include "core/base/text.hpp"
 #include "core/models/hf_config_dense_families.hpp"
 #include "core/models/parameter_count.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // LlamaConfig's defaults: what transformers gives a llava text_config that omits a field.
 const std::pair<const char*, uint64_t> k_llama_defaults[] = {

@@ -8,15 +8,12 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/text.hpp"
 #include "core/models/hf_config_vision.hpp"
 
 namespace memplan::detail {
 
-namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
-
-}  // namespace
+namespace {}  // namespace
 
 FamilyCount count_llama4(ConfigReader& c, const std::string& mt) {
   auto tit = c.json().find("text_config");

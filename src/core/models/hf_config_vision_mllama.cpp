@@ -7,13 +7,12 @@
 #include <string>
 
 #include <memplan/quantity.hpp>
+#include "core/base/text.hpp"
 #include "core/models/hf_config_vision.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 const nlohmann::json& sub_object(ConfigReader& c, const char* key) {
   auto it = c.json().find(key);

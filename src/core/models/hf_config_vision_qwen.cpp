@@ -9,13 +9,12 @@
 #include <string>
 
 #include <memplan/quantity.hpp>
+#include "core/base/text.hpp"
 #include "core/models/hf_config_vision.hpp"
 
 namespace memplan::detail {
 
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // `key` of the vision config, or `fallback` with a note naming the default used.
 uint64_t vision_or(ConfigReader& v, std::initializer_list<const char*> keys, uint64_t fallback,

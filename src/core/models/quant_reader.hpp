@@ -14,6 +14,7 @@
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/json_text.hpp"
+#include "core/base/text.hpp"
 #include "core/models/quantization_config.hpp"
 
 namespace memplan::detail::quant {
@@ -22,8 +23,6 @@ inline constexpr const char* k_what = "quantised weight bytes";
 
 inline uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
 inline uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
-inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
-inline std::string to_s(uint64_t n) { return std::to_string(n); }
 
 // Reads quantization_config's fields, naming "<file>: quantization_config.<key>" in errors.
 class QuantReader {

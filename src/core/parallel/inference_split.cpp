@@ -9,8 +9,6 @@
 namespace memplan {
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
-
 uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "parameters"); }
 
 }  // namespace

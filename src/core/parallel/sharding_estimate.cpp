@@ -16,8 +16,6 @@ namespace memplan {
 
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
-
 // One model-parallel slice: what a kind of rank holds before data-parallel sharding.
 struct Slice {
   RankKind kind = RankKind::all;

@@ -31,13 +31,6 @@ int log2_floor(uint64_t n) {
   return k;
 }
 
-Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
-  Candidate out = c;
-  out.request = std::move(r);
-  out.changes.push_back(std::move(change));
-  return out;
-}
-
 bool training(const Candidate& c) { return c.request.mode == Mode::train; }
 // Placement knobs leave a run that is already spread over GPUs (by --gpus or the chain) alone.
 bool placeable(const Candidate& c) { return training(c) && !c.request.parallel; }

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <memplan/estimate.hpp>
@@ -19,6 +20,14 @@ struct Candidate {
   EstimateRequest request;
   std::vector<AdviceChange> changes;
 };
+
+// `c` with `r` as its request and `change` appended to its chain.
+inline Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
+  Candidate out = c;
+  out.request = std::move(r);
+  out.changes.push_back(std::move(change));
+  return out;
+}
 
 struct KnobContext {
   const GpuSpec& gpu;

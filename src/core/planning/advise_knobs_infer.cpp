@@ -14,13 +14,6 @@ bool inference_transformer(const EstimateRequest& r) {
          r.model.arch->causal && !r.model.arch->encoder_decoder;
 }
 
-Candidate with(const Candidate& c, EstimateRequest r, AdviceChange change) {
-  Candidate out = c;
-  out.request = std::move(r);
-  out.changes.push_back(std::move(change));
-  return out;
-}
-
 // The llama.cpp file types advise offers, best precision first.
 const char* const k_mixes[] = {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"};
 

@@ -8,7 +8,7 @@ namespace memplan {
 namespace {
 
 // The number after the first '=' that follows `key` in `line`, if any.
-std::optional<double> number_after(std::string_view line, std::string_view key) {
+std::optional<double> number_after_key(std::string_view line, std::string_view key) {
   size_t at = line.find(key);
   if (at == std::string_view::npos) return std::nullopt;
   at = line.find('=', at + key.size());
@@ -52,31 +52,32 @@ LlamaCppLog parse_llamacpp_log(std::string_view text) {
     pos = nl + 1;
     size_t at;
     if ((at = line.find(" compute buffer size")) != std::string_view::npos) {
-      if (auto v = number_after(line, "compute buffer size")) log.compute_mib[device_before(line, at)] = *v;
+      if (auto v = number_after_key(line, "compute buffer size"))
+        log.compute_mib[device_before(line, at)] = *v;
     } else if ((at = line.find(" KV buffer size")) != std::string_view::npos) {
-      if (auto v = number_after(line, "KV buffer size")) log.kv_mib[device_before(line, at)] += *v;
+      if (auto v = number_after_key(line, "KV buffer size")) log.kv_mib[device_before(line, at)] += *v;
     } else if (line.find("output buffer size") != std::string_view::npos) {
       // the logits' host buffer: not a GPU buffer
     } else if ((at = line.find(" model buffer size")) != std::string_view::npos ||
                ((at = line.find(" buffer size")) != std::string_view::npos &&
                 line.find("load_tensors") != std::string_view::npos)) {
-      if (auto v = number_after(line, "buffer size")) log.model_mib[device_before(line, at)] += *v;
+      if (auto v = number_after_key(line, "buffer size")) log.model_mib[device_before(line, at)] += *v;
     } else if (line.find("KV self size") != std::string_view::npos) {
-      log.kv_total_mib = number_after(line, "KV self size");
+      log.kv_total_mib = number_after_key(line, "KV self size");
       log.cache_k = word_in_parens_after(line, "K (");
       log.cache_v = word_in_parens_after(line, "V (");
     } else if (line.find("llama_kv_cache") != std::string_view::npos &&
                line.find(" size = ") != std::string_view::npos &&
                line.find("cells") != std::string_view::npos) {
-      const auto v = number_after(line, " size");
+      const auto v = number_after_key(line, " size");
       log.kv_total_mib = log.kv_total_mib.value_or(0) + v.value_or(0);
       log.cache_k = word_in_parens_after(line, "K (");
       log.cache_v = word_in_parens_after(line, "V (");
     } else if (line.find("n_ctx ") != std::string_view::npos &&
                line.find("n_ctx_") == std::string_view::npos && !log.n_ctx) {
-      if (auto v = number_after(line, "n_ctx")) log.n_ctx = static_cast<uint64_t>(*v);
+      if (auto v = number_after_key(line, "n_ctx")) log.n_ctx = static_cast<uint64_t>(*v);
     } else if (line.find("n_ubatch") != std::string_view::npos && !log.n_ubatch) {
-      if (auto v = number_after(line, "n_ubatch")) log.n_ubatch = static_cast<uint64_t>(*v);
+      if (auto v = number_after_key(line, "n_ubatch")) log.n_ubatch = static_cast<uint64_t>(*v);
     } else if ((at = line.find("flash_attn")) != std::string_view::npos && !log.flash_attn) {
       const std::string_view rest = line.substr(at);
       log.flash_attn =

@@ -17,7 +17,7 @@
 namespace memplan {
 namespace {
 
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
+uint64_t mul_serving(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
 
 constexpr uint64_t k_gib_mib = 1024;
 constexpr uint64_t k_mib = 1ull << 20;
@@ -37,15 +37,16 @@ uint64_t rounding_of(uint64_t bytes) {
 // their segments adds.
 uint64_t rounding_bytes(const TransformerArch& a, const InferenceSplit& sp, uint64_t element_bytes) {
   const uint64_t hd = a.resolved_head_dim();
-  const uint64_t qkv = mul(mul(sp.heads_per_gpu + 2 * sp.kv_heads_per_gpu, hd), mul(a.hidden, element_bytes));
-  const uint64_t o = mul(mul(sp.heads_per_gpu, hd), mul(a.hidden, element_bytes));
-  const uint64_t gate_up =
-      mul(mul(a.gated_mlp ? 2 : 1, sp.intermediate_per_gpu), mul(a.hidden, element_bytes));
-  const uint64_t down = mul(sp.intermediate_per_gpu, mul(a.hidden, element_bytes));
+  const uint64_t qkv = mul_serving(mul_serving(sp.heads_per_gpu + 2 * sp.kv_heads_per_gpu, hd),
+                                   mul_serving(a.hidden, element_bytes));
+  const uint64_t o = mul_serving(mul_serving(sp.heads_per_gpu, hd), mul_serving(a.hidden, element_bytes));
+  const uint64_t gate_up = mul_serving(mul_serving(a.gated_mlp ? 2 : 1, sp.intermediate_per_gpu),
+                                       mul_serving(a.hidden, element_bytes));
+  const uint64_t down = mul_serving(sp.intermediate_per_gpu, mul_serving(a.hidden, element_bytes));
   const uint64_t per_layer = rounding_of(qkv) + rounding_of(o) + rounding_of(gate_up) + rounding_of(down);
-  const uint64_t vocab = rounding_of(mul(sp.vocab_per_gpu, mul(a.hidden, element_bytes)));
+  const uint64_t vocab = rounding_of(mul_serving(sp.vocab_per_gpu, mul_serving(a.hidden, element_bytes)));
   const uint64_t ends = sp.pp == 1 && !a.tied_embeddings ? 2 * vocab : vocab;
-  return checked_add(mul(per_layer, sp.layers_per_gpu), ends, "rounding");
+  return checked_add(mul_serving(per_layer, sp.layers_per_gpu), ends, "rounding");
 }
 
 }  // namespace
@@ -128,7 +129,7 @@ SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, u
   b.parameter_bytes = weight_bytes_per_gpu(b.model_weight_bytes, r.model.parameters, b.split);
   if (arch.position_embedding == "rotary" && !arch.mla()) {
     const uint64_t positions = arch.max_positions ? arch.max_positions : s.context_length;
-    b.rotary_bytes = bytes_for(mul(positions, arch.resolved_head_dim()), act, "rotary cache");
+    b.rotary_bytes = bytes_for(mul_serving(positions, arch.resolved_head_dim()), act, "rotary cache");
   }
   // Allocator rounding, where every weight is a plain 16-bit tensor of a known shape.
   const bool plain16 = r.recipe.weights.cost == ElementCost{2, 1} && !r.quantize && !r.llama_ftype;
@@ -145,8 +146,8 @@ SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, u
   b.kv_element_bytes = kv.den == 1 ? kv.num : 2;
   b.mla = arch.mla();
   b.cell_elements = b.mla ? arch.kv_lora_rank + arch.qk_rope_head_dim
-                          : mul(mul(2, b.split.kv_heads_per_gpu), arch.resolved_head_dim());
-  b.cell_size = bytes_for(mul(b.cell_elements, b.split.layers_per_gpu), kv, "KV cell");
+                          : mul_serving(mul_serving(2, b.split.kv_heads_per_gpu), arch.resolved_head_dim());
+  b.cell_size = bytes_for(mul_serving(b.cell_elements, b.split.layers_per_gpu), kv, "KV cell");
   b.profiled_tokens = b.rest_bytes > 0 ? static_cast<uint64_t>(b.rest_bytes) / b.cell_size : 0;
   b.max_total_num_tokens = b.profiled_tokens;
   if (s.max_total_tokens && s.max_total_tokens < b.max_total_num_tokens) {
@@ -154,7 +155,7 @@ SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, u
     b.capped = true;
   }
   b.max_total_num_tokens = b.max_total_num_tokens / s.page_size * s.page_size;
-  b.pool_bytes = mul(b.max_total_num_tokens, b.cell_size);
+  b.pool_bytes = mul_serving(b.max_total_num_tokens, b.cell_size);
   b.max_concurrency = static_cast<double>(b.max_total_num_tokens) / static_cast<double>(s.context_length);
   b.fits = b.max_total_num_tokens >= s.context_length;
   return b;

@@ -30,11 +30,6 @@ std::optional<double> last_in_line(std::string_view text, std::string_view marke
   return found;
 }
 
-std::optional<uint64_t> as_count(std::optional<double> v) {
-  if (!v || *v < 0 || *v > 1e18) return std::nullopt;
-  return static_cast<uint64_t>(*v + 0.5);
-}
-
 }  // namespace
 
 SglangLogFigures read_sglang_log(std::string_view text) {

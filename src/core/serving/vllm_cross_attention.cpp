@@ -9,8 +9,6 @@
 namespace memplan {
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
-
 // transformers' get_optimal_tiled_canvas for a square S x S image: the k x k canvas with
 // k = min(ceil(S / tile), floor(sqrt(max tiles))).
 uint64_t square_tiles(uint64_t size, uint64_t tile, uint64_t max_tiles) {

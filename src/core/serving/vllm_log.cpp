@@ -35,11 +35,6 @@ std::optional<double> first_key(std::string_view text, const std::string_view (&
   return std::nullopt;
 }
 
-std::optional<uint64_t> as_count(std::optional<double> v) {
-  if (!v || *v < 0 || *v > 1e18) return std::nullopt;
-  return static_cast<uint64_t>(*v + 0.5);
-}
-
 }  // namespace
 
 VllmLogFigures read_vllm_log(std::string_view text) {
