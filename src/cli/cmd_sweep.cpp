@@ -18,7 +18,8 @@
 namespace memplan::cli {
 namespace {
 
-constexpr const char* k_example = "memplan sweep --batches 16,32,64,128 -- python bench.py --batch {batch}";
+constexpr const char* k_sweep_example =
+    "memplan sweep --batches 16,32,64,128 -- python bench.py --batch {batch}";
 constexpr int k_bar_width = 40;
 
 struct SweepOptions {
@@ -231,7 +232,7 @@ int run_sweep_command(CLI::App& sub, const SweepOptions& opt, Io& io) {
   if (s.steps_per_run == 0) throw Error("--steps", "must be at least 1");
   s.within = parse_fraction("--within", opt.within);
   if (s.within >= 1) throw Error("--within", "\"" + opt.within + "\" must be below 1 (100%)");
-  const TrialSettings trial = resolve_run_options(opt.run, io, k_example);
+  const TrialSettings trial = resolve_run_options(opt.run, io, k_sweep_example);
   check_runnable(substitute_batch(trial.command, 1)[0]);
 
   PrintingObserver observer(io.err, o.quiet, !mentions_batch(trial.command));
@@ -285,7 +286,7 @@ void add_sweep(CLI::App& sub, Runner& run) {
       "Exit: 0 measured, 1 nothing measured, 2 bad input, 4 a failure that is not OOM, 130 Ctrl-C, 143 "
       "SIGTERM.\n"
       "Example: " +
-      std::string(k_example));
+      std::string(k_sweep_example));
   CLI::App* self = &sub;
   run = [self, opt](Io& io) { return run_sweep_command(*self, *opt, io); };
 }

@@ -4,7 +4,7 @@ namespace memplan::cli {
 namespace {
 
 // Display width: UTF-8 continuation bytes take no column.
-size_t columns(const std::string& s) {
+size_t display_columns(const std::string& s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
@@ -24,7 +24,7 @@ std::vector<std::string> wrap_words(const std::string& text, size_t width) {
     std::string& line = lines.back();
     if (line.empty())
       line = word;
-    else if (columns(line) + 1 + columns(word) <= width)
+    else if (display_columns(line) + 1 + display_columns(word) <= width)
       line += " " + word;
     else
       lines.push_back(word);

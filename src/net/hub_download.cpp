@@ -8,6 +8,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/text.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/safetensors.hpp"
 
@@ -27,10 +28,6 @@ bool safe_name(const std::string& n) {
   if (n.empty() || n.size() > 255 || n.find('/') != std::string::npos || n.find('\\') != std::string::npos)
     return false;
   return n != "." && n != ".." && n.front() != '.';
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The most bytes read from the Hub for one model, all requests together.

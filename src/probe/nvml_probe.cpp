@@ -407,7 +407,7 @@ ProbeReport run_probe(const ProbeOptions& options) {
   return report;
 }
 
-std::optional<std::string> env(const char* name) {
+std::optional<std::string> env_value(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::optional<std::string>(v) : std::nullopt;
 }
@@ -416,9 +416,9 @@ std::optional<std::string> env(const char* name) {
 
 ProbeOptions ProbeOptions::from_environment() {
   ProbeOptions o;
-  o.library = env("MEMPLAN_NVML_LIBRARY").value_or("");
-  o.cuda_visible_devices = env("CUDA_VISIBLE_DEVICES");
-  o.cuda_device_order = env("CUDA_DEVICE_ORDER");
+  o.library = env_value("MEMPLAN_NVML_LIBRARY").value_or("");
+  o.cuda_visible_devices = env_value("CUDA_VISIBLE_DEVICES");
+  o.cuda_device_order = env_value("CUDA_DEVICE_ORDER");
   return o;
 }
 

@@ -40,7 +40,7 @@ std::optional<unsigned> leading_ordinal(std::string_view s) {
   return static_cast<unsigned>(value);
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool has_prefix(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 }  // namespace
 
@@ -48,11 +48,11 @@ VisibleDevices parse_visible_devices(std::optional<std::string_view> value) {
   VisibleDevices v;
   if (!value) return v;
   std::string_view text = *value;
-  if (starts_with(text, "GPU-") || starts_with(text, "MIG-")) {
+  if (has_prefix(text, "GPU-") || has_prefix(text, "MIG-")) {
     const std::string_view prefix = text.substr(0, 4);
     v.kind = prefix == "GPU-" ? VisibleDevices::Kind::gpu_uuids : VisibleDevices::Kind::mig_uuids;
     for (std::string_view entry : split_commas(text)) {
-      if (!starts_with(entry, prefix)) break;  // a different kind ends the list
+      if (!has_prefix(entry, prefix)) break;  // a different kind ends the list
       if (std::find(v.uuids.begin(), v.uuids.end(), entry) != v.uuids.end()) {
         v.uuids.clear();  // a repeated id gives an empty set
         return v;
@@ -91,7 +91,7 @@ std::vector<size_t> select_visible(const VisibleDevices& visible, const std::vec
       for (const std::string& prefix : visible.uuids) {
         size_t matches = 0, match = 0;
         for (size_t i = 0; i < uuids.size(); ++i)
-          if (starts_with(uuids[i], prefix)) ++matches, match = i;
+          if (has_prefix(uuids[i], prefix)) ++matches, match = i;
         if (matches != 1) break;  // unknown or ambiguous ends the list
         if (std::find(chosen.begin(), chosen.end(), match) != chosen.end()) return {};
         chosen.push_back(match);

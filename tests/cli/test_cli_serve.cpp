@@ -15,8 +15,8 @@ using memplan::test::run_cli;
 
 namespace {
 
-const std::string k_logs = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/";
-const std::string k_configs = MEMPLAN_SOURCE_DIR "/tests/data/hf_configs/";
+const std::string k_vllm_logs = MEMPLAN_SOURCE_DIR "/tests/data/vllm_logs/";
+const std::string k_serve_configs = MEMPLAN_SOURCE_DIR "/tests/data/hf_configs/";
 
 nlohmann::json serve(std::vector<std::string> args) {
   args.insert(args.begin(), "serve");
@@ -35,7 +35,7 @@ double rel(double predicted, double logged) { return std::fabs(predicted - logge
 }  // namespace
 
 TEST_CASE("serve: Llama-3.1-8B-Instruct on an RTX 3090 at 20,000 tokens (vllm#10517)", "[serve]") {
-  const auto j = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
+  const auto j = serve({"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
                         "--gpu-memory", "23.58GiB", "--max-model-len", "20000", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 14.9888) < 0.01);  // "Loading model weights took 14.9888 GB"
   CHECK(rel(j["gpu_blocks"].get<double>(), 1952) < 0.05);        // "GPU blocks: 1952"
@@ -44,7 +44,7 @@ TEST_CASE("serve: Llama-3.1-8B-Instruct on an RTX 3090 at 20,000 tokens (vllm#10
 }
 
 TEST_CASE("serve: the same at 29,000 tokens does not fit (vllm#10517)", "[serve]") {
-  const auto j = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
+  const auto j = serve({"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
                         "--gpu-memory", "23.58GiB", "--max-model-len", "29000", "--vllm-version", "0.6.4"});
   CHECK(rel(j["gpu_blocks"].get<double>(), 1478) < 0.05);  // "# GPU blocks: 1478"
   CHECK(j["fits"] == false);                               // 23,648 tokens < 29,000: vLLM refused to start
@@ -52,20 +52,20 @@ TEST_CASE("serve: the same at 29,000 tokens does not fit (vllm#10517)", "[serve]
 }
 
 TEST_CASE("serve: Meta-Llama-3-8B on an 80 GB GPU, tp 1 and 2 (vllm PR 10511)", "[serve]") {
-  const auto one = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
+  const auto one = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
                           "--gpu-memory", "79.22GiB", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(one["budget"]["weight_bytes"]), 14.96) < 0.01);  // "model weights take 14.96GiB"
   CHECK(rel(gib(one["budget"]["kv_bytes"]), 53.29) < 0.05);      // "available_kv_cache_memory 53.29GiB"
   const double logged_blocks = std::floor(53.29 * double(1ull << 30) / (2ull << 20));  // 2 MiB blocks
   CHECK(rel(one["gpu_blocks"].get<double>(), logged_blocks) < 0.05);
-  const auto two = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
+  const auto two = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
                           "--gpu-memory", "79.22GiB", "--tp", "2", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(two["budget"]["weight_bytes"]), 7.48) < 0.01);  // "model weights take 7.48GiB"
 }
 
 TEST_CASE("serve: Llama-2-7B on an A100 80GB (vllm PR 2031)", "[serve]") {
-  const auto j =
-      serve({"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
+  const auto j = serve(
+      {"--config", k_serve_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
   CHECK(rel(j["gpu_blocks"].get<double>(), 7351) < 0.05);  // "# GPU blocks: 7351"
 }
 
@@ -76,9 +76,10 @@ TEST_CASE("serve: Qwen3-4B fp16 on an RTX 2060 12GB at 10,000 tokens (Q07K/langg
   // (as the other logs' totals do), and so does the non-torch memory (0.04 GiB), which vLLM
   // measures and memplan cannot derive (CUDA context and library workspaces outside torch).
   // Weights, the profiled activation peak and the block size are memplan's own.
-  const auto j = serve({"--config", k_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
-                        "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1",
-                        "--precision", "fp16", "--overhead", "0.04GiB", "--vllm-version", "0.6.4"});
+  const auto j =
+      serve({"--config", k_serve_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
+             "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1",
+             "--precision", "fp16", "--overhead", "0.04GiB", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 7.5552) < 0.01);    // "Model loading took 7.5552 GiB"
   CHECK(rel(gib(j["budget"]["activation_bytes"]), 0.74) < 0.10);  // "PyTorch activation peak ... 0.74GiB"
   CHECK(rel(j["gpu_blocks"].get<double>(), 1394) < 0.05);         // "# cuda blocks: 1394"
@@ -94,30 +95,33 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
     size_t figures;
   };
   const std::vector<Case> cases = {
-      {{"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory", "23.58GiB",
-        "--max-model-len", "20000"},
+      {{"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
+        "23.58GiB", "--max-model-len", "20000"},
        "llama-3.1-8b-instruct_rtx3090_20000.log",
        6},  // total, weights, non-torch, KV memory, blocks, concurrency
       // The non-torch memory is predicted (the CUDA context, 400 MiB) against the log's 0.35 GiB.
-      {{"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory", "23.58GiB",
-        "--max-model-len", "29000"},
+      {{"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
+        "23.58GiB", "--max-model-len", "29000"},
        "llama-3.1-8b-instruct_rtx3090_29000.log",
        6},
-      {{"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--gpu-memory", "79.22GiB"},
+      {{"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--gpu-memory",
+        "79.22GiB"},
        "meta-llama-3-8b_80gb_tp1.log",
        3},  // total, weights, KV memory
-      {{"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--gpu-memory", "79.22GiB",
-        "--tp", "2"},
+      {{"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--gpu-memory",
+        "79.22GiB", "--tp", "2"},
        "meta-llama-3-8b_80gb_tp2.log",
        2},  // total, weights
-      {{"--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb"}, "llama-2-7b_a100-80gb.log", 1},
+      {{"--config", k_serve_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb"},
+       "llama-2-7b_a100-80gb.log",
+       1},
       // V1 (vllm PR 24577, lm_eval through vllm.LLM on an A100): the LLM class's default step on an
       // A100 is 8,192 tokens (arg_utils.py: the 16,384 of 70 GiB GPUs leaves A100s out, PR 17885).
-      {{"--config", k_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-entry", "llm",
+      {{"--config", k_serve_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-entry", "llm",
         "--max-model-len", "4096"},
        "qwen3-0.6b_a100_v1_pr24577.log",
        4},  // weights, KV memory, KV tokens, concurrency
-      {{"--config", k_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
+      {{"--config", k_serve_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
         "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1", "--precision",
         "fp16", "--overhead", "0.04GiB"},
        "qwen3-4b_rtx2060-12gb_10000.log",
@@ -130,20 +134,21 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
       args.push_back("0.6.4");
     }
     args.push_back("--check-log");
-    args.push_back(k_logs + c.log);
+    args.push_back(k_vllm_logs + c.log);
     const auto j = serve(args);
     INFO(c.log << "\n" << j["log_checks"].dump(1));
     REQUIRE(j["log_checks"].size() == c.figures);
     for (const auto& k : j["log_checks"]) CHECK(k["within"] == true);
   }
   // The table form prints the comparison, and a log that disagrees gives exit code 1.
-  const auto t = run_cli({"serve", "--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
-                          "--vllm-version", "0.6.4", "--check-log", k_logs + "llama-2-7b_a100-80gb.log"});
+  const auto t =
+      run_cli({"serve", "--config", k_serve_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
+               "--vllm-version", "0.6.4", "--check-log", k_vllm_logs + "llama-2-7b_a100-80gb.log"});
   CHECK(t.code == 0);
   CHECK(t.out.find("GPU blocks") != std::string::npos);
-  const auto off = run_cli({"serve", "--config", k_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
+  const auto off = run_cli({"serve", "--config", k_serve_configs + "Llama-2-7b-hf.json", "--gpu", "a100-80gb",
                             "--vllm-version", "0.6.4", "--gpu-memory-utilization", "0.5", "--check-log",
-                            k_logs + "llama-2-7b_a100-80gb.log"});
+                            k_vllm_logs + "llama-2-7b_a100-80gb.log"});
   CHECK(off.code == 1);
 }
 
@@ -278,7 +283,7 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
           "[serve][non-torch]") {
   // vLLM 0.6.4 logs non_torch_memory=0.35GiB on the RTX 3090 (vllm#10517): the CUDA context
   // (about 400 MB with lazy loading, pytorch#109888) is the part memplan predicts.
-  const auto one = serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
+  const auto one = serve({"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090",
                           "--gpu-memory", "23.58GiB", "--max-model-len", "20000", "--vllm-version", "0.6.4"});
   CHECK(rel(gib(one["budget"]["non_torch_bytes"]), 0.35) < 0.15);
   CHECK(one["budget"]["non_torch_given"] == false);
@@ -289,18 +294,18 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
   CHECK(context);
   // tp 2: vLLM's custom all-reduce holds two 8 MiB IPC buffers and an 8 MiB rank_data tensor
   // (custom_all_reduce.py); NCCL's buffers are not predicted, and a note says so.
-  const auto two = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "2",
-                          "--vllm-version", "0.6.4"});
+  const auto two = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp",
+                          "2", "--vllm-version", "0.6.4"});
   CHECK(two["budget"]["allreduce_bytes"] == 24ull << 20);
   bool nccl_note = false;
   for (const auto& n : two["notes"])
     nccl_note = nccl_note || n.get<std::string>().find("NCCL") != std::string::npos;
   CHECK(nccl_note);
   const auto four =
-      serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "4"});
+      serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "4"});
   CHECK(four["budget"]["allreduce_bytes"] == 24ull << 20);
   const auto given =
-      serve({"--config", k_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
+      serve({"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
              "23.58GiB", "--max-model-len", "20000", "--overhead", "1GiB", "--vllm-version", "0.6.4"});
   CHECK(given["budget"]["non_torch_bytes"] == 1ull << 30);
   CHECK(given["budget"]["non_torch_given"] == true);
@@ -316,8 +321,8 @@ TEST_CASE("serve prints a preset's Hugging Face repository id, or the path given
   const auto sg = serve({"--engine", "sglang", "--model", "qwen3-8b", "--gpu", "a100-80gb"});
   CHECK(sg["flags"].get<std::string>().find("--model-path Qwen/Qwen3-8B ") != std::string::npos);
   // A config.json stands for its folder, as given.
-  const auto file = serve({"--config", k_configs + "Meta-Llama-3-8B.json", "--gpu", "a100-80gb"});
-  const std::string folder = k_configs.substr(0, k_configs.size() - 1);
+  const auto file = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "a100-80gb"});
+  const std::string folder = k_serve_configs.substr(0, k_serve_configs.size() - 1);
   CHECK(file["flags"].get<std::string>().rfind("vllm serve " + folder + " ", 0) == 0);
   // GPT-3 175B's weights were never published: the flags keep the preset name and a note says so.
   const auto r = run_cli({"serve", "--model", "gpt3-175b", "--gpu", "h100-80gb", "--tp", "8"});
@@ -330,15 +335,15 @@ TEST_CASE("serve prints a preset's Hugging Face repository id, or the path given
 
 TEST_CASE("serve names how each engine holds sliding-window layers", "[serve][notes]") {
   // Gemma 2 (config.json: sliding_window 4096, every other layer) on both engines.
-  const auto v = run_cli({"serve", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
+  const auto v = run_cli({"serve", "--config", k_serve_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
   CHECK(v.out.find("13 of 26 layers attend to a window of 4,096 tokens") != std::string::npos);
   CHECK(v.out.find("V1's hybrid KV-cache manager: 1 full and 1 window group(s) of 13 layers") !=
         std::string::npos);
-  const auto v0 = run_cli(
-      {"serve", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb", "--vllm-version", "0.6.4"});
+  const auto v0 = run_cli({"serve", "--config", k_serve_configs + "gemma-2-2b.json", "--gpu", "a100-80gb",
+                           "--vllm-version", "0.6.4"});
   CHECK(v0.out.find("V0 block table holds every layer's KV for every token") != std::string::npos);
   const auto s = run_cli(
-      {"serve", "--engine", "sglang", "--config", k_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
+      {"serve", "--engine", "sglang", "--config", k_serve_configs + "gemma-2-2b.json", "--gpu", "a100-80gb"});
   CHECK(s.out.find("SGLang keeps their KV in a pool of its own") != std::string::npos);
   // A model without windows gets neither window note.
   const auto l = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"});
@@ -350,8 +355,9 @@ TEST_CASE("serve: Llama-3.2-11B-Vision on an H100, weights and the block size (v
   // not predict; the weights and the bytes of one block (all 40 layers, the 8 cross-attention
   // layers included, as V0 allocates them) are checked.
   // No --vllm-version: vLLM 0.10.1 itself falls back to V0 for encoder-decoder models, and so does serve.
-  const auto j = serve({"--config", k_configs + "Llama-3.2-11B-Vision-Instruct.json", "--gpu", "h100-80gb",
-                        "--gpu-memory", "79.22GiB", "--max-model-len", "65536", "--max-num-seqs", "128"});
+  const auto j =
+      serve({"--config", k_serve_configs + "Llama-3.2-11B-Vision-Instruct.json", "--gpu", "h100-80gb",
+             "--gpu-memory", "79.22GiB", "--max-model-len", "65536", "--max-num-seqs", "128"});
   CHECK(j["engine_version"] == "0.6.4.post1");
   CHECK(rel(gib(j["budget"]["weight_bytes"]), 19.86) < 0.01);  // "model weights take 19.86GiB"
   // "reserved for KV Cache is 14.65GiB" over "# CUDA blocks: 6001": 2.5 MiB a block (to the

@@ -21,7 +21,7 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_configs = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_moe_configs = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 constexpr double k_mib_d = 1024.0 * 1024.0;
 
 uint64_t q4k(uint64_t n) { return n / 256 * 144; }
@@ -63,7 +63,7 @@ uint64_t qwen3_moe_layer_bytes(uint64_t i) {
 }  // namespace
 
 TEST_CASE("issue 27: q4_k_m on Qwen3-30B-A3B counts 128 experts 768 wide, not 6,144", "[llamacpp][moe]") {
-  const ModelSpec m = read_hf_config(k_configs + "Qwen3-30B-A3B.json");
+  const ModelSpec m = read_hf_config(k_moe_configs + "Qwen3-30B-A3B.json");
   REQUIRE(m.arch);
   const GgufFile g = gguf_of_arch(*m.arch, *find_llama_ftype("q4_k_m"));
   // 30,532,122,624: llama.cpp's general.parameter_count for the model (hf_configs/SOURCES.md).
@@ -99,7 +99,7 @@ TEST_CASE("issue 27: q8_0 and q6_k on Qwen3-30B-A3B match bartowski's published 
   // bartowski/Qwen_Qwen3-30B-A3B-GGUF (llama.cpp b5200; the table mirrored at
   // model.aibase.com/zh/models/details/1924737621108723712): Q8_0 32.48 GB, Q6_K 25.10 GB, each
   // the tensor data plus a header of a few MB (the 151,936-token vocabulary and its merges).
-  const ModelSpec m = read_hf_config(k_configs + "Qwen3-30B-A3B.json");
+  const ModelSpec m = read_hf_config(k_moe_configs + "Qwen3-30B-A3B.json");
   REQUIRE(m.arch);
   const uint64_t routers = 48ull * 2048 * 128;                         // ffn_gate_inp, F32
   const uint64_t vectors = 48ull * (2 * 2048 + 2 * 128) + 2048;        // norms, F32
@@ -119,7 +119,7 @@ TEST_CASE("issue 27: q4_k_m on DeepSeek-V3 counts MLA, the shared expert and 3 d
   // DeepSeek-R1's config (DeepSeek-V3's architecture): 61 layers, hidden 7168, 128 heads, q_lora
   // 1536, kv_lora 512, qk_nope 128, qk_rope 64, v 128; layers 0-2 dense (18432), then 256 routed
   // experts and 1 shared expert of 2048 with a router bias; vocabulary 129280, untied.
-  const ModelSpec m = read_hf_config(k_configs + "DeepSeek-R1.json");
+  const ModelSpec m = read_hf_config(k_moe_configs + "DeepSeek-R1.json");
   REQUIRE(m.arch);
   const GgufFile g = gguf_of_arch(*m.arch, *find_llama_ftype("q4_k_m"));
   CHECK(elements(g) == 671026419200ull);  // the main model without its MTP module (SOURCES.md)
@@ -158,7 +158,7 @@ TEST_CASE("issue 27: a GGUF's tensors add up to the parameter count of every dec
         "Mixtral-8x7B-v0.1", "Llama-3.1-8B-Instruct", "Qwen2.5-7B", "Qwen3-4B", "gemma-2-2b", "gemma-3-1b-it",
         "Phi-3-mini-4k-instruct", "OLMo-2-1124-7B", "starcoder2-3b"}) {
     INFO(name);
-    const ModelSpec m = read_hf_config(k_configs + name + ".json");
+    const ModelSpec m = read_hf_config(k_moe_configs + name + ".json");
     REQUIRE(m.arch);
     CHECK(elements(gguf_of_arch(*m.arch, *find_llama_ftype("q8_0"))) == m.parameters);
     CHECK(count_parameters(*m.arch).total == m.parameters);  // the one counter, from the bare architecture
@@ -183,7 +183,7 @@ TEST_CASE("issue 27: gguf-fit keeps window layers in llama.cpp's smaller SWA cac
   // cells, the others n_ctx; llama_hparams::set_swa_pattern: all but the last layer of each run.
   SECTION("Gemma 3 1B: 22 of 26 layers, window 512, one K+V row 2 x 256 f16 = 1024 bytes") {
     LlamaCppRequest r;
-    const ModelSpec m = read_hf_config(k_configs + "gemma-3-1b-it.json");
+    const ModelSpec m = read_hf_config(k_moe_configs + "gemma-3-1b-it.json");
     REQUIRE(m.arch);
     r.arch = *m.arch;
     r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
@@ -201,7 +201,7 @@ TEST_CASE("issue 27: gguf-fit keeps window layers in llama.cpp's smaller SWA cac
   }
   SECTION("gpt-oss-20b: 12 of 24 layers, window 128, K+V row 2 x 8 x 64 f16 = 2048 bytes") {
     LlamaCppRequest r;
-    const ModelSpec m = read_hf_config(k_configs + "gpt-oss-20b.json");
+    const ModelSpec m = read_hf_config(k_moe_configs + "gpt-oss-20b.json");
     REQUIRE(m.arch);
     r.arch = *m.arch;
     r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q8_0"));
@@ -226,7 +226,7 @@ TEST_CASE("issue 27: gguf-fit keeps window layers in llama.cpp's smaller SWA cac
 TEST_CASE("issue 27: gguf-fit caches DeepSeek's MLA latent as one 576-wide K row, no V", "[llamacpp][kv]") {
   // llama.cpp since PR 19067 (src/llama-kv-cache.cpp, no V tensor when hparams.is_mla()): K rows
   // of kv_lora_rank + qk_rope_head_dim = 512 + 64; the same row estimate and serve count.
-  const ModelSpec m = read_hf_config(k_configs + "DeepSeek-R1.json");
+  const ModelSpec m = read_hf_config(k_moe_configs + "DeepSeek-R1.json");
   REQUIRE(m.arch);
   LlamaCppRequest r;
   r.arch = *m.arch;
@@ -272,7 +272,7 @@ TEST_CASE("issue 27: a GGUF's own keys give the same KV rows as its config", "[l
     const KvRowElements row = kv_row_elements(*s.arch);
     CHECK(row.k == 576);
     CHECK(row.v == 0);
-    const ModelSpec c = read_hf_config(k_configs + "DeepSeek-R1.json");
+    const ModelSpec c = read_hf_config(k_moe_configs + "DeepSeek-R1.json");
     CHECK(kv_row_elements(*c.arch).k == row.k);  // the config door's row
   }
   SECTION("an older conversion: 128 KV heads, K 192 and V 128 per head, V not at K's width") {

@@ -40,7 +40,7 @@ const LayerKind* kind(const ModelSpec& m, const std::string& name) {
 }
 
 // One sequence's KV cache in bytes at `seq` tokens, 2 bytes per element.
-uint64_t kv_bytes(const ModelSpec& m, uint64_t seq) {
+uint64_t moe_kv_bytes(const ModelSpec& m, uint64_t seq) {
   InferenceOptions o;
   o.seq = seq;
   return inference_memory(*m.arch, o).bytes;
@@ -81,8 +81,8 @@ TEST_CASE("Qwen3-30B-A3B: total and active parameters", "[hf_config][moe]") {
   CHECK(moe->fields.find("moe_intermediate_size") != std::string::npos);
   // KV cache per token: 48 layers x 2 x 4 kv heads x 128 x 2 B = 98,304 B (no sliding window:
   // use_sliding_window false).
-  CHECK(kv_bytes(m, 1) == 98304);
-  CHECK(kv_bytes(m, 32768) == 3221225472ull);
+  CHECK(moe_kv_bytes(m, 1) == 98304);
+  CHECK(moe_kv_bytes(m, 32768) == 3221225472ull);
 }
 
 TEST_CASE("DeepSeek-V3 (R1): 671B main model, MTP apart, latent KV cache", "[hf_config][moe][mla]") {
@@ -104,7 +104,7 @@ TEST_CASE("DeepSeek-V3 (R1): 671B main model, MTP apart, latent KV cache", "[hf_
   // KV cache: vLLM / SGLang store kv_lora_rank + qk_rope_head_dim = 512 + 64 = 576 elements per
   // token and layer: 61 x 576 x 2 B = 70,272 B per token. The naive per-head cache (transformers'
   // reference path) is 61 x 128 heads x (192 + 128) x 2 B = 4,997,120 B per token.
-  CHECK(kv_bytes(m, 1) == 70272);
+  CHECK(moe_kv_bytes(m, 1) == 70272);
   InferenceOptions o;
   o.seq = 1;
   CHECK(inference_memory(*m.arch, o).naive_bytes == 4997120);
@@ -138,8 +138,8 @@ TEST_CASE("gpt-oss: OpenAI's model card counts, alternating 128-token window", "
   //   (18 x 8,192 + 18 x 128) x 1,024 x 2 B = 306,708,480 B (not 36 x 8,192 x 2,048 = 603,979,776).
   CHECK(big.arch->window_layers == 18);
   CHECK(big.arch->attention_window == 128);
-  CHECK(kv_bytes(big, 8192) == 306708480ull);
-  CHECK(kv_bytes(big, 100) == 36ull * 100 * 2048);  // shorter than the window: every layer holds all
+  CHECK(moe_kv_bytes(big, 8192) == 306708480ull);
+  CHECK(moe_kv_bytes(big, 100) == 36ull * 100 * 2048);  // shorter than the window: every layer holds all
   const LayerKind* sliding = kind(big, "sliding attention");
   REQUIRE(sliding);
   CHECK(sliding->layers == 18);
@@ -153,8 +153,8 @@ TEST_CASE("Mistral-7B-v0.1: the 4096-token window holds the KV cache", "[hf_conf
   CHECK(m.arch->attention_window == 4096);
   // Rolling buffer of 4,096 tokens: 32 layers x 4,096 x 2 x 8 x 128 x 2 B = 536,870,912 B at any
   // longer context; below the window it grows with the tokens.
-  CHECK(kv_bytes(m, 8192) == 536870912ull);
-  CHECK(kv_bytes(m, 1000) == 32ull * 1000 * 4096);
+  CHECK(moe_kv_bytes(m, 8192) == 536870912ull);
+  CHECK(moe_kv_bytes(m, 1000) == 32ull * 1000 * 4096);
   // Mistral-7B-v0.3 has sliding_window null: full attention.
   CHECK(read_hf_config(k_moe_dir + "Mistral-7B-Instruct-v0.3.json").arch->window_layers == 0);
 }
@@ -266,7 +266,7 @@ TEST_CASE("Llama 4: chunked attention on the rotary layers", "[hf_config][attent
   // chunks. At 32,768 tokens: (12 x 32,768 + 36 x 8,192) x 2 x 8 x 128 x 2 B = 2,818,572,288 B.
   CHECK(m.arch->window_layers == 36);
   CHECK(m.arch->chunked_attention);
-  CHECK(kv_bytes(m, 32768) == 2818572288ull);
+  CHECK(moe_kv_bytes(m, 32768) == 2818572288ull);
 }
 
 TEST_CASE("gpt-oss-20b read end to end: parameters and stored bytes as published",

@@ -30,9 +30,9 @@ using memplan::test::run_cli;
 
 namespace {
 
-constexpr const char* k_commit = "0123456789abcdef0123456789abcdef01234567";
+constexpr const char* k_hub_commit = "0123456789abcdef0123456789abcdef01234567";
 const std::string k_repo = "/tiny-org/tiny-model";
-const std::string k_resolve = k_repo + "/resolve/" + k_commit + "/";
+const std::string k_resolve = k_repo + "/resolve/" + k_hub_commit + "/";
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -47,7 +47,7 @@ struct HubTree {
   std::string shard2 = test::st_file({{"b.weight", "BF16", {8, 4}}});
   void serve(FixtureHttpServer& s,
              FixtureHttpServer::Behaviour shard_behaviour = FixtureHttpServer::Behaviour::normal) {
-    const nlohmann::json info = {{"sha", k_commit},
+    const nlohmann::json info = {{"sha", k_hub_commit},
                                  {"siblings",
                                   {{{"rfilename", "config.json"}},
                                    {{"rfilename", "model.safetensors.index.json"}},
@@ -67,17 +67,17 @@ struct HubTree {
   }
 };
 
-struct TempDir {
+struct HubTempDir {
   fs::path path;
-  explicit TempDir(const std::string& name)
+  explicit HubTempDir(const std::string& name)
       : path(fs::temp_directory_path() / ("memplan-" + name + "-" + std::to_string(::getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~HubTempDir() { fs::remove_all(path); }
 };
 
-net::HubSettings settings(const FixtureHttpServer& s, const TempDir& cache) {
+net::HubSettings hub_settings(const FixtureHttpServer& s, const HubTempDir& cache) {
   net::HubSettings h;
   h.endpoint = s.url();
   h.cache_dir = cache.path.string();
@@ -94,7 +94,7 @@ net::HttpLimits quick() {
   return l;
 }
 
-std::string error_of(const std::function<void()>& f) {
+std::string hub_error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
@@ -110,12 +110,12 @@ TEST_CASE("hub download: headers only, by range, into the cache layout", "[hub][
   HubTree tree;
   tree.serve(server);
   server.start();
-  TempDir cache("hub-cache");
+  HubTempDir cache("hub-cache");
   auto http = net::make_curl_client(quick());
-  const std::string snapshot =
-      net::download_model_headers(*http, settings(server, cache), *parse_hub_model_id("tiny-org/tiny-model"));
-  CHECK(fs::path(snapshot).filename() == k_commit);
-  CHECK(read_text((cache.path / "models--tiny-org--tiny-model" / "refs" / "main").string()) == k_commit);
+  const std::string snapshot = net::download_model_headers(*http, hub_settings(server, cache),
+                                                           *parse_hub_model_id("tiny-org/tiny-model"));
+  CHECK(fs::path(snapshot).filename() == k_hub_commit);
+  CHECK(read_text((cache.path / "models--tiny-org--tiny-model" / "refs" / "main").string()) == k_hub_commit);
   // The shard keeps its real size, but only its header was fetched: the rest is a hole.
   CHECK(fs::file_size(fs::path(snapshot) / "model-00001-of-00002.safetensors") == tree.shard1.size());
   const ModelFileReport r = inspect_model_files(snapshot);
@@ -132,7 +132,7 @@ TEST_CASE(
   HubTree tree;
   tree.serve(server);
   server.start();
-  TempDir xdg("hub-xdg"), empty("hub-empty");
+  HubTempDir xdg("hub-xdg"), empty("hub-empty");
   EnvVar endpoint("HF_ENDPOINT", server.url());
   EnvVar xdg_env("XDG_CACHE_HOME", xdg.path.string());
   EnvVar hf_cache("HF_HUB_CACHE", empty.path.string());
@@ -154,16 +154,17 @@ TEST_CASE("hub download: a gated model with HF_TOKEN", "[hub][net]") {
   FixtureHttpServer server;
   HubTree tree;
   tree.serve(server);
-  const nlohmann::json info = {{"sha", k_commit}, {"siblings", {{{"rfilename", "config.json"}}}}};
+  const nlohmann::json info = {{"sha", k_hub_commit}, {"siblings", {{{"rfilename", "config.json"}}}}};
   server.route(
       "/api/models" + k_repo + "/revision/main",
       {200, info.dump(), FixtureHttpServer::Behaviour::normal, "Authorization: Bearer hf_test_token"});
   server.start();
-  TempDir cache("hub-token");
+  HubTempDir cache("hub-token");
   auto http = net::make_curl_client(quick());
-  net::HubSettings s = settings(server, cache);
+  net::HubSettings s = hub_settings(server, cache);
   const HubModelId id = *parse_hub_model_id("tiny-org/tiny-model");
-  CHECK(error_of([&] { net::download_model_headers(*http, s, id); }).find("HTTP 401") != std::string::npos);
+  CHECK(hub_error_of([&] { net::download_model_headers(*http, s, id); }).find("HTTP 401") !=
+        std::string::npos);
   s.token = "hf_test_token";
   const std::string snapshot = net::download_model_headers(*http, s, id);
   CHECK(inspect_model_files(snapshot).model.parameters == 1100048384ull);  // TinyLlama's config.json
@@ -177,14 +178,14 @@ TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net
       test::gguf_file(kv, 2, {{"token_embd.weight", {256, 100}, 1}, {"output_norm.weight", {256}, 0}});
   FixtureHttpServer server;
   const nlohmann::json info = {
-      {"sha", k_commit}, {"siblings", {{{"rfilename", "tiny-F16.gguf"}}, {{"rfilename", "README.md"}}}}};
+      {"sha", k_hub_commit}, {"siblings", {{{"rfilename", "tiny-F16.gguf"}}, {{"rfilename", "README.md"}}}}};
   server.route("/api/models" + k_repo + "/revision/main", {200, info.dump()});
   server.route(k_resolve + "tiny-F16.gguf", {200, gguf});
   server.start();
-  TempDir cache("hub-gguf");
+  HubTempDir cache("hub-gguf");
   auto http = net::make_curl_client(quick());
-  const std::string snapshot =
-      net::download_model_headers(*http, settings(server, cache), *parse_hub_model_id("tiny-org/tiny-model"));
+  const std::string snapshot = net::download_model_headers(*http, hub_settings(server, cache),
+                                                           *parse_hub_model_id("tiny-org/tiny-model"));
   const ModelFileReport r = inspect_model_files(snapshot);
   CHECK(r.kind == ModelFileKind::gguf);
   CHECK(r.model.parameters == 256 * 100 + 256);
@@ -194,7 +195,7 @@ TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net
 TEST_CASE("hub download: HF_HUB_OFFLINE and --offline never touch the network", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
-  TempDir xdg("hub-xdg-off"), empty("hub-empty-off");
+  HubTempDir xdg("hub-xdg-off"), empty("hub-empty-off");
   EnvVar endpoint("HF_ENDPOINT", server.url());
   EnvVar xdg_env("XDG_CACHE_HOME", xdg.path.string());
   EnvVar hf_cache("HF_HUB_CACHE", empty.path.string());
@@ -214,34 +215,34 @@ TEST_CASE("hub download: HF_HUB_OFFLINE and --offline never touch the network", 
 
 TEST_CASE("hub download: gated, missing, hostile responses each end in one clear error", "[hub][net]") {
   const HubModelId id = *parse_hub_model_id("tiny-org/tiny-model");
-  TempDir cache("hub-hostile");
+  HubTempDir cache("hub-hostile");
   auto http = net::make_curl_client(quick());
 
   SECTION("gated (401) and missing (404)") {
     FixtureHttpServer server;
     server.route("/api/models" + k_repo + "/revision/main", {401, ""});
     server.start();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("is gated or private") != std::string::npos);
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), *parse_hub_model_id("no/such"));
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), *parse_hub_model_id("no/such"));
           }).find("not found on " + server.url() + " (HTTP 404") != std::string::npos);
   }
   SECTION("a server that ignores the range sends more than asked") {
     FixtureHttpServer server;
     HubTree().serve(server, FixtureHttpServer::Behaviour::ignore_range);
     server.start();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("larger than 8 bytes") != std::string::npos);
   }
   SECTION("wrong length") {
     FixtureHttpServer server;
     HubTree().serve(server, FixtureHttpServer::Behaviour::short_body);
     server.start();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("bytes (HTTP 206) for a range of 8") != std::string::npos);
   }
   SECTION("a header length over the reader's limit") {
@@ -250,8 +251,8 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     tree.shard1 = test::le64(1ull << 40) + std::string(64, ' ');
     tree.serve(server);
     server.start();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("header length 1,099,511,627,776 is larger than") != std::string::npos);
   }
   SECTION("a redirect loop") {
@@ -259,8 +260,8 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     server.route("/api/models" + k_repo + "/revision/main",
                  {200, "", FixtureHttpServer::Behaviour::redirect_loop});
     server.start();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("more than 5 redirects") != std::string::npos);
   }
   SECTION("a slow server") {
@@ -269,8 +270,8 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
                  {200, std::string(4096, ' '), FixtureHttpServer::Behaviour::trickle});
     server.start();
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(error_of([&] {
-            net::download_model_headers(*http, settings(server, cache), id);
+    CHECK(hub_error_of([&] {
+            net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("timed out") != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
   }
@@ -278,9 +279,9 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     net::HubSettings s;
     s.endpoint = "http://127.0.0.1:1";
     s.cache_dir = cache.path.string();
-    CHECK_FALSE(error_of([&] { net::download_model_headers(*http, s, id); }).empty());
+    CHECK_FALSE(hub_error_of([&] { net::download_model_headers(*http, s, id); }).empty());
   }
   // Nothing half-written is left as a snapshot.
-  CHECK_FALSE(fs::exists(cache.path / "models--tiny-org--tiny-model" / "snapshots" / k_commit));
+  CHECK_FALSE(fs::exists(cache.path / "models--tiny-org--tiny-model" / "snapshots" / k_hub_commit));
 }
 #endif

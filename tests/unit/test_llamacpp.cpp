@@ -16,7 +16,7 @@ using namespace memplan;
 
 namespace {
 
-constexpr double k_mib = 1024.0 * 1024.0;
+constexpr double k_mib_llama = 1024.0 * 1024.0;
 
 double d(uint64_t n) { return static_cast<double>(n); }
 
@@ -49,7 +49,7 @@ double mib_of(const GgufFile& g, bool (*pick)(const std::string&)) {
   uint64_t b = 0;
   for (const GgufTensor& t : g.tensors)
     if (pick(t.name)) b += t.bytes;
-  return d(b) / k_mib;
+  return d(b) / k_mib_llama;
 }
 
 }  // namespace
@@ -83,12 +83,12 @@ TEST_CASE("q4_k_m bytes match published GGUF sizes", "[llamacpp]") {
   // TinyLlama-1.1B (config: 22 layers, 2048, 32 heads, 4 KV heads, 5632, 32000): llama-bench
   // reports "llama 1B Q4_K - Medium 636.18 MiB" (geerlingguy/ai-benchmarks#54).
   const GgufFile tiny = gguf_of_arch(llama(22, 2048, 32, 4, 5632, 32000), q4km);
-  CHECK(std::abs(d(tiny.data_end) / k_mib - 636.18) < 0.005);
+  CHECK(std::abs(d(tiny.data_end) / k_mib_llama - 636.18) < 0.005);
   // Llama-3.2-3B (28 layers, 3072, 24 heads, 8 KV heads, 8192, 128256, tied embeddings):
   // llama-bench "1.87 GiB"; the file is 2,019,377,696 bytes (geerlingguy/ai-benchmarks#53), the
   // rest being the header (the 128256-token vocabulary and its merges).
   const GgufFile l3b = gguf_of_arch(llama(28, 3072, 24, 8, 8192, 128256, true), q4km);
-  CHECK(std::abs(d(l3b.data_end) / (k_mib * 1024) - 1.87) < 0.005);
+  CHECK(std::abs(d(l3b.data_end) / (k_mib_llama * 1024) - 1.87) < 0.005);
   CHECK(l3b.data_end < 2019377696ull);
   CHECK(2019377696ull - l3b.data_end < 10'000'000ull);
   // DeepSeek-R1-Distill-Qwen-7B (Qwen2: 28 layers, 3584, 28 heads, 4 KV heads, 18944, 152064):

@@ -14,7 +14,7 @@ using namespace memplan;
 
 namespace {
 
-constexpr double GiB = 1073741824.0, MiB = 1048576.0;
+constexpr double GiB = 1073741824.0, k_oom_mib = 1048576.0;
 
 uint64_t b(double v) { return static_cast<uint64_t>(v + 0.5); }
 
@@ -37,10 +37,10 @@ OomMessage only(const std::string& name) {
 TEST_CASE("printed sizes: PyTorch's format_size units", "[oom]") {
   CHECK(parse_printed_size("0 bytes") == 0u);
   CHECK(parse_printed_size("2.26 GiB") == b(2.26 * GiB));
-  CHECK(parse_printed_size("781.59 MiB;") == b(781.59 * MiB));
+  CHECK(parse_printed_size("781.59 MiB;") == b(781.59 * k_oom_mib));
   CHECK(parse_printed_size("12.00 KiB") == 12288u);
   size_t used = 0;
-  CHECK(parse_printed_size("144817.04 MiB on device 0", &used) == b(144817.04 * MiB));
+  CHECK(parse_printed_size("144817.04 MiB on device 0", &used) == b(144817.04 * k_oom_mib));
   CHECK(used == 13);
   CHECK_FALSE(parse_printed_size("GiB"));
   CHECK_FALSE(parse_printed_size("2.26GiB"));
@@ -55,21 +55,21 @@ TEST_CASE("PyTorch, older wording: (GPU 0, total, allocated, free, reserved)", "
   CHECK(m.device == 0);
   CHECK(m.requested == b(2.26 * GiB));
   CHECK(m.total == b(6.00 * GiB));
-  CHECK(m.allocated == b(781.59 * MiB));
+  CHECK(m.allocated == b(781.59 * k_oom_mib));
   CHECK(m.free == b(3.03 * GiB));
   CHECK(m.reserved == b(1.24 * GiB));
   const OomReading r = read_pytorch_oom(m);
   CHECK(r.free_but_failed);  // 3.03 GiB free >= 2.26 GiB asked
   CHECK_FALSE(r.shortfall);
-  CHECK(r.reserved_unallocated == b(1.24 * GiB) - b(781.59 * MiB));
+  CHECK(r.reserved_unallocated == b(1.24 * GiB) - b(781.59 * k_oom_mib));
   CHECK(r.outside_allocator == b(6.00 * GiB) - b(3.03 * GiB) - b(1.24 * GiB));
 }
 
 TEST_CASE("PyTorch, oldest wording: cached", "[oom]") {
   const OomMessage m = only("pytorch_2019_cached.txt");
   CHECK(m.cached_wording);
-  CHECK(m.reserved == b(4.68 * MiB));
-  CHECK(m.requested == b(12.50 * MiB));
+  CHECK(m.reserved == b(4.68 * k_oom_mib));
+  CHECK(m.requested == b(12.50 * k_oom_mib));
 }
 
 TEST_CASE("PyTorch: a model that fills the GPU is short, not fragmented", "[oom]") {
@@ -77,7 +77,7 @@ TEST_CASE("PyTorch: a model that fills the GPU is short, not fragmented", "[oom]
   CHECK_FALSE(r.fragmentation);
   REQUIRE(r.shortfall);
   // 128.00 MiB asked; 24.81 MiB free + (10.86 GiB - 10.85 GiB) cached
-  CHECK(*r.shortfall == b(128 * MiB) - b(24.81 * MiB) - (b(10.86 * GiB) - b(10.85 * GiB)));
+  CHECK(*r.shortfall == b(128 * k_oom_mib) - b(24.81 * k_oom_mib) - (b(10.86 * GiB) - b(10.85 * GiB)));
 }
 
 TEST_CASE("PyTorch: reserved but unallocated larger than the request is fragmentation", "[oom]") {
@@ -143,7 +143,7 @@ TEST_CASE("llama.cpp: which buffer failed, its exact size", "[oom]") {
   CHECK(c.buffer_device == "CUDA4");
   const OomMessage k = only("llamacpp_kv_cache.txt");
   CHECK(k.buffer == LlamaBuffer::kv_cache);
-  CHECK(k.buffer_bytes == b(4480 * MiB));
+  CHECK(k.buffer_bytes == b(4480 * k_oom_mib));
   CHECK(k.buffer_device == "CUDA3");
 }
 

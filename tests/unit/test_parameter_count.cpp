@@ -18,7 +18,7 @@ using memplan::test::error_of;
 
 namespace {
 
-TransformerArch llama2_7b() {
+TransformerArch llama2_7b_arch() {
   TransformerArch a;
   a.model_type = "llama";
   a.layers = 32;
@@ -49,7 +49,7 @@ TransformerArch absurd() {
 }  // namespace
 
 TEST_CASE("llama-2-7b by parts: embedding, one block, final norm and head", "[parameter_count]") {
-  const ParameterCount c = count_parameters(llama2_7b());
+  const ParameterCount c = count_parameters(llama2_7b_arch());
   // Hand arithmetic (h = 4096, I = 11008, V = 32000, no biases, RMSNorm weight only):
   CHECK(c.embedding == 32000ull * 4096);           // 131,072,000
   CHECK(c.layer.attention == 4ull * 4096 * 4096);  // q, k, v, o: 67,108,864
@@ -62,7 +62,7 @@ TEST_CASE("llama-2-7b by parts: embedding, one block, final norm and head", "[pa
   CHECK(c.active == c.total);
   CHECK(c.tensors == 291);  // 32 x 9 + embed, norm, lm_head
   // ZeRO-3 gathers one block's matrices (67,108,864 + 135,266,304) rather than the embedding.
-  CHECK(largest_layer_parameters(llama2_7b()) == 202375168ull);
+  CHECK(largest_layer_parameters(llama2_7b_arch()) == 202375168ull);
 }
 
 TEST_CASE("bert-base by parts: token types, embedding norm and pooler", "[parameter_count]") {
@@ -116,7 +116,7 @@ TEST_CASE("an absurd architecture overflows with an error instead of wrapping", 
   CHECK_THROWS_AS(largest_layer_parameters(r), OverflowError);
   CHECK(error_of([&] { largest_layer_parameters(r); }).find("exceeds 2^64") != std::string::npos);
   // Many layers of a sane block overflow the total, not just one layer.
-  TransformerArch deep = llama2_7b();
+  TransformerArch deep = llama2_7b_arch();
   deep.layers = 1ull << 40;
   CHECK_THROWS_AS(count_parameters(deep), OverflowError);
 }
@@ -131,7 +131,7 @@ TEST_CASE("a plain MLP: weights and biases per Linear, overflow refused", "[para
 }
 
 TEST_CASE("a layer without layers, hidden size or heads is an error", "[parameter_count][errors]") {
-  TransformerArch a = llama2_7b();
+  TransformerArch a = llama2_7b_arch();
   a.heads = 0;
   CHECK(error_of([&] { count_parameters(a); }) ==
         "architecture: layers, hidden size and heads are needed to count parameters");

@@ -18,10 +18,10 @@ using namespace memplan;
 
 namespace {
 
-const std::string k_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+const std::string k_qc_dir = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
 
 std::string text_of(const std::string& name) {
-  std::ifstream f(k_dir + name);
+  std::ifstream f(k_qc_dir + name);
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
@@ -38,7 +38,7 @@ TEST_CASE("AWQ: Qwen2.5-7B-Instruct-AWQ weighs what its safetensors hold", "[qua
   // public test quotes them (GitHub Khaeldur/overflowml tests/test_inspect.py, AWQ_7B "stored",
   // "5.19 GiB of files"); Qwen2.5-7B-Instruct has 7,615,616,512 parameters (same file,
   // QWEN25_7B_PARAMS, the Hub's BF16 count).
-  const ModelSpec m = read_hf_config(k_dir + "Qwen2.5-7B-Instruct-AWQ.json");
+  const ModelSpec m = read_hf_config(k_qc_dir + "Qwen2.5-7B-Instruct-AWQ.json");
   CHECK(m.parameters == 7615616512ull);
   CHECK(m.weight_format == "int4");
   CHECK(m.weight_bytes == 822033408ull * 4 + 1141306880ull * 2);
@@ -51,7 +51,7 @@ TEST_CASE("bitsandbytes nf4: unsloth/Llama-3.2-1B-Instruct-bnb-4bit", "[quantiza
   // Khaeldur/overflowml tests/test_inspect.py, BNB_4BIT "stored", "0.96 GiB of files");
   // Llama-3.2-1B has 1,235,814,400 parameters (GitHub ModelCloud/GPTQModel
   // tests/test_parameter_count.py, LLAMA_3_2_1B_PARAMETER_COUNT).
-  const ModelSpec m = read_hf_config(k_dir + "Llama-3.2-1B-Instruct-bnb-4bit.json");
+  const ModelSpec m = read_hf_config(k_qc_dir + "Llama-3.2-1B-Instruct-bnb-4bit.json");
   CHECK(m.parameters == 1235814400ull);
   CHECK(m.weight_format == "nf4-dq");
   const uint64_t published = 89856ull * 4 + 262735872ull * 2 + 501762865ull;

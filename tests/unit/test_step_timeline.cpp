@@ -35,7 +35,7 @@ const json& step_doc() {
   return doc;
 }
 
-EstimateRequest request_for(const json& c) {
+EstimateRequest timeline_request_for(const json& c) {
   EstimateRequest r;
   r.device = Device::cpu;
   r.model.parameters = c.at("params").at("count");
@@ -63,11 +63,11 @@ EstimateRequest request_for(const json& c) {
   return r;
 }
 
-double error_of(uint64_t predicted, uint64_t measured) {
+double timeline_error(uint64_t predicted, uint64_t measured) {
   return (static_cast<double>(predicted) - static_cast<double>(measured)) / static_cast<double>(measured);
 }
 
-std::string name_of(const json& c) {
+std::string timeline_name_of(const json& c) {
   return c.at("id").get<std::string>() + " " + c.at("precision").get<std::string>() + " batch " +
          std::to_string(c.at("batch").get<uint64_t>());
 }
@@ -80,35 +80,35 @@ TEST_CASE("step peak: at least ten measured training steps", "[step_timeline]") 
 
 TEST_CASE("step peak: steady state within 3% of the profiler's peak", "[step_timeline]") {
   for (const json& c : step_doc().at("cases")) {
-    INFO(name_of(c));
-    const Estimate e = estimate(request_for(c));
+    INFO(timeline_name_of(c));
+    const Estimate e = estimate(timeline_request_for(c));
     REQUIRE(e.timeline.present);
     const uint64_t measured = c.at("step2").at("peak_bytes");
     INFO("predicted " << e.peak_bytes() << " measured " << measured << " error "
-                      << error_of(e.peak_bytes(), measured) * 100 << "%");
-    CHECK(std::fabs(error_of(e.peak_bytes(), measured)) <= 0.03);
+                      << timeline_error(e.peak_bytes(), measured) * 100 << "%");
+    CHECK(std::fabs(timeline_error(e.peak_bytes(), measured)) <= 0.03);
     // The phase: the one measured, or one whose measured high point is within 3% of the peak
     // (two phases that close are one measurement's noise apart for a planner).
     const uint64_t at_phase = c.at("step2").at("phase_peak_bytes").at(to_string(e.timeline.peak_phase));
     INFO("measured phase " << c.at("step2").at("peak_phase").get<std::string>());
-    CHECK(error_of(at_phase, measured) >= -0.03);
+    CHECK(timeline_error(at_phase, measured) >= -0.03);
   }
 }
 
 TEST_CASE("step peak: step 1 within 3% (state allocated lazily)", "[step_timeline]") {
   for (const json& c : step_doc().at("cases")) {
-    INFO(name_of(c));
-    const Estimate e = estimate(request_for(c));
+    INFO(timeline_name_of(c));
+    const Estimate e = estimate(timeline_request_for(c));
     const uint64_t measured = c.at("step1").at("peak_bytes");
     INFO("predicted " << e.timeline.first_step_peak_bytes << " measured " << measured);
-    CHECK(std::fabs(error_of(e.timeline.first_step_peak_bytes, measured)) <= 0.03);
+    CHECK(std::fabs(timeline_error(e.timeline.first_step_peak_bytes, measured)) <= 0.03);
   }
 }
 
 TEST_CASE("step peak: weights, state and the end of the step match the live tensors", "[step_timeline]") {
   for (const json& c : step_doc().at("cases")) {
-    INFO(name_of(c));
-    const Estimate e = estimate(request_for(c));
+    INFO(timeline_name_of(c));
+    const Estimate e = estimate(timeline_request_for(c));
     // After zero_grad only parameters and optimizer state are alive (and the gradients
     // zero_grad(set_to_none=False) keeps).
     const PhasePoint& end = e.timeline.at(Phase::zero_grad);
@@ -124,17 +124,17 @@ TEST_CASE("step peak: the table for docs/accuracy.md", "[.step_table]") {
       "memplan | error |\n");
   std::printf("|---|---|---:|---:|---:|---:|---|---:|---:|---:|\n");
   for (const json& c : step_doc().at("cases")) {
-    const Estimate e = estimate(request_for(c));
+    const Estimate e = estimate(timeline_request_for(c));
     const uint64_t m2 = c.at("step2").at("peak_bytes");
     const uint64_t m1 = c.at("step1").at("peak_bytes");
     std::printf("| %s | %s | %llu | %llu | %llu | %+.2f%% | %s (measured %s) | %llu | %llu | %+.2f%% |\n",
                 c.at("id").get<std::string>().c_str(), c.at("precision").get<std::string>().c_str(),
                 static_cast<unsigned long long>(c.at("batch").get<uint64_t>()),
                 static_cast<unsigned long long>(m2), static_cast<unsigned long long>(e.peak_bytes()),
-                100 * error_of(e.peak_bytes(), m2), to_string(e.timeline.peak_phase),
+                100 * timeline_error(e.peak_bytes(), m2), to_string(e.timeline.peak_phase),
                 c.at("step2").at("peak_phase").get<std::string>().c_str(),
                 static_cast<unsigned long long>(m1),
                 static_cast<unsigned long long>(e.timeline.first_step_peak_bytes),
-                100 * error_of(e.timeline.first_step_peak_bytes, m1));
+                100 * timeline_error(e.timeline.first_step_peak_bytes, m1));
   }
 }

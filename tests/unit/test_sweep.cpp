@@ -11,7 +11,7 @@ using memplan::test::FakeRun;
 
 namespace {
 
-TrialSettings settings() {
+TrialSettings sweep_settings() {
   return TrialSettings{{"./step.sh", "{batch}"},
                        std::chrono::milliseconds(0),
                        std::chrono::milliseconds(100),
@@ -94,7 +94,7 @@ TEST_CASE("median and auto batches", "[sweep]") {
 TEST_CASE("sweep follows the curve, stops at the first OOM and marks the bend", "[sweep]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 1024); });
   const SweepResult r =
-      run_sweep(runner, settings(), batches({4096, 16, 32, 64, 128, 256, 512, 1024, 2048}, 1), nullptr);
+      run_sweep(runner, sweep_settings(), batches({4096, 16, 32, 64, 128, 256, 512, 1024, 2048}, 1), nullptr);
   // Sorted, each batch twice (one warm-up), and nothing after the OOM at 2048 (which OOMs in warm-up).
   CHECK(runner.batches ==
         std::vector<uint64_t>{16, 16, 32, 32, 64, 64, 128, 128, 256, 256, 512, 512, 1024, 1024, 2048});
@@ -119,7 +119,7 @@ TEST_CASE("sweep takes the median of repeats, and wall time when nothing is prin
     run.out = {std::to_string(curve(static_cast<double>(b)) * jitter[call++ % 3]) + " rows/s"};
     return run;
   });
-  const SweepResult r = run_sweep(noisy, settings(), batches({64}, 0, 3), nullptr);
+  const SweepResult r = run_sweep(noisy, sweep_settings(), batches({64}, 0, 3), nullptr);
   REQUIRE(r.points.size() == 1);
   CHECK(r.points[0].runs.size() == 3);
   CHECK(r.points[0].throughput == Approx(500));
@@ -131,7 +131,7 @@ TEST_CASE("sweep takes the median of repeats, and wall time when nothing is prin
   });
   SweepSettings s = batches({100, 400}, 0);
   s.steps_per_run = 2;
-  const SweepResult w = run_sweep(silent, settings(), s, nullptr);
+  const SweepResult w = run_sweep(silent, sweep_settings(), s, nullptr);
   // rows per run / seconds: 200/0.2 = 1000, 800/0.5 = 1600.
   CHECK(w.points[0].throughput == Approx(1000));
   CHECK(w.points[1].throughput == Approx(1600));
@@ -148,7 +148,7 @@ TEST_CASE("sweep stops at a failure that is not OOM and reports it", "[sweep]") 
     }
     return test::saturating_trainer(b, 1024);
   });
-  const SweepResult r = run_sweep(runner, settings(), batches({16, 32, 64, 128}), nullptr);
+  const SweepResult r = run_sweep(runner, sweep_settings(), batches({16, 32, 64, 128}), nullptr);
   CHECK(r.end == SweepEnd::failed);
   REQUIRE(r.failure);
   CHECK(r.failure->batch == 64);
@@ -158,9 +158,9 @@ TEST_CASE("sweep stops at a failure that is not OOM and reports it", "[sweep]") 
 
 TEST_CASE("sweep refuses impossible settings", "[sweep]") {
   FakeProcessRunner runner([](uint64_t b) { return test::saturating_trainer(b, 1024); });
-  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({}), nullptr),
+  CHECK_THROWS_WITH(run_sweep(runner, sweep_settings(), batches({}), nullptr),
                     Catch::StartsWith("batches: is empty"));
-  CHECK_THROWS_WITH(run_sweep(runner, settings(), batches({16}, 0, 0), nullptr),
+  CHECK_THROWS_WITH(run_sweep(runner, sweep_settings(), batches({16}, 0, 0), nullptr),
                     "repeat: must be at least 1");
   CHECK(runner.batches.empty());
 }

@@ -15,6 +15,11 @@ inline std::string to_lower(std::string_view s) {
   return out;
 }
 
+// Whether `s` ends with `suffix` (an empty suffix always matches).
+inline bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
 // A count as decimal digits, for messages and notes.
 inline std::string to_s(uint64_t n) { return std::to_string(n); }
 

@@ -29,11 +29,10 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
+#include "core/base/text.hpp"
 
 namespace memplan {
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 uint64_t round_up(uint64_t n, uint64_t m) { return (n + m - 1) / m * m; }
 

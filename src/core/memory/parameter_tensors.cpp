@@ -30,8 +30,8 @@ uint64_t ParameterShapes::all_layers() const { return checked_add(dense_layers, 
 
 namespace {
 
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "tensor"); }
-uint64_t add(uint64_t a, uint64_t b) { return checked_add(a, b, "tensor"); }
+uint64_t mul_tensor(uint64_t a, uint64_t b) { return checked_mul(a, b, "tensor"); }
+uint64_t add_tensor(uint64_t a, uint64_t b) { return checked_add(a, b, "tensor"); }
 
 // A MoE or latent-attention decoder as transformers v5 registers it (model.parameters() order),
 // with the layout and widths of the one parameter counter (parameter_count.hpp) so that the
@@ -52,29 +52,29 @@ struct LayoutBuilder {
   // DeepseekV2Attention / DeepseekV3Attention: q_a_proj, q_a_layernorm, q_b_proj (or q_proj),
   // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj.
   void latent_attention(std::vector<TensorShape>& t) const {
-    const uint64_t h = a.hidden, qhd = add(a.qk_nope_head_dim, a.qk_rope_head_dim);
+    const uint64_t h = a.hidden, qhd = add_tensor(a.qk_nope_head_dim, a.qk_rope_head_dim);
     if (a.q_lora_rank) {
       linear(t, h, a.q_lora_rank, false);
       norm(t, a.q_lora_rank);
-      linear(t, a.q_lora_rank, mul(a.heads, qhd), false);
+      linear(t, a.q_lora_rank, mul_tensor(a.heads, qhd), false);
     } else {
-      linear(t, h, mul(a.heads, qhd), false);
+      linear(t, h, mul_tensor(a.heads, qhd), false);
     }
-    linear(t, h, add(a.kv_lora_rank, a.qk_rope_head_dim), false);
+    linear(t, h, add_tensor(a.kv_lora_rank, a.qk_rope_head_dim), false);
     norm(t, a.kv_lora_rank);
-    linear(t, a.kv_lora_rank, mul(a.heads, add(a.qk_nope_head_dim, a.v_head_dim)), false);
-    linear(t, mul(a.heads, a.v_head_dim), h, l.out_bias);
+    linear(t, a.kv_lora_rank, mul_tensor(a.heads, add_tensor(a.qk_nope_head_dim, a.v_head_dim)), false);
+    linear(t, mul_tensor(a.heads, a.v_head_dim), h, l.out_bias);
   }
   // q, k, v (or fused), o; then Qwen3-MoE's q_norm/k_norm (head_dim each) or OLMoE's (over all
   // of q's and of k's heads), and gpt-oss's sinks (one per head).
   void attention(std::vector<TensorShape>& t) const {
     const uint64_t h = a.hidden, hd = a.resolved_head_dim();
-    const uint64_t q = mul(a.heads, hd), kv = mul(a.resolved_kv_heads(), hd);
+    const uint64_t q = mul_tensor(a.heads, hd), kv = mul_tensor(a.resolved_kv_heads(), hd);
     if (a.mla()) {
       latent_attention(t);
     } else {
       if (l.fused_qkv) {
-        linear(t, h, add(q, mul(2, kv)), l.qkv_bias);
+        linear(t, h, add_tensor(q, mul_tensor(2, kv)), l.qkv_bias);
       } else {
         linear(t, h, q, l.qkv_bias);
         linear(t, h, kv, l.qkv_bias);
@@ -83,7 +83,7 @@ struct LayoutBuilder {
       linear(t, q, h, l.out_bias);
     }
     if (l.qk_norm_width) {
-      const uint64_t q_norm = l.qk_norm_width == mul(2, hd) ? hd : q;
+      const uint64_t q_norm = l.qk_norm_width == mul_tensor(2, hd) ? hd : q;
       t.push_back({q_norm, 0});
       t.push_back({l.qk_norm_width - q_norm, 0});
     }
@@ -93,7 +93,7 @@ struct LayoutBuilder {
   void mlp(std::vector<TensorShape>& t, uint64_t width) const {
     const uint64_t h = a.hidden;
     if (a.gated_mlp && l.fused_gate_up) {
-      linear(t, h, mul(2, width), l.mlp_bias);
+      linear(t, h, mul_tensor(2, width), l.mlp_bias);
     } else {
       if (a.gated_mlp) linear(t, h, width, l.mlp_bias);
       linear(t, h, width, l.mlp_bias);
@@ -105,7 +105,7 @@ struct LayoutBuilder {
   // each for all experts (gpt-oss: with gate_up_proj_bias [E, 2I] and down_proj_bias [E, H]).
   void experts(std::vector<TensorShape>& t) const {
     const uint64_t h = a.hidden, e = a.experts, width = expert_mlp_width(a);
-    const uint64_t up = a.gated_mlp ? mul(2, width) : width;
+    const uint64_t up = a.gated_mlp ? mul_tensor(2, width) : width;
     t.push_back({up, h, e});
     if (l.mlp_bias) t.push_back({e, up});
     t.push_back({h, width, e});

@@ -10,13 +10,13 @@ namespace memplan {
 namespace {
 
 TermFormat fmt(const char* name) { return {name, find_storage_format("recipe", name).cost}; }
-const TermFormat k_none{"none", {0, 1}};
+const TermFormat k_no_format{"none", {0, 1}};
 
 Recipe uniform(const std::string& name, const TermFormat& f, const std::string& hw, bool scaler) {
   Recipe r;
   r.name = name;
   r.weights = r.gradients = r.optimizer_state = r.activations = f;
-  r.master = k_none;
+  r.master = k_no_format;
   r.hardware_format = hw;
   r.loss_scaler = scaler;
   r.description = "every term in " + f.name;

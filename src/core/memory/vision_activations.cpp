@@ -13,11 +13,10 @@
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
+#include "core/base/text.hpp"
 
 namespace memplan {
 namespace {
-
-std::string to_s(uint64_t n) { return std::to_string(n); }
 
 TransformerArch tower_arch(const VisionTower& t, uint64_t layers) {
   TransformerArch a;

@@ -13,7 +13,7 @@ bool is_capability(std::string_view f) {
   return true;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 }  // namespace
@@ -23,7 +23,7 @@ std::string gpu_name_text(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == ' ' && !out.empty() && is_digit(out.back())) {
+    if (text[i] == ' ' && !out.empty() && is_ascii_digit(out.back())) {
       size_t j = i;
       while (j < text.size() && text[j] == ' ') ++j;
       if (j < text.size() && is_letter(text[j])) {  // "24 GB": the number's unit

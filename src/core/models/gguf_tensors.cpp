@@ -11,10 +11,10 @@
 namespace memplan {
 namespace {
 
-constexpr const char* k_what = "GGUF tensor elements";
+constexpr const char* k_gguf_what = "GGUF tensor elements";
 
-uint64_t mul_elements(uint64_t a, uint64_t b) { return checked_mul(a, b, k_what); }
-uint64_t add_elements(uint64_t a, uint64_t b) { return checked_add(a, b, k_what); }
+uint64_t mul_elements(uint64_t a, uint64_t b) { return checked_mul(a, b, k_gguf_what); }
+uint64_t add_elements(uint64_t a, uint64_t b) { return checked_add(a, b, k_gguf_what); }
 
 const GgufType& type_named(const char* name) {
   for (const GgufType& t : gguf_types())

@@ -3,17 +3,12 @@
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/text.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/hf_config.hpp"
 
 namespace memplan {
-namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const char* to_string(ModelFileKind kind) {
   switch (kind) {

@@ -10,14 +10,11 @@
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/base/file_reader.hpp"
+#include "core/base/text.hpp"
 #include "core/models/hf_config.hpp"
 
 namespace memplan {
 namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 std::string dir_of(const std::string& path) {
   size_t slash = path.find_last_of('/');

@@ -9,7 +9,7 @@
 namespace memplan {
 namespace {
 
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "parameters"); }
+uint64_t mul_params(uint64_t a, uint64_t b) { return checked_mul(a, b, "parameters"); }
 
 }  // namespace
 
@@ -21,7 +21,7 @@ InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp)
   if (pp == 0) throw Error(Field::pp, "\"0\" is not a number of pipeline stages (expected at least 1)");
   const TransformerArch& a = *model.arch;
   const uint64_t heads = a.heads, kvh = a.resolved_kv_heads(), hd = a.resolved_head_dim();
-  const uint64_t ff = a.intermediate ? a.intermediate : mul(4, a.hidden);
+  const uint64_t ff = a.intermediate ? a.intermediate : mul_params(4, a.hidden);
   if (heads == 0 || hd == 0 || a.hidden == 0 || a.layers == 0)
     throw Error(Field::tp, "the architecture lacks layers, heads or the hidden size");
   if (heads % tp)
@@ -52,35 +52,36 @@ InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp)
   // the dense width), the shared experts' MLP, and dense_layers layers of a dense MLP; the router
   // is replicated. vLLM splits every expert's width by tp (FusedMoE without expert parallelism).
   const uint64_t mats = a.gated_mlp ? 3 : 2;
-  uint64_t mlp = mul(mats, mul(a.hidden, ff));  // a dense layer's
+  uint64_t mlp = mul_params(mats, mul_params(a.hidden, ff));  // a dense layer's
   uint64_t dense_mlp = mlp;
   if (a.experts) {
     const uint64_t width = a.expert_intermediate ? a.expert_intermediate : ff;
     if (width % tp)
       throw Error(Field::tp,
                   std::to_string(tp) + " does not divide the expert width " + std::to_string(width));
-    mlp = checked_add(mul(a.experts, mul(mats, mul(a.hidden, width))),
-                      mul(mats, mul(a.hidden, a.shared_intermediate)), "parameters");
-    dense_mlp = mul(mats, mul(a.hidden, a.dense_intermediate ? a.dense_intermediate : ff));
+    mlp = checked_add(mul_params(a.experts, mul_params(mats, mul_params(a.hidden, width))),
+                      mul_params(mats, mul_params(a.hidden, a.shared_intermediate)), "parameters");
+    dense_mlp = mul_params(mats, mul_params(a.hidden, a.dense_intermediate ? a.dense_intermediate : ff));
   }
   const uint64_t dense_layers = a.experts ? std::min(a.dense_layers, a.layers) : 0;
-  const uint64_t q_o = mul(2, mul(mul(heads, hd), a.hidden));
-  const uint64_t k_v = mul(2, mul(mul(kvh, hd), a.hidden));
+  const uint64_t q_o = mul_params(2, mul_params(mul_params(heads, hd), a.hidden));
+  const uint64_t k_v = mul_params(2, mul_params(mul_params(kvh, hd), a.hidden));
   const uint64_t layer = checked_add(checked_add(q_o, k_v), mlp, "parameters");
   const uint64_t dense_layer = checked_add(checked_add(q_o, k_v), dense_mlp, "parameters");
-  const uint64_t embed = mul(a.vocab, a.hidden);
+  const uint64_t embed = mul_params(a.vocab, a.hidden);
   const uint64_t head = a.tied_embeddings ? 0 : embed;
-  const uint64_t all_layers =
-      checked_add(mul(a.layers - dense_layers, layer), mul(dense_layers, dense_layer), "parameters");
+  const uint64_t all_layers = checked_add(mul_params(a.layers - dense_layers, layer),
+                                          mul_params(dense_layers, dense_layer), "parameters");
   s.sharded_parameters = checked_add(all_layers, checked_add(embed, head), "parameters");
   s.replicated_parameters =
       model.parameters > s.sharded_parameters ? model.parameters - s.sharded_parameters : 0;
 
   // Per GPU: its share of every split matrix; K and V hold kv_heads_per_gpu heads, so a
   // replicated head counts on each GPU that holds it.
-  const uint64_t attn_gpu = q_o / tp + mul(2, mul(mul(s.kv_heads_per_gpu, hd), a.hidden));
+  const uint64_t attn_gpu =
+      q_o / tp + mul_params(2, mul_params(mul_params(s.kv_heads_per_gpu, hd), a.hidden));
   const uint64_t layer_gpu = attn_gpu + mlp / tp, dense_layer_gpu = attn_gpu + dense_mlp / tp;
-  const uint64_t embed_gpu = mul(s.vocab_per_gpu, a.hidden);
+  const uint64_t embed_gpu = mul_params(s.vocab_per_gpu, a.hidden);
   uint64_t ends = 0;  // embedding and lm_head on the most-loaded stage
   if (pp == 1)
     ends = embed_gpu + (a.tied_embeddings ? 0 : embed_gpu);
@@ -88,9 +89,9 @@ InferenceSplit inference_split(const ModelSpec& model, uint64_t tp, uint64_t pp)
     ends = embed_gpu;  // the first stage holds the embedding, the last the lm_head (or a tied copy)
   const uint64_t replicated_gpu = checked_mul_ratio(s.replicated_parameters, s.layers_per_gpu, a.layers);
   // With stages, the most-loaded one holds layers_per_gpu layers of the larger kind.
-  const uint64_t layers_gpu = pp == 1 ? checked_add(mul(a.layers - dense_layers, layer_gpu),
-                                                    mul(dense_layers, dense_layer_gpu), "parameters")
-                                      : mul(s.layers_per_gpu, std::max(layer_gpu, dense_layer_gpu));
+  const uint64_t layers_gpu = pp == 1 ? checked_add(mul_params(a.layers - dense_layers, layer_gpu),
+                                                    mul_params(dense_layers, dense_layer_gpu), "parameters")
+                                      : mul_params(s.layers_per_gpu, std::max(layer_gpu, dense_layer_gpu));
   s.parameters_per_gpu =
       checked_add(checked_add(layers_gpu, ends, "parameters"), replicated_gpu, "parameters");
   if (tp == 1 && pp == 1) s.parameters_per_gpu = model.parameters;  // exactly the model, padding aside

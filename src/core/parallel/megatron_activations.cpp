@@ -12,7 +12,7 @@ namespace memplan {
 
 namespace {
 
-uint64_t mul3(uint64_t a, uint64_t b, uint64_t c) {
+uint64_t mul3_act(uint64_t a, uint64_t b, uint64_t c) {
   return checked_mul(checked_mul(a, b, "activations"), c, "activations");
 }
 
@@ -26,7 +26,7 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
   const uint64_t heads = a.heads / tp, kv = a.resolved_kv_heads() / tp;
   const uint64_t inner = (a.intermediate ? a.intermediate : 4 * h) / tp;
   const uint64_t s_local = sequence_parallel ? s / tp : s;  // sequence parallel splits the rest along s
-  const uint64_t sbh_local = mul3(s_local, b, h);
+  const uint64_t sbh_local = mul3_act(s_local, b, h);
   const ElementCost e = step.activation;
 
   LayerActivation out;
@@ -45,9 +45,9 @@ LayerActivation korthikanti_layer_activation(const TransformerArch& a, const Tra
   out.split = bytes_for(split_elems, e, "activations");
   // The paper's "5as/h": softmax output (2), its dropout mask (1) and dropout output (2), per head
   // s x s. Fused (flash) attention keeps only the fp32 log-sum-exp per row.
-  const uint64_t scores = checked_mul(mul3(heads, s, s), b, "attention scores");
+  const uint64_t scores = checked_mul(mul3_act(heads, s, s), b, "attention scores");
   if (step.attention == Attention::sdpa) {
-    out.scores = checked_mul(4, mul3(heads, s, b));
+    out.scores = checked_mul(4, mul3_act(heads, s, b));
   } else {
     out.scores = bytes_for(scores, e, "attention scores");
     if (step.dropout) out.scores = checked_add(checked_add(out.scores, scores), bytes_for(scores, e));
@@ -91,7 +91,7 @@ uint64_t megatron_stage_activation_bytes(const TransformerArch& a, const Transfo
       checked_mul(checked_mul(chunks, layers_per_chunk, "layers in flight"), layer.total, "activations");
 
   const uint64_t s_local = layout.sequence_parallel ? step.seq / tp : step.seq;
-  const uint64_t sbh_local = mul3(s_local, step.micro_batch, a.hidden);
+  const uint64_t sbh_local = mul3_act(s_local, step.micro_batch, a.hidden);
   if (stage == 0 && step.dropout) {
     // Embedding dropout mask, 1 byte per element, for each micro-batch in flight (the paper's sbhp/t).
     const uint64_t micro = pipeline_in_flight(pp, 0, 1, layout.micro_batches);
@@ -102,7 +102,7 @@ uint64_t megatron_stage_activation_bytes(const TransformerArch& a, const Transfo
     // fp32 logits of the vocabulary-parallel cross entropy: 4sbh/t (1 + v/h).
     const uint64_t vocab = megatron_padded_vocab(a.vocab, step.vocab_multiple, tp) / tp;
     bytes = checked_add(bytes, bytes_for(checked_mul(2, sbh_local), step.activation, "activations"));
-    bytes = checked_add(bytes, checked_mul(4, mul3(step.seq, step.micro_batch, vocab)), "activations");
+    bytes = checked_add(bytes, checked_mul(4, mul3_act(step.seq, step.micro_batch, vocab)), "activations");
   }
   return bytes;
 }

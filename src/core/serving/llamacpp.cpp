@@ -17,7 +17,7 @@ constexpr uint64_t k_f32 = 4;
 
 uint64_t pad(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
-const GgufType& type_named(const std::string& name) {
+const GgufType& llamacpp_type(const std::string& name) {
   for (const GgufType& t : gguf_types())
     if (name == t.name) return t;
   throw Error("cache type", "unknown ggml type " + name);
@@ -72,7 +72,7 @@ std::vector<bool> llamacpp_swa_layers(const TransformerArch& a) {
 }
 
 uint64_t ggml_row_bytes(const std::string& type, uint64_t n) {
-  const GgufType& t = type_named(type);
+  const GgufType& t = llamacpp_type(type);
   if (n % t.block) throw Error("cache type", std::string(t.name) + " rows must be a multiple of its block");
   return n / t.block * t.type_size;
 }

@@ -13,7 +13,7 @@
 namespace memplan {
 namespace {
 
-uint64_t mul(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
+uint64_t mul_vllm(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
 
 }  // namespace
 
@@ -69,18 +69,20 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   b.parameter_bytes = weight_bytes_per_gpu(b.model_weight_bytes, r.model.parameters, b.split);
   if (arch.position_embedding == "rotary") {
     b.rotary_positions = arch.max_positions ? arch.max_positions : s.max_model_len;
-    b.rotary_cache_bytes = bytes_for(mul(b.rotary_positions, arch.resolved_head_dim()), act, "rotary cache");
+    b.rotary_cache_bytes =
+        bytes_for(mul_vllm(b.rotary_positions, arch.resolved_head_dim()), act, "rotary cache");
   }
   b.weight_bytes = checked_add(b.parameter_bytes, b.rotary_cache_bytes, "weight bytes");
 
   // The profile run's peak: max_num_batched_tokens tokens, one decoder layer's widest moment.
   b.profile_tokens = s.max_num_batched_tokens;
-  const uint64_t stream = mul(3, arch.hidden);  // layer input, residual, attention output
-  const uint64_t mlp = mul(arch.gated_mlp ? 3 : 2, b.split.intermediate_per_gpu);
-  const uint64_t qkv = mul(b.split.heads_per_gpu + 2 * b.split.kv_heads_per_gpu, arch.resolved_head_dim());
-  const uint64_t attn = qkv + mul(b.split.heads_per_gpu, arch.resolved_head_dim());
+  const uint64_t stream = mul_vllm(3, arch.hidden);  // layer input, residual, attention output
+  const uint64_t mlp = mul_vllm(arch.gated_mlp ? 3 : 2, b.split.intermediate_per_gpu);
+  const uint64_t qkv =
+      mul_vllm(b.split.heads_per_gpu + 2 * b.split.kv_heads_per_gpu, arch.resolved_head_dim());
+  const uint64_t attn = qkv + mul_vllm(b.split.heads_per_gpu, arch.resolved_head_dim());
   b.activation_per_token = stream + std::max(mlp, attn);
-  b.activation_bytes = bytes_for(mul(b.profile_tokens, b.activation_per_token), act, "activation peak");
+  b.activation_bytes = bytes_for(mul_vllm(b.profile_tokens, b.activation_per_token), act, "activation peak");
 
   b.total_bytes = gpu_total_bytes;
   b.usable_bytes = static_cast<uint64_t>(static_cast<double>(gpu_total_bytes) * s.gpu_memory_utilization);
@@ -96,10 +98,10 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   // KV cache: a block holds block_size tokens of k and v for every layer of this GPU.
   const ElementCost kv = r.kv_format ? storage_format(*r.kv_format).cost : act;
   b.kv_element_bytes = kv.den == 1 ? kv.num : 2;
-  b.kv_bytes_per_token =
-      bytes_for(mul(mul(2, b.split.layers_per_gpu), mul(b.split.kv_heads_per_gpu, arch.resolved_head_dim())),
-                kv, "KV bytes");
-  b.block_bytes = mul(s.block_size, b.kv_bytes_per_token);
+  b.kv_bytes_per_token = bytes_for(mul_vllm(mul_vllm(2, b.split.layers_per_gpu),
+                                            mul_vllm(b.split.kv_heads_per_gpu, arch.resolved_head_dim())),
+                                   kv, "KV bytes");
+  b.block_bytes = mul_vllm(s.block_size, b.kv_bytes_per_token);
   const uint64_t kv_left = b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) : 0;
   const bool windows = arch.window_layers && arch.attention_window;
   b.window_layers_full = windows;
@@ -129,7 +131,7 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
     b.fits = b.kv_bytes > 0 && b.kv_groups->needed_bytes <= kv_left;
   } else {
     b.gpu_blocks = kv_left / b.block_bytes;
-    b.kv_tokens = mul(b.gpu_blocks, s.block_size);
+    b.kv_tokens = mul_vllm(b.gpu_blocks, s.block_size);
     b.max_concurrency = static_cast<double>(b.kv_tokens) / static_cast<double>(s.max_model_len);
     b.largest_model_len = b.kv_tokens;
     b.fits = b.kv_tokens >= s.max_model_len;
