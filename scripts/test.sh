@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, second command (and what CI runs): install what is missing, check formatting, then
 # build and run the whole test suite twice, warnings as errors both times:
-#   g++, Debug, AddressSanitizer + UBSan       (build-asan)
+#   g++, Debug (-g1), AddressSanitizer + UBSan (build-asan)
 #   clang++, Release                           (build-clang)
 # and build the consumer project (tests/consumer) against the installed library and through
 # add_subdirectory, and last the web page's tests (scripts/test-web.sh: wasm vs native, a browser
@@ -23,8 +23,10 @@ clang_format=$(command -v clang-format-14 || command -v clang-format)
 git ls-files -z '*.cpp' '*.hpp' '*.h' '*.cc' | xargs -0 "$clang_format" --dry-run --Werror
 
 echo "== g++: build and test (warnings as errors, AddressSanitizer + UBSan)"
+# -g1: line tables only, all a sanitizer's report needs for file:line; a quarter less compile time
+# than -g (31.5 -> 23.2 s CPU for a batch of 16 tests).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  CC=gcc CXX=g++ run_suite build-asan -DMEMPLAN_SANITIZE=ON
+  CC=gcc CXX=g++ run_suite build-asan -DMEMPLAN_SANITIZE=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1
 
 echo "== clang++: build and test (warnings as errors, Release)"
 CC=clang CXX=clang++ run_suite build-clang -DCMAKE_BUILD_TYPE=Release
