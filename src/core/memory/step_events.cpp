@@ -264,9 +264,20 @@ void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
 
 }  // namespace
 
-std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
+namespace {
+
+// step_events() into `out` (cleared first; its memory is reused).
+void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps,
+                       std::vector<StepEvent>& out) {
+  out.clear();
+  if (!e.timeline.present) return;
   Builder b;
-  if (!e.timeline.present) return b.events;
+  b.events.swap(out);
+  struct GiveBack {  // the events go back to `out` however this returns
+    Builder& b;
+    std::vector<StepEvent>& out;
+    ~GiveBack() { out.swap(b.events); }
+  } give_back{b, out};
   const ParameterShapes shapes = parameter_shapes(r.model);
   std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const uint64_t g_total = e.bytes(TermKind::gradients);
@@ -431,7 +442,26 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     if (act.kept >= 0) b.free(act.after[act.kept]);
   }
-  return b.events;
+}
+
+// What a replay reuses from one call to the next on a thread: the event list and the allocator's
+// tables (a search replays hundreds of plans; none of them allocates once these have grown).
+struct ReplayScratch {
+  std::vector<StepEvent> events;
+  CachingAllocator allocator;
+};
+
+ReplayScratch& replay_scratch() {
+  thread_local ReplayScratch scratch;
+  return scratch;
+}
+
+}  // namespace
+
+std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
+  std::vector<StepEvent> events;
+  build_step_events(r, e, steps, events);
+  return events;
 }
 
 uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step) {
@@ -447,8 +477,11 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
 ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments) {
   ReservedPeak out;
   if (!e.timeline.present || r.device != Device::cuda) return out;
-  const std::vector<StepEvent> events = step_events(r, e, k_replayed_steps);
-  CachingAllocator a(AllocatorConfig{expandable_segments, 0});
+  ReplayScratch& scratch = replay_scratch();
+  const std::vector<StepEvent>& events = scratch.events;
+  build_step_events(r, e, k_replayed_steps, scratch.events);
+  CachingAllocator& a = scratch.allocator;
+  a.reset(AllocatorConfig{expandable_segments, 0});
   uint64_t now = 0;
   for (const StepEvent& ev : events) {
     if (ev.alloc) {
