@@ -446,9 +446,47 @@ void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t step
 
 // What a replay reuses from one call to the next on a thread: the event list and the allocator's
 // tables (a search replays hundreds of plans; none of them allocates once these have grown).
+// A replayed event list's fingerprint: its length, the segments mode, and two 64-bit hashes of
+// every field of every event (a false match needs both to collide: about 2^-128 a pair of lists).
+struct ReplayKey {
+  uint64_t h1 = 0;
+  uint64_t h2 = 0;
+  uint64_t events = 0;
+  bool expandable = false;
+  bool operator==(const ReplayKey& o) const {
+    return h1 == o.h1 && h2 == o.h2 && events == o.events && expandable == o.expandable;
+  }
+};
+
+ReplayKey replay_key(const std::vector<StepEvent>& events, bool expandable) {
+  ReplayKey k;
+  k.events = events.size();
+  k.expandable = expandable;
+  uint64_t h1 = 0x9e3779b97f4a7c15ull;
+  uint64_t h2 = 0xc2b2ae3d27d4eb4full;
+  for (const StepEvent& ev : events) {
+    const uint64_t tag = (ev.id << 17) ^ (static_cast<uint64_t>(ev.alloc) << 16) ^
+                         (static_cast<uint64_t>(ev.phase) << 8) ^ ev.step;
+    h1 = (h1 ^ ev.bytes) * 0x100000001b3ull;
+    h1 = (h1 ^ tag) * 0x100000001b3ull;
+    h2 = ((h2 << 23) | (h2 >> 41)) ^ (ev.bytes * 0xff51afd7ed558ccdull);
+    h2 = ((h2 << 29) | (h2 >> 35)) ^ (tag * 0xc4ceb9fe1a85ec53ull);
+  }
+  k.h1 = h1;
+  k.h2 = h2 ^ (h2 >> 31);
+  return k;
+}
+
+// The last k_replay_cache_size replays' results by fingerprint: a search meets the same plan
+// again (advise's knobs and chains, estimate's fixes for each GPU of the fit table: each GPU's search
+// replays the same candidates, since the replay does not depend on the GPU).
+constexpr size_t k_replay_cache_size = 512;
+
 struct ReplayScratch {
   std::vector<StepEvent> events;
   CachingAllocator allocator;
+  std::vector<std::pair<ReplayKey, ReservedPeak>> cache;  // filled round-robin
+  size_t next = 0;
 };
 
 ReplayScratch& replay_scratch() {
@@ -480,6 +518,9 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
   ReplayScratch& scratch = replay_scratch();
   const std::vector<StepEvent>& events = scratch.events;
   build_step_events(r, e, k_replayed_steps, scratch.events);
+  const ReplayKey key = replay_key(events, expandable_segments);
+  for (const auto& [k, peak] : scratch.cache)
+    if (k == key) return peak;
   CachingAllocator& a = scratch.allocator;
   a.reset(AllocatorConfig{expandable_segments, 0});
   uint64_t now = 0;
@@ -504,6 +545,11 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
   out.allocated_peak = a.stats().peak_allocated;
   out.segments = a.stats().segments;
   out.steps = k_replayed_steps;
+  if (scratch.cache.size() < k_replay_cache_size)
+    scratch.cache.emplace_back(key, out);
+  else
+    scratch.cache[scratch.next] = {key, out};
+  scratch.next = (scratch.next + 1) % k_replay_cache_size;
   return out;
 }
 
