@@ -162,16 +162,29 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   const RecomputedLayer rl = recomputed_layer(r);
   const uint64_t forward_copies = copies - std::min(copies, rl.weight_copy_bytes);
   const uint64_t per_layer_copies = layers ? forward_copies / layers : 0;
+  // A layer's tensors, the same in every layer but for their group: worked out once.
+  std::vector<Tensor> rows;
+  rows.reserve(l->per_layer.size());
+  size_t rebuilt_rows = 0;
+  for (const SavedTensor& t : l->per_layer) {
+    Tensor x{0, t.bytes, 0};
+    if (t.name == "softmax probabilities" || t.name.rfind("softmax input", 0) == 0) {
+      x.scores = eager_scores_bytes(*l);
+      x.grad_chain = t.name == "softmax probabilities";
+      // torch < 1.11 keeps softmax's input: the masked scores themselves, or the fp32 copy of them
+      // autocast makes; the probabilities then follow it.
+      x.made_before = x.grad_chain ? (keeps_input ? 0 : 3) : (t.bytes == x.scores ? 2 : 3);
+    }
+    rows.push_back(x);
+    if (t.role == Role::recomputed) ++rebuilt_rows;
+  }
   for (uint64_t i = 0; i < layers; ++i) {
-    for (const SavedTensor& t : l->per_layer) {
-      Tensor x{static_cast<int64_t>(i), t.bytes, 0};
-      if (t.name == "softmax probabilities" || t.name.rfind("softmax input", 0) == 0) {
-        x.scores = eager_scores_bytes(*l);
-        x.grad_chain = t.name == "softmax probabilities";
-        // torch < 1.11 keeps softmax's input: the masked scores themselves, or the fp32 copy of them
-        // autocast makes; the probabilities then follow it.
-        x.made_before = x.grad_chain ? (keeps_input ? 0 : 3) : (t.bytes == x.scores ? 2 : 3);
-      }
+    a.layers[i].reserve(rows.size() - rebuilt_rows + 2);
+    a.rebuilt[i].reserve(rebuilt_rows + 1);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SavedTensor& t = l->per_layer[k];
+      Tensor x = rows[k];
+      x.group = static_cast<int64_t>(i);
       (t.role == Role::recomputed ? a.rebuilt[i] : a.layers[i]).push_back(x);
       if (t.role != Role::recomputed || i == 0) counted += t.bytes;
     }
