@@ -525,7 +525,8 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
   return peak;
 }
 
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments) {
+ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                             uint64_t stop_above) {
   ReservedPeak out;
   if (!e.timeline.present || r.device != Device::cuda) return out;
   ReplayScratch& scratch = replay_scratch();
@@ -547,6 +548,7 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
         out.reserved_peak = a.stats().peak_reserved;
         out.reserved_phase = ev.phase;
         out.reserved_step = ev.step;
+        if (out.reserved_peak > stop_above) break;
       }
     } else {
       a.free(ev.id);
@@ -558,6 +560,7 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
   out.allocated_peak = a.stats().peak_allocated;
   out.segments = a.stats().segments;
   out.steps = k_replayed_steps;
+  if (out.reserved_peak > stop_above) return out;  // stopped early: not the whole step's figures
   if (scratch.cache.size() < k_replay_cache_size)
     scratch.cache.emplace_back(key, out);
   else
