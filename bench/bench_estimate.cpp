@@ -77,6 +77,21 @@ void BM_estimate_preset_seq(benchmark::State& state) {
 }
 BENCHMARK(BM_estimate_preset_seq)->Unit(benchmark::kMicrosecond);
 
+// The same with a new sequence length each call (1,000 of them, more than the replay cache holds):
+// every call builds its events and replays them through the caching allocator.
+void BM_estimate_preset_seq_uncached(benchmark::State& state) {
+  EstimateRequest r = preset_request("llama-2-7b", "amp-bf16", "adamw");
+  r.batch = 4;
+  uint64_t i = 0;
+  for (auto _ : state) {
+    r.seq = 1024 + (i++ % 1000);
+    Estimate e = estimate(r);
+    benchmark::DoNotOptimize(e.terms.data());
+  }
+  state.SetItemsProcessed(state.iterations());  // items/s = estimate() calls a second
+}
+BENCHMARK(BM_estimate_preset_seq_uncached)->Unit(benchmark::kMicrosecond);
+
 // estimate --model llama-3-8b --mode infer --precision bf16 --seq 4096 --batch 8: weights + KV cache.
 void BM_estimate_infer_kv(benchmark::State& state) {
   EstimateRequest r = preset_request("llama-3-8b", "bf16", "none");

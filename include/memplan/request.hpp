@@ -88,7 +88,9 @@ struct EstimateRequest {
   // Searches (max-batch, max-seq) pass their memory: a step whose allocated peak + overhead already
   // exceeds it is not replayed through the caching allocator, since reserved is never below the
   // allocated peak and the verdict is "no" either way; its required_bytes() is then the allocated
-  // peak + overhead, a lower bound. 0 replays nothing (callers that want only the terms' sum).
+  // peak + overhead, a lower bound. A step that is replayed stops once its reserved bytes + overhead
+  // pass it (the same verdict; required_bytes() is then the reserved peak so far + overhead, a lower
+  // bound above it). 0 replays nothing (callers that want only the terms' sum).
   uint64_t replay_below = UINT64_MAX;
 
   // LoRA adapters kept in fp32 on a half-precision model (peft's default, --lora-dtype fp32): their

@@ -1,7 +1,8 @@
 // PyTorch's CUDA caching allocator replayed on sizes (caching_allocator.hpp). Blocks live in a
 // vector and are linked to their neighbours within a segment (Block::prev / next in torch); each
 // pool is a set of free blocks ordered by (size, address), as torch's BlockComparator orders them,
-// so the first block not smaller than a request is torch's best fit. Addresses are a counter:
+// so the first block not smaller than a request is torch's best fit. Nothing is allocated per
+// request once the vectors have grown: reset() keeps them for the next replay. Addresses are a counter:
 // only their order matters (ties between equal sizes go to the lower address, as in torch).
 
 #include "core/memory/caching_allocator.hpp"
@@ -27,7 +28,9 @@ uint64_t allocator_segment_size(uint64_t rounded) {
                      "allocator bytes");
 }
 
-namespace {
+// Named, not anonymous: CachingAllocator::State holds these types (an anonymous namespace there
+// draws -Wsubobject-linkage when the file is compiled inside a unity batch).
+namespace allocator_detail {
 
 constexpr int32_t k_none = -1;
 
@@ -48,45 +51,138 @@ struct Key {
   bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
 };
 
-// The free blocks of a pool, sorted by (size, address): a sorted vector (a few hundred entries at
-// most; estimate() replays thousands of events, so this is faster than a node-based set).
-class Pool {
- public:
-  // The first block of at least `size` bytes (best fit), or keys_.size().
-  size_t lower_bound(uint64_t size, uint64_t addr) const {
-    size_t lo = 0;
-    size_t hi = keys_.size();
+bool key_below(const Key& k, uint64_t size, uint64_t addr) {
+  return k.size < size || (k.size == size && k.addr < addr);
+}
+
+// The free blocks of a pool, sorted by (size, address), in chunks of at most k_pool_chunk keys: a
+// sorted vector cut into pieces, so that an insert or an erase moves at most one chunk's keys (a
+// pool holds up to a few hundred blocks; one sorted vector spent most of a replay moving them).
+// The chunks are in order and none is empty.
+constexpr uint32_t k_pool_chunk = 64;
+
+struct PoolChunk {
+  uint32_t n = 0;
+  std::array<Key, k_pool_chunk> keys;
+  Key* begin() { return keys.data(); }
+  Key* end() { return keys.data() + n; }
+  const Key& last() const { return keys[n - 1]; }
+  // The first key not below (size, addr), or n.
+  uint32_t lower_bound(uint64_t size, uint64_t addr) const {
+    uint32_t lo = 0;
+    uint32_t hi = n;
     while (lo < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      const Key& k = keys_[mid];
-      if (k.size < size || (k.size == size && k.addr < addr))
+      const uint32_t mid = (lo + hi) / 2;
+      if (key_below(keys[mid], size, addr))
         lo = mid + 1;
       else
         hi = mid;
     }
     return lo;
   }
-  void insert(const Key& k) {
-    keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(lower_bound(k.size, k.addr)), k);
+  void erase_at(uint32_t i) {
+    std::copy(keys.begin() + i + 1, keys.begin() + n, keys.begin() + i);
+    --n;
   }
-  void erase(const Key& k) {
-    const size_t i = lower_bound(k.size, k.addr);
-    if (i < keys_.size() && keys_[i].addr == k.addr && keys_[i].size == k.size)
-      keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(i));
-  }
-  void erase_at(size_t i) { keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(i)); }
-  size_t size() const { return keys_.size(); }
-  bool empty() const { return keys_.empty(); }
-  const Key& operator[](size_t i) const { return keys_[i]; }
-  const Key& back() const { return keys_.back(); }
-
- private:
-  std::vector<Key> keys_;
 };
 
-}  // namespace
+class Pool {
+ public:
+  void clear() { chunks_.clear(); }
+  bool empty() const { return chunks_.empty(); }
+  uint64_t largest() const { return chunks_.empty() ? 0 : chunks_.back().last().size; }
+
+  // Best fit: removes the first block of at least `size` bytes and returns its index, or k_none.
+  int32_t take(uint64_t size) {
+    const size_t c = chunk_for(size, 0);
+    if (c == chunks_.size()) return k_none;
+    PoolChunk& ch = chunks_[c];
+    const uint32_t i = ch.lower_bound(size, 0);
+    const int32_t index = ch.keys[i].index;
+    erase_at(c, i);
+    return index;
+  }
+
+  void insert(const Key& k) {
+    if (chunks_.empty()) {
+      chunks_.emplace_back();
+      chunks_[0].keys[0] = k;
+      chunks_[0].n = 1;
+      return;
+    }
+    size_t c = chunk_for(k.size, k.addr);
+    if (c == chunks_.size()) c = chunks_.size() - 1;  // after every key: the last chunk's end
+    if (chunks_[c].n == k_pool_chunk) {               // full: its upper half becomes the next chunk
+      chunks_.emplace(chunks_.begin() + static_cast<std::ptrdiff_t>(c) + 1);
+      PoolChunk& lo = chunks_[c];
+      PoolChunk& hi = chunks_[c + 1];
+      const uint32_t half = k_pool_chunk / 2;
+      std::copy(lo.keys.begin() + half, lo.keys.end(), hi.keys.begin());
+      hi.n = k_pool_chunk - half;
+      lo.n = half;
+      if (key_below(lo.last(), k.size, k.addr)) ++c;
+    }
+    PoolChunk& ch = chunks_[c];
+    const uint32_t i = ch.lower_bound(k.size, k.addr);
+    std::copy_backward(ch.keys.begin() + i, ch.keys.begin() + ch.n, ch.keys.begin() + ch.n + 1);
+    ch.keys[i] = k;
+    ++ch.n;
+  }
+
+  void erase(const Key& k) {
+    const size_t c = chunk_for(k.size, k.addr);
+    if (c == chunks_.size()) return;
+    const uint32_t i = chunks_[c].lower_bound(k.size, k.addr);
+    const Key& at = chunks_[c].keys[i];
+    if (at.addr == k.addr && at.size == k.size) erase_at(c, i);
+  }
+
+  // Removes every key for which `drop(key)` is true, in order.
+  template <class Drop>
+  void remove_if(Drop drop) {
+    for (size_t c = 0; c < chunks_.size();) {
+      PoolChunk& ch = chunks_[c];
+      uint32_t kept = 0;
+      for (uint32_t i = 0; i < ch.n; ++i)
+        if (!drop(ch.keys[i])) ch.keys[kept++] = ch.keys[i];
+      ch.n = kept;
+      if (kept)
+        ++c;
+      else
+        chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(c));
+    }
+  }
+
+ private:
+  // The first chunk whose last key is not below (size, addr), or chunks_.size().
+  size_t chunk_for(uint64_t size, uint64_t addr) const {
+    size_t lo = 0;
+    size_t hi = chunks_.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (key_below(chunks_[mid].last(), size, addr))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+  void erase_at(size_t c, uint32_t i) {
+    chunks_[c].erase_at(i);
+    if (!chunks_[c].n) chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(c));
+  }
+
+  std::vector<PoolChunk> chunks_;
+};
+
+}  // namespace allocator_detail
 
 struct CachingAllocator::State {
+  using Block = allocator_detail::Block;
+  using Key = allocator_detail::Key;
+  using Pool = allocator_detail::Pool;
+  static constexpr int32_t k_none = allocator_detail::k_none;
+
   AllocatorConfig config;
   AllocatorStats stats;
   std::vector<Block> blocks;
@@ -96,6 +192,19 @@ struct CachingAllocator::State {
   std::array<uint64_t, 2> tail_end{0, 0};       // expandable: the end of the mapped range
   std::vector<int32_t> live;                    // block index by allocation id (k_none: not live)
   uint64_t next_addr = 0;
+
+  // Forgets every block, keeping the vectors' memory.
+  void reset(AllocatorConfig c) {
+    config = c;
+    stats = {};
+    blocks.clear();
+    unused.clear();
+    for (Pool& p : pools) p.clear();
+    tail = {k_none, k_none};
+    tail_end = {0, 0};
+    live.clear();
+    next_addr = 0;
+  }
 
   Pool& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
   Key key(int32_t i) const { return {blocks[i].size, blocks[i].addr, i}; }
@@ -124,19 +233,15 @@ struct CachingAllocator::State {
   // release_cached_blocks: every wholly free (unsplit) cached segment goes back to CUDA.
   void release_cached() {
     for (Pool& pool : pools)
-      for (size_t i = 0; i < pool.size();) {
-        const int32_t index = pool[i].index;
-        const Block& b = blocks[index];
-        if (b.prev == k_none && b.next == k_none && !b.expandable) {
-          stats.reserved -= b.size;
-          --stats.segments;
-          ++stats.releases;
-          unused.push_back(index);
-          pool.erase_at(i);
-        } else {
-          ++i;
-        }
-      }
+      pool.remove_if([&](const Key& k) {
+        const Block& b = blocks[k.index];
+        if (b.prev != k_none || b.next != k_none || b.expandable) return false;
+        stats.reserved -= b.size;
+        --stats.segments;
+        ++stats.releases;
+        unused.push_back(k.index);
+        return true;
+      });
   }
 
   bool fits(uint64_t bytes) const {
@@ -204,12 +309,8 @@ struct CachingAllocator::State {
     const uint64_t size = allocator_round_size(bytes);
     const bool small = size <= k_alloc_small_size;
     Pool& pool = pools[small ? 1 : 0];
-    int32_t i = k_none;
-    const size_t at = pool.lower_bound(size, 0);
-    if (at < pool.size()) {
-      i = pool[at].index;
-      pool.erase_at(at);
-    } else {
+    int32_t i = pool.take(size);
+    if (i == k_none) {
       i = config.expandable_segments ? expand(size, small) : new_segment(size, small);
       if (i == k_none) return false;
     }
@@ -279,10 +380,9 @@ void CachingAllocator::free(uint64_t id) { s_->free(id); }
 const AllocatorStats& CachingAllocator::stats() const { return s_->stats; }
 
 uint64_t CachingAllocator::largest_free_block() const {
-  uint64_t best = 0;
-  for (const auto& pool : s_->pools)
-    if (!pool.empty()) best = std::max(best, pool.back().size);
-  return best;
+  return std::max(s_->pools[0].largest(), s_->pools[1].largest());
 }
+
+void CachingAllocator::reset(AllocatorConfig config) { s_->reset(config); }
 
 }  // namespace memplan

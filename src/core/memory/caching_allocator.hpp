@@ -69,6 +69,9 @@ class CachingAllocator {
   // Bytes of the largest free cached block (what fragmentation leaves usable).
   uint64_t largest_free_block() const;
   const AllocatorStats& stats() const;
+  // Forgets every block and statistic, as a new allocator with `config`, keeping the memory its
+  // tables hold (a replay reuses one allocator: nothing to allocate once they have grown).
+  void reset(AllocatorConfig config);
 
  private:
   struct State;

@@ -359,8 +359,13 @@ Estimate estimate(const EstimateRequest& r) {
   if (r.parallel) apply_layout(r, e);
   e.timeline = step_timeline(r, e);
   if (r.replay_below != 0 &&
-      checked_add(e.peak_bytes(), r.overhead_bytes, "required bytes") <= r.replay_below)
-    e.timeline.reserved = replay_reserved(r, e, r.expandable_segments);
+      checked_add(e.peak_bytes(), r.overhead_bytes, "required bytes") <= r.replay_below) {
+    // Reserved bytes past replay_below - overhead already make the required bytes exceed it: the
+    // replay may stop there (required_bytes() is then a lower bound above replay_below, as when
+    // the replay is skipped).
+    const uint64_t stop_above = r.replay_below == UINT64_MAX ? UINT64_MAX : r.replay_below - r.overhead_bytes;
+    e.timeline.reserved = replay_reserved(r, e, r.expandable_segments, stop_above);
+  }
 
   Term& overhead = e.term(TermKind::overhead);
   overhead.bytes = r.overhead_bytes;

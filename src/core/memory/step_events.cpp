@@ -162,16 +162,29 @@ Activations activations(const EstimateRequest& r, const Estimate& e) {
   const RecomputedLayer rl = recomputed_layer(r);
   const uint64_t forward_copies = copies - std::min(copies, rl.weight_copy_bytes);
   const uint64_t per_layer_copies = layers ? forward_copies / layers : 0;
+  // A layer's tensors, the same in every layer but for their group: worked out once.
+  std::vector<Tensor> rows;
+  rows.reserve(l->per_layer.size());
+  size_t rebuilt_rows = 0;
+  for (const SavedTensor& t : l->per_layer) {
+    Tensor x{0, t.bytes, 0};
+    if (t.name == "softmax probabilities" || t.name.rfind("softmax input", 0) == 0) {
+      x.scores = eager_scores_bytes(*l);
+      x.grad_chain = t.name == "softmax probabilities";
+      // torch < 1.11 keeps softmax's input: the masked scores themselves, or the fp32 copy of them
+      // autocast makes; the probabilities then follow it.
+      x.made_before = x.grad_chain ? (keeps_input ? 0 : 3) : (t.bytes == x.scores ? 2 : 3);
+    }
+    rows.push_back(x);
+    if (t.role == Role::recomputed) ++rebuilt_rows;
+  }
   for (uint64_t i = 0; i < layers; ++i) {
-    for (const SavedTensor& t : l->per_layer) {
-      Tensor x{static_cast<int64_t>(i), t.bytes, 0};
-      if (t.name == "softmax probabilities" || t.name.rfind("softmax input", 0) == 0) {
-        x.scores = eager_scores_bytes(*l);
-        x.grad_chain = t.name == "softmax probabilities";
-        // torch < 1.11 keeps softmax's input: the masked scores themselves, or the fp32 copy of them
-        // autocast makes; the probabilities then follow it.
-        x.made_before = x.grad_chain ? (keeps_input ? 0 : 3) : (t.bytes == x.scores ? 2 : 3);
-      }
+    a.layers[i].reserve(rows.size() - rebuilt_rows + 2);
+    a.rebuilt[i].reserve(rebuilt_rows + 1);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const SavedTensor& t = l->per_layer[k];
+      Tensor x = rows[k];
+      x.group = static_cast<int64_t>(i);
       (t.role == Role::recomputed ? a.rebuilt[i] : a.layers[i]).push_back(x);
       if (t.role != Role::recomputed || i == 0) counted += t.bytes;
     }
@@ -264,9 +277,20 @@ void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
 
 }  // namespace
 
-std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
+namespace {
+
+// step_events() into `out` (cleared first; its memory is reused).
+void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps,
+                       std::vector<StepEvent>& out) {
+  out.clear();
+  if (!e.timeline.present) return;
   Builder b;
-  if (!e.timeline.present) return b.events;
+  b.events.swap(out);
+  struct GiveBack {  // the events go back to `out` however this returns
+    Builder& b;
+    std::vector<StepEvent>& out;
+    ~GiveBack() { out.swap(b.events); }
+  } give_back{b, out};
   const ParameterShapes shapes = parameter_shapes(r.model);
   std::vector<Tensor> weights = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const uint64_t g_total = e.bytes(TermKind::gradients);
@@ -431,7 +455,64 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
     }
     if (act.kept >= 0) b.free(act.after[act.kept]);
   }
-  return b.events;
+}
+
+// What a replay reuses from one call to the next on a thread: the event list and the allocator's
+// tables (a search replays hundreds of plans; none of them allocates once these have grown).
+// A replayed event list's fingerprint: its length, the segments mode, and two 64-bit hashes of
+// every field of every event (a false match needs both to collide: about 2^-128 a pair of lists).
+struct ReplayKey {
+  uint64_t h1 = 0;
+  uint64_t h2 = 0;
+  uint64_t events = 0;
+  bool expandable = false;
+  bool operator==(const ReplayKey& o) const {
+    return h1 == o.h1 && h2 == o.h2 && events == o.events && expandable == o.expandable;
+  }
+};
+
+ReplayKey replay_key(const std::vector<StepEvent>& events, bool expandable) {
+  ReplayKey k;
+  k.events = events.size();
+  k.expandable = expandable;
+  uint64_t h1 = 0x9e3779b97f4a7c15ull;
+  uint64_t h2 = 0xc2b2ae3d27d4eb4full;
+  for (const StepEvent& ev : events) {
+    const uint64_t tag = (ev.id << 17) ^ (static_cast<uint64_t>(ev.alloc) << 16) ^
+                         (static_cast<uint64_t>(ev.phase) << 8) ^ ev.step;
+    h1 = (h1 ^ ev.bytes) * 0x100000001b3ull;
+    h1 = (h1 ^ tag) * 0x100000001b3ull;
+    h2 = ((h2 << 23) | (h2 >> 41)) ^ (ev.bytes * 0xff51afd7ed558ccdull);
+    h2 = ((h2 << 29) | (h2 >> 35)) ^ (tag * 0xc4ceb9fe1a85ec53ull);
+  }
+  k.h1 = h1;
+  k.h2 = h2 ^ (h2 >> 31);
+  return k;
+}
+
+// The last k_replay_cache_size replays' results by fingerprint: a search meets the same plan
+// again (advise's knobs and chains, estimate's fixes for each GPU of the fit table: each GPU's search
+// replays the same candidates, since the replay does not depend on the GPU).
+constexpr size_t k_replay_cache_size = 512;
+
+struct ReplayScratch {
+  std::vector<StepEvent> events;
+  CachingAllocator allocator;
+  std::vector<std::pair<ReplayKey, ReservedPeak>> cache;  // filled round-robin
+  size_t next = 0;
+};
+
+ReplayScratch& replay_scratch() {
+  thread_local ReplayScratch scratch;
+  return scratch;
+}
+
+}  // namespace
+
+std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
+  std::vector<StepEvent> events;
+  build_step_events(r, e, steps, events);
+  return events;
 }
 
 uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step) {
@@ -444,11 +525,18 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
   return peak;
 }
 
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments) {
+ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                             uint64_t stop_above) {
   ReservedPeak out;
   if (!e.timeline.present || r.device != Device::cuda) return out;
-  const std::vector<StepEvent> events = step_events(r, e, k_replayed_steps);
-  CachingAllocator a(AllocatorConfig{expandable_segments, 0});
+  ReplayScratch& scratch = replay_scratch();
+  const std::vector<StepEvent>& events = scratch.events;
+  build_step_events(r, e, k_replayed_steps, scratch.events);
+  const ReplayKey key = replay_key(events, expandable_segments);
+  for (const auto& [k, peak] : scratch.cache)
+    if (k == key) return peak;
+  CachingAllocator& a = scratch.allocator;
+  a.reset(AllocatorConfig{expandable_segments, 0});
   uint64_t now = 0;
   for (const StepEvent& ev : events) {
     if (ev.alloc) {
@@ -460,6 +548,7 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
         out.reserved_peak = a.stats().peak_reserved;
         out.reserved_phase = ev.phase;
         out.reserved_step = ev.step;
+        if (out.reserved_peak > stop_above) break;
       }
     } else {
       a.free(ev.id);
@@ -471,6 +560,12 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
   out.allocated_peak = a.stats().peak_allocated;
   out.segments = a.stats().segments;
   out.steps = k_replayed_steps;
+  if (out.reserved_peak > stop_above) return out;  // stopped early: not the whole step's figures
+  if (scratch.cache.size() < k_replay_cache_size)
+    scratch.cache.emplace_back(key, out);
+  else
+    scratch.cache[scratch.next] = {key, out};
+  scratch.next = (scratch.next + 1) % k_replay_cache_size;
   return out;
 }
 

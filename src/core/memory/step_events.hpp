@@ -32,7 +32,11 @@ std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, 
 // The most requested bytes alive at once over steps >= `from_step`.
 uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step);
 
-// The events replayed through torch's caching allocator (expandable segments as asked).
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments);
+// The events replayed through torch's caching allocator (expandable segments as asked). The replay
+// stops as soon as the reserved bytes pass `stop_above`: the result then holds the reserved peak so
+// far (above `stop_above`, a lower bound of the whole step's), which is all a caller that only asks
+// "does it fit?" needs.
+ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                             uint64_t stop_above = UINT64_MAX);
 
 }  // namespace memplan
