@@ -40,7 +40,7 @@ json load(const char* name) {
 }
 
 // The measure.py reference: MLPs, torch encoder layers, GPT-2 style, LLaMA block.
-const json& reference() {
+const json& torch_reference_json() {
   static const json doc = load("torch_cpu_reference.json");
   return doc;
 }
@@ -98,7 +98,7 @@ double rel_error(uint64_t predicted, uint64_t measured) {
 }  // namespace
 
 TEST_CASE("reference: every case is present", "[torch_reference]") {
-  const json& cases = reference().at("cases");
+  const json& cases = torch_reference_json().at("cases");
   CHECK(cases.size() == 17);
   size_t measurements = 0;
   for (const json& c : cases) measurements += c.at("activations").size();
@@ -106,7 +106,7 @@ TEST_CASE("reference: every case is present", "[torch_reference]") {
 }
 
 TEST_CASE("reference: parameters, gradients and optimizer state match exactly", "[torch_reference]") {
-  for (const json& c : reference().at("cases")) {
+  for (const json& c : torch_reference_json().at("cases")) {
     INFO(c.at("id").get<std::string>());
     const json& p = c.at("params");
     const json& a = c.at("arch");
@@ -148,7 +148,7 @@ TEST_CASE("reference: parameters, gradients and optimizer state match exactly", 
 }
 
 TEST_CASE("reference: activation bytes within 5% per case, weight copies exact", "[torch_reference]") {
-  for (const json& c : reference().at("cases")) {
+  for (const json& c : torch_reference_json().at("cases")) {
     for (const json& m : c.at("activations")) {
       uint64_t batch = m.at("batch_size");
       INFO(c.at("id").get<std::string>()
@@ -164,7 +164,7 @@ TEST_CASE("reference: activation bytes within 5% per case, weight copies exact",
 
 TEST_CASE("reference: batch > 1 is reproduced to the byte", "[torch_reference]") {
   // Stronger than the 5% contract: the ledger is meant to be exact where torch copies storages.
-  for (const json& c : reference().at("cases"))
+  for (const json& c : torch_reference_json().at("cases"))
     for (const json& m : c.at("activations")) {
       if (m.at("batch_size") == 1) continue;
       INFO(c.at("id").get<std::string>() << " " << m.at("precision").get<std::string>()
@@ -174,7 +174,7 @@ TEST_CASE("reference: batch > 1 is reproduced to the byte", "[torch_reference]")
 }
 
 TEST_CASE("reference: measured linearity holds and the ledger is exactly linear", "[torch_reference]") {
-  for (const json& c : reference().at("cases")) {
+  for (const json& c : torch_reference_json().at("cases")) {
     std::map<std::string, std::map<uint64_t, uint64_t>> by;  // precision/seq -> batch -> bytes
     for (const json& m : c.at("activations"))
       by[m.at("precision").get<std::string>() + "/" + m.at("seq_len").dump()][m.at("batch_size")] =
@@ -211,7 +211,7 @@ TEST_CASE("builtin architectures: activation bytes within 5% for batch > 1", "[t
 TEST_CASE("reference: accuracy table for docs/accuracy.md", "[.accuracy]") {
   std::printf("| case | precision | seq | batch | measured bytes/row | memplan | error | error at B=1 |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|\n");
-  for (const json* doc : {&reference(), &builtin()})
+  for (const json* doc : {&torch_reference_json(), &builtin()})
     for (const json& c : doc->at("cases")) {
       std::map<std::string, const json*> b1, top;
       for (const json& m : c.at("activations")) {
