@@ -2,6 +2,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
 #include "core/base/terminal_text.hpp"
 
 namespace memplan::cli {
@@ -36,35 +37,49 @@ FromReport read_from_file(const std::string& path) {
   } else if (!json && has_key(root, "base_model")) {
     r.framework = "axolotl";
     read_axolotl(root, r);
+  } else if (const ConfigNode* model = root.find("model");
+             !json && model && model->find("_component_") &&
+             model->find("_component_")->text.rfind("torchtune.", 0) == 0) {
+    r.framework = "torchtune";
+    read_torchtune(root, r);
   } else if (!json && has_key(root, "model_name_or_path")) {
     r.framework = "llamafactory";
     read_llamafactory(root, r);
   } else {
     throw Error(
-        path, std::string("is not a configuration memplan reads (expected ") +
-                  (json ? "a DeepSpeed JSON with zero_optimization or train_micro_batch_size_per_gpu"
-                        : "an Axolotl YAML with base_model or a LLaMA-Factory YAML with model_name_or_path") +
-                  ")");
+        path,
+        std::string("is not a configuration memplan reads (expected ") +
+            (json ? "a DeepSpeed JSON with zero_optimization or train_micro_batch_size_per_gpu"
+                  : "an Axolotl YAML with base_model, a LLaMA-Factory YAML with model_name_or_path or a "
+                    "torchtune recipe with model._component_") +
+            ")");
   }
   return r;
 }
 
 nlohmann::json from_json(const FromReport& r) {
   using nlohmann::json;
-  json used = json::array(), not_modelled = json::array();
+  // The file's bytes as printable ASCII (\xHH): valid JSON whatever the file held.
+  const auto safe = [](const std::string& t) { return memplan::detail::printable(t, 1000); };
+  json used = json::array(), not_modelled = json::array(), not_read = json::array(),
+       overridden = json::array();
   for (const FromField& u : r.used)
-    used.push_back({{"field", u.field}, {"value", u.value}, {"option", u.option}, {"note", u.note}});
+    used.push_back({{"field", safe(u.field)},
+                    {"value", safe(u.value)},
+                    {"option", safe(u.option)},
+                    {"note", safe(u.note)}});
   for (const FromField& u : r.not_modelled)
-    not_modelled.push_back({{"field", u.field}, {"value", u.value}, {"why", u.note}});
-  return {{"file", r.path},         {"framework", r.framework},
-          {"used", used},           {"not_modelled", not_modelled},
-          {"not_read", r.not_read}, {"overridden", r.overridden}};
+    not_modelled.push_back({{"field", safe(u.field)}, {"value", safe(u.value)}, {"why", safe(u.note)}});
+  for (const std::string& k : r.not_read) not_read.push_back(safe(k));
+  for (const std::string& o : r.overridden) overridden.push_back(safe(o));
+  return {{"file", safe(r.path)},         {"framework", r.framework}, {"used", used},
+          {"not_modelled", not_modelled}, {"not_read", not_read},     {"overridden", overridden}};
 }
 
 std::string from_text(const FromReport& r) {
   std::string s = "inputs from " + terminal_field(r.path) + " (" + r.framework + "):\n";
   for (const FromField& u : r.used)
-    s += "  " + terminal_field(u.field) + (u.value.empty() ? " (absent)" : " = " + terminal_field(u.value)) +
+    s += "  " + terminal_field(u.field) + (u.value.empty() ? " (not set)" : " = " + terminal_field(u.value)) +
          " -> " + terminal_field(u.option) + (u.note.empty() ? "" : " (" + u.note + ")") + "\n";
   for (const std::string& o : r.overridden) s += "  overridden: " + o + "\n";
   for (const FromField& u : r.not_modelled)

@@ -43,5 +43,6 @@ std::string from_text(const FromReport& r);
 void read_deepspeed(const ConfigNode& root, FromReport& r, const std::string& prefix = "");
 void read_axolotl(const ConfigNode& root, FromReport& r);
 void read_llamafactory(const ConfigNode& root, FromReport& r);
+void read_torchtune(const ConfigNode& root, FromReport& r);
 
 }  // namespace memplan::cli

@@ -61,8 +61,11 @@ void FromFields::use(const std::string& path, const ConfigNode* n, Field field, 
       throw Error(report_.path + ": " + prefix_ + path, why + " (read as " + option->flag + ")");
     }
   }
+  std::string written = n ? n->text : "";
+  if (n && n->kind == ConfigNode::Kind::list)
+    for (const ConfigNode& item : n->items) written += (written.empty() ? "" : ",") + item.text;
   report_.values[key] = value;
-  report_.used.push_back({prefix_ + path, n ? n->text : "", flag_for(field) + " " + value, note});
+  report_.used.push_back({prefix_ + path, written, flag_for(field) + " " + value, note});
 }
 
 void FromFields::not_modelled(const std::string& path, const std::string& written, const std::string& why) {

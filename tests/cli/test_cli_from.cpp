@@ -69,6 +69,18 @@ const FromSampleCase k_from_samples[] = {
    "--lora 8 --lora-targets all --seq 1024 --batch 1 --grad-accum 8 --precision bf16 --checkpointing full"},
   {"llamafactory/qwen3_lora_sft.yaml", "--gpu a100-80gb --model qwen3-8b",
    "--lora 8 --lora-targets all --seq 2048 --batch 1 --grad-accum 8 --precision bf16 --checkpointing full"},
+  {"torchtune/8B_lora_single_device.yaml", "--gpu a100-80gb --seq 2048",
+   "--model llama-3-8b --lora 8 --lora-targets q,v,o,gate,up,down --lora-dropout 0.0 --batch 2 --grad-accum 8 "
+   "--precision bf16 --checkpointing full --optimizer adamw --loss chunked"},
+  {"torchtune/8B_qlora_single_device.yaml", "--gpu rtx-4090 --seq 2048",
+   "--model llama-3-8b --lora 8 --lora-targets q,v,k,o,gate,up,down --quantize nf4-dq --batch 2 --grad-accum 16 "
+   "--precision bf16 --checkpointing full --optimizer adamw"},
+  {"torchtune/8B_full_single_device.yaml", "--gpu h100-80gb --seq 2048",
+   "--model llama-3-8b --batch 2 --grad-accum 1 --precision bf16 --checkpointing full --optimizer paged-adamw-8bit"},
+  {"torchtune/8B_full.yaml", "--gpu a100-80gb --seq 2048",
+   "--model llama-3-8b --batch 2 --grad-accum 1 --precision bf16 --checkpointing full --optimizer adamw"},
+  {"torchtune/8B_lora.yaml", "--gpu a100-80gb --seq 2048",
+   "--model llama-3-8b --lora 8 --lora-targets q,v --batch 2 --grad-accum 32 --precision bf16 --optimizer adamw"},
   {"deepspeed/ds_z0_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 0"},
   {"deepspeed/ds_z2_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 2"},
   {"deepspeed/ds_z2_offload_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 2 --offload optimizer"},
@@ -162,6 +174,11 @@ TEST_CASE("from: --from refuses bad input in one line naming the file, line and 
       {"what.yml", "learning_rate: 2e-5\n", dir.file("what.yml") + ": is not a configuration memplan reads"},
       {"list.yml", "- a\n- b\n", dir.file("list.yml") + ":1:1: is not a mapping of keys to values"},
       {"empty.yml", "", dir.file("empty.yml") + ": is empty (expected a configuration)"},
+      {"tune.yaml",
+       "model:\n  _component_: torchtune.models.llama3.lora_llama3_8b\n  lora_rank: 8\n  lora_attn_modules: "
+       "['q_proj', 'x_proj']\n",
+       dir.file("tune.yaml") +
+           ":4:33: model.lora_attn_modules: \"x_proj\" is not q_proj, k_proj, v_proj or output_proj"},
       {"dup.json", "{\"zero_optimization\": {\"stage\": 1, \"stage\": 2}}",
        dir.file("dup.json") + ": key \"stage\" appears twice (expected each key once)"},
       {"stage.json", "{\"zero_optimization\": {\"stage\": 4}}",
@@ -185,6 +202,11 @@ TEST_CASE("from: --from refuses bad input in one line naming the file, line and 
   const auto r = run_cli({"estimate", "--from", big, "--gpu", "a100-80gb"});
   CHECK(r.code == 2);
   CHECK(memplan::test::line_count(r.err) == 1);
+  // A key that is not UTF-8 is listed as not read, escaped: the JSON output stays valid.
+  const std::string odd =
+      dir.write("odd.yml", "base_model: meta-llama/Meta-Llama-3-8B\nsequence_len: 512\nweird\xff: 1\n");
+  const nlohmann::json j = from_json_of({"estimate", "--from", odd, "--gpu", "t4"});
+  CHECK(j["from"]["not_read"] == nlohmann::json::array({"weird\\xFF"}));
   const auto missing = run_cli({"estimate", "--from", dir.file("none.yml"), "--gpu", "a100-80gb"});
   CHECK(missing.code == 2);
   CHECK(memplan::test::line_count(missing.err) == 1);
