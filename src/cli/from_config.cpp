@@ -42,6 +42,9 @@ FromReport read_from_file(const std::string& path) {
              model->find("_component_")->text.rfind("torchtune.", 0) == 0) {
     r.framework = "torchtune";
     read_torchtune(root, r);
+  } else if (!json && has_key(root, "distributed_type")) {
+    r.framework = "accelerate";
+    read_accelerate(root, r);
   } else if (!json && has_key(root, "model_name_or_path")) {
     r.framework = "llamafactory";
     read_llamafactory(root, r);
@@ -51,7 +54,7 @@ FromReport read_from_file(const std::string& path) {
         std::string("is not a configuration memplan reads (expected ") +
             (json ? "a DeepSpeed JSON with zero_optimization or train_micro_batch_size_per_gpu"
                   : "an Axolotl YAML with base_model, a LLaMA-Factory YAML with model_name_or_path or a "
-                    "torchtune recipe with model._component_") +
+                    "torchtune recipe with model._component_ or an accelerate config with distributed_type") +
             ")");
   }
   return r;

@@ -44,5 +44,6 @@ void read_deepspeed(const ConfigNode& root, FromReport& r, const std::string& pr
 void read_axolotl(const ConfigNode& root, FromReport& r);
 void read_llamafactory(const ConfigNode& root, FromReport& r);
 void read_torchtune(const ConfigNode& root, FromReport& r);
+void read_accelerate(const ConfigNode& root, FromReport& r);
 
 }  // namespace memplan::cli

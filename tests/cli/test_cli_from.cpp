@@ -81,6 +81,16 @@ const FromSampleCase k_from_samples[] = {
    "--model llama-3-8b --batch 2 --grad-accum 1 --precision bf16 --checkpointing full --optimizer adamw"},
   {"torchtune/8B_lora.yaml", "--gpu a100-80gb --seq 2048",
    "--model llama-3-8b --lora 8 --lora-targets q,v --batch 2 --grad-accum 32 --precision bf16 --optimizer adamw"},
+  {"accelerate/fsdp_config.yaml", "--gpu a100-80gb --model llama-3-8b --seq 2048",
+   "--fsdp full-shard --offload parameters --gpus 2 --nodes 1 --precision amp-bf16"},
+  {"accelerate/fsdp_config_offload.yaml", "--gpu a100-80gb --model llama-3-8b --seq 2048",
+   "--fsdp full-shard --offload parameters --gpus 2 --nodes 1 --precision amp-bf16"},
+  {"accelerate/fsdp_v1_config.yaml", "--gpu a100-80gb --model llama-3-8b --seq 2048 --gpus 8",
+   "--fsdp full-shard --precision amp-bf16"},
+  {"accelerate/master_config.yaml", "--gpu a100-80gb --model llama-3-8b --seq 2048",
+   "--gpus 16 --nodes 2 --precision amp-fp16"},
+  {"accelerate/single_config.yaml", "--gpu a100-80gb --model llama-3-8b --seq 2048",
+   "--gpus 4 --nodes 1 --precision amp-fp16"},
   {"deepspeed/ds_z0_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 0"},
   {"deepspeed/ds_z2_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 2"},
   {"deepspeed/ds_z2_offload_config.json", "--gpu a100-80gb --model llama-3-8b --gpus 8 --seq 2048", "--zero 2 --offload optimizer"},
@@ -179,6 +189,10 @@ TEST_CASE("from: --from refuses bad input in one line naming the file, line and 
        "['q_proj', 'x_proj']\n",
        dir.file("tune.yaml") +
            ":4:33: model.lora_attn_modules: \"x_proj\" is not q_proj, k_proj, v_proj or output_proj"},
+      {"fsdp.yaml", "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n",
+       dir.file("fsdp.yaml") + ":3:27: fsdp_config.fsdp_sharding_strategy: \"HALF_SHARD\" is not FULL_SHARD, "
+                               "SHARD_GRAD_OP, NO_SHARD or "
+                               "HYBRID_SHARD"},
       {"dup.json", "{\"zero_optimization\": {\"stage\": 1, \"stage\": 2}}",
        dir.file("dup.json") + ": key \"stage\" appears twice (expected each key once)"},
       {"stage.json", "{\"zero_optimization\": {\"stage\": 4}}",
