@@ -145,7 +145,7 @@ void add_advise(CLI::App& sub, Runner& run) {
   sub.add_flag("--checklist", s->checklist,
                "Also print tier 0: free fixes no estimate can see (retained graphs, no_grad, ...)");
   sub.add_flag("--all", s->all, "List the changes even when the run already fits");
-  run = [s](Io& io) {
+  run = with_from_section(s->plan, s->output, [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     uint64_t limit = k_default_limit;
     if (!s->limit.empty()) {
@@ -260,7 +260,7 @@ void add_advise(CLI::App& sub, Runner& run) {
                  "; sharding and offload rows are per GPU");
     }
     return k_ok;
-  };
+  });
 }
 
 }  // namespace memplan::cli

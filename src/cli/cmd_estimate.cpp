@@ -22,7 +22,7 @@ void add_estimate(CLI::App& sub, Runner& run) {
   add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   add_bar_options(sub, s->bar);
-  run = [s](Io& io) {
+  run = with_from_section(s->plan, s->output, [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     const Plan plan = resolve_plan(s->plan);
     const Estimate e = estimate(plan.request);
@@ -35,7 +35,7 @@ void add_estimate(CLI::App& sub, Runner& run) {
         words ? verdict_fixes(plan, fit) : std::vector<std::optional<VerdictFix>>{};
     io.out << render_estimate(plan, e, fit, out, bar.show ? render_bars(e, fit, out.units, bar) : "", fixes);
     return k_ok;
-  };
+  });
 }
 
 }  // namespace memplan::cli

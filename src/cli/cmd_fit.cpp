@@ -103,7 +103,7 @@ void add_fit(CLI::App& sub, Runner& run) {
   add_bar_options(sub, s->bar);
   sub.add_option("--against", s->against,
                  "total (default): what a process can allocate; free: free memory of a real device");
-  run = [s](Io& io) {
+  run = with_from_section(s->plan, s->output, [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     if (s->against != "total" && s->against != "free")
       throw Error("--against", "\"" + s->against + "\" is not valid (expected total or free)");
@@ -144,7 +144,7 @@ void add_fit(CLI::App& sub, Runner& run) {
       return k_no_device;
     }
     return f.all_fit() ? k_ok : k_no_fit;
-  };
+  });
 }
 
 }  // namespace memplan::cli

@@ -233,7 +233,7 @@ void add_max_batch(CLI::App& sub, Runner& run) {
   add_output_options(sub, s->output);
   sub.add_option("--effective-batch", s->effective, "Effective batch to reach with gradient accumulation");
   sub.add_flag("--max-seq", s->max_seq, "Find the longest sequence that fits at --batch instead");
-  run = [s](Io& io) {
+  run = with_from_section(s->plan, s->output, [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
     const Plan plan = resolve_plan(s->plan);
     if (!plan.gpu_given) throw Error("--gpu", "required: the GPUs to plan for (e.g. --gpu rtx-4090)");
@@ -254,7 +254,7 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       return k_no_device;
     }
     return res.none_fit() ? k_no_fit : k_ok;
-  };
+  });
 }
 
 }  // namespace memplan::cli

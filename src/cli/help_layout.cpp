@@ -22,6 +22,7 @@ constexpr size_t k_name_columns = 34;
 const HelpRow k_rows[] = {
     // the model: where it comes from and its architecture
     {"--plan", G::model, "FILE"},
+    {"--from", G::model, "FILE"},
     {"--presets", G::model, "PATH"},
     {"--offline", G::model, ""},
     {"--params", G::model, "N"},

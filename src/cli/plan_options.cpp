@@ -168,6 +168,11 @@ void add_plan_options(CLI::App& sub, RawPlan& raw, PlanScope scope) {
   sub.add_option("--plan", raw.plan_file,
                  "A plan file (JSON, the \"inputs\" of --format json); flags override it")
       ->check(non_empty_path());
+  if (scope == PlanScope::torch_step)
+    sub.add_option("--from", raw.from_file,
+                   "A DeepSpeed JSON, an Axolotl, LLaMA-Factory or torchtune YAML to read the run from; "
+                   "flags override it")
+        ->check(non_empty_path());
   sub.add_option("--presets", raw.presets_file, k_presets_help)->check(non_empty_path());
   sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");
   for (const OptionSpec& o : plan_options()) {
@@ -288,7 +293,9 @@ GpuTargets resolve_gpus(const Presets& presets, const std::string& list) {
 Plan resolve_plan(const RawPlan& raw) {
   Plan plan;
   std::map<std::string, std::string> text;
-  if (!raw.plan_file.empty()) text = read_plan_file(raw.plan_file);
+  if (!raw.from_file.empty()) text = read_from_file(raw.from_file).values;
+  if (!raw.plan_file.empty())
+    for (const auto& [k, val] : read_plan_file(raw.plan_file)) text[k] = val;
   for (const auto& [k, val] : raw.given) text[k] = val;
   const PlanValues v = parse_values(text);
 
@@ -430,6 +437,36 @@ Plan resolve_plan(const RawPlan& raw) {
   for (const GpuSpec& g : plan.targets.gpus) gpus += (gpus.empty() ? "" : ",") + g.id;
   in["gpu"] = plan.gpu_given ? *v.gpu : gpus;
   return plan;
+}
+
+std::optional<FromReport> read_from(const RawPlan& raw) {
+  if (raw.from_file.empty()) return std::nullopt;
+  FromReport r = read_from_file(raw.from_file);
+  for (const auto& [k, val] : raw.given)
+    if (auto it = r.values.find(k); it != r.values.end() && it->second != val)
+      r.overridden.push_back(flag_for(field_for_key(k)) + " " + val + " replaces " + it->second);
+  return r;
+}
+
+Runner with_from_section(const RawPlan& raw, const RawOutputOptions& output, Runner body) {
+  return [&raw, &output, body = std::move(body)](Io& io) {
+    if (raw.from_file.empty()) return body(io);
+    std::ostringstream captured;
+    Io inner{captured, io.err, io.tty, io.user_command};
+    const int rc = body(inner);
+    const OutputOptions out = resolve_output_options(output, io);
+    const std::optional<FromReport> from = read_from(raw);
+    if (out.quiet || out.format == Format::csv) {
+      io.out << captured.str();
+    } else if (out.format == Format::json) {
+      json doc = json::parse(captured.str());
+      doc["from"] = from_json(*from);
+      io.out << doc.dump(2) << "\n";
+    } else {
+      io.out << from_text(*from) << captured.str();
+    }
+    return rc;
+  };
 }
 
 std::map<std::string, std::string> plan_file_values(std::string_view text, const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <memplan/presets.hpp>
 
 #include "cli/command.hpp"
+#include "cli/from_config.hpp"
 #include "cli/plan_scope.hpp"
 
 namespace memplan::cli {
@@ -25,6 +27,7 @@ namespace memplan::cli {
 struct RawPlan {
   std::map<std::string, std::string> given;
   std::string plan_file;
+  std::string from_file;  // --from: a DeepSpeed / Axolotl / LLaMA-Factory config (from_config.hpp)
   std::string presets_file;
   bool offline = false;  // --offline: a Hugging Face model id from the caches only, never the network
 };
@@ -44,6 +47,14 @@ struct Plan {
   nlohmann::json inputs;  // every input, defaults resolved (echoed in JSON output)
   bool gpu_given = false;
 };
+
+// What --from reads, with the flags of `raw` that override its values; nullopt without --from.
+std::optional<FromReport> read_from(const RawPlan& raw);
+
+// `body` with its output given the "inputs from FILE" section: the JSON's "from" key, or the
+// text's lines before the rest; unchanged without --from, and for CSV or --quiet. `raw` and
+// `output` must outlive the runner (a command's shared state).
+Runner with_from_section(const RawPlan& raw, const RawOutputOptions& output, Runner body);
 
 // Adds the shared options to `sub`: --plan, --presets and the plan flags of the option table that
 // `scope` takes (plan_scope.hpp; a plan file may still carry any key, read by the same rules).

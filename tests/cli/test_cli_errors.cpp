@@ -60,6 +60,7 @@ const BadInput k_bad_inputs[] = {
     {{"estimate", "--mlp", "784"}, "--mlp: \"784\" needs at least two widths"},
     {{"estimate", "--mlp", "784,0,10"}, "--mlp: \"784,0,10\" has a zero width"},
     {{"estimate", "--params", "7B", "--plan", "/nonexistent/plan.json"}, "--plan: cannot read"},
+    {{"estimate", "--from", "/nonexistent/axolotl.yml"}, "--from: cannot read"},
     {{"estimate", "--params", "7B", "--presets", "/nonexistent/presets.json"}, "--presets: cannot read"},
     {{"estimat", "--params", "7B"}, "\"estimat\" is not a command"},
     {{"fit", "--params", "7B"}, "--gpu: required"},
@@ -376,8 +377,8 @@ TEST_CASE("bad-input catalogue: every command and every option has a case", "[cl
   // Options parsed by one shared rule whatever the command (the planning option table, the output
   // options, --plan and --presets): one case covers them for every command.
   // ladder's and sweep's run options are one rule too (add_run_options).
-  std::vector<std::string> shared = {"--format",      "--units",   "--plan", "--presets",
-                                     "--oom-pattern", "--timeout", "--grace"};
+  std::vector<std::string> shared = {"--format",  "--units",       "--plan",    "--from",
+                                     "--presets", "--oom-pattern", "--timeout", "--grace"};
   for (const memplan::cli::OptionSpec& o : memplan::cli::plan_options()) shared.emplace_back(o.flag);
   for (const memplan::cli::CommandSpec& spec : memplan::cli::commands()) {
     INFO("memplan " << spec.name);
