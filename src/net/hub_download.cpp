@@ -8,6 +8,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/safetensors.hpp"
 
@@ -156,8 +157,9 @@ bool hub_offline_from_environment() {
 std::string download_model_headers(HttpClient& http, const HubSettings& s, const HubModelId& id) {
   Hub hub(http, s, id);
   const HttpResponse info = hub.fetch("/api/models/" + id.repo() + "/revision/" + id.revision, 16u << 20);
-  const json j = json::parse(info.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("sha") || !j["sha"].is_string())
+  // Bounded depth (a hostile server's "[[[[..." must not exhaust the stack), a key twice refused.
+  const json j = memplan::detail::parse_json_text(info.body, s.endpoint, "the model information");
+  if (!j.is_object() || !j.contains("sha") || !j["sha"].is_string())
     throw Error(s.endpoint, "the model information of " + id.repo() + " is not JSON with a \"sha\"");
   const std::string commit = j["sha"].get<std::string>();
   if (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos)
