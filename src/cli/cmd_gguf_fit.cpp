@@ -319,11 +319,11 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   if (log.offloaded) q.n_gpu_layers = *log.offloaded;
   q.reserve_bytes = 0;
   const LlamaCppPlan p = plan_llamacpp(q);
-  struct Row {
+  struct LogRow {
     std::string what;
     double predicted, logged;
   };
-  std::vector<Row> rows;
+  std::vector<LogRow> rows;
   for (const auto& [dev, v] : log.model_mib) {
     if (const long i = gpu_buffer_index(dev); i >= 0) {
       if (static_cast<size_t>(i) < p.gpus.size())
@@ -348,7 +348,7 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
                {"logged", A::right},
                {"error", A::right},
                {"within 5%", A::left}});
-  for (const Row& r : rows) {
+  for (const LogRow& r : rows) {
     const double err = r.logged > 0 ? (r.predicted - r.logged) / r.logged : (r.predicted > 0 ? 1.0 : 0.0);
     const bool ok = err <= 0.05 && err >= -0.05;
     all = all && ok;

@@ -74,6 +74,10 @@ DiffSide read_output(const json& doc, const std::string& where) {
     DiffSide::Gpu g{row["gpu"].get<std::string>(), need_bytes(row, "memory_bytes", at),
                     need_bytes(row, "required_bytes", at), need_signed(row, "spare_bytes", at),
                     need_verdict(row, at)};
+    // Issue 32: a GPU of no memory is no GPU fit could have judged (a negative, NaN or infinite one is
+    // no byte count above, or no JSON).
+    if (g.memory_bytes == 0)
+      throw Error(at, "\"memory_bytes\" is 0 (expected the GPU's memory in bytes, more than 0)");
     // Issue 32: fit writes spare = memory - required (src/core/planning/fit.cpp, clamped to 2^63 - 1
     // only for a surplus above it); a row that disagrees (memory 0, spare 2^63 - 1) is refused.
     const int64_t k_max = std::numeric_limits<int64_t>::max();
