@@ -115,7 +115,7 @@ TEST_CASE("issue 32: HF_TOKEN is never printed in an error", "[hub][net][cli]") 
   struct Case {
     std::string name;
     FixtureHttpServer::Route route;
-    std::string index;  // served as model.safetensors.index.json when not empty
+    std::string index = "";  // served as model.safetensors.index.json when not empty
   };
   const std::string with_index =
       nlohmann::json{{"sha", k_hostile_commit},
