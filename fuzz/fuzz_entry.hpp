@@ -11,6 +11,7 @@
 #include "core/formats/loss_scale.hpp"
 #include "core/formats/number_format.hpp"
 #include "core/models/gguf.hpp"
+#include "core/models/hf_cache.hpp"
 #include "core/models/hf_config.hpp"
 #include "core/models/safetensors.hpp"
 
@@ -76,6 +77,28 @@ inline bool run_gradient_values(std::string_view in) {
   } catch (const Error&) {
     return false;
   }
+}
+
+// A Hugging Face cache refs file (refs/<revision>: a commit hash), and the same bytes as a model id
+// (org/name@revision). Contract: an id that parses holds nothing that walks out of a path or URL.
+inline bool run_hf_refs(std::string_view in) {
+  bool ok = false;
+  try {
+    const std::string commit = parse_ref_file(in, "fuzz/refs/main");
+    if (commit.size() != 40) std::abort();
+    ok = true;
+  } catch (const Error&) {
+  }
+  if (const auto id = parse_hub_model_id(in)) {
+    for (const std::string* part : {&id->org, &id->name, &id->revision})
+      if (part->empty() || part->find("..") != std::string::npos || part->front() == '/' ||
+          part->front() == '.' || part->find('%') != std::string::npos ||
+          part->find('\\') != std::string::npos || part->find('\0') != std::string::npos)
+        std::abort();
+    if (id->org.find('/') != std::string::npos || id->name.find('/') != std::string::npos) std::abort();
+    ok = true;
+  }
+  return ok;
 }
 
 }  // namespace memplan::fuzz

@@ -14,7 +14,11 @@
 #include <memplan/estimate.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/diff_input.hpp"
 #include "cli/plan_options.hpp"
+#include "cli/render_oom.hpp"
+#include "core/diagnose/oom_message.hpp"
+#include "core/diagnose/plan_diff.hpp"
 
 namespace memplan::fuzz {
 
@@ -80,6 +84,52 @@ inline bool run_command_line(std::string_view in) {
     std::abort();
   }
   return code == 0;
+}
+
+// No control byte (ESC, NUL, DEL, a newline) in a printed field: input reaches the terminal escaped.
+inline void check_printable(const std::string& s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) std::abort();
+}
+
+// A why-oom log: every message read, what its numbers mean, and each line why-oom prints of it
+// (title, table rows, findings), which must hold no control byte of the input.
+inline bool run_oom_log(std::string_view in) {
+  try {
+    size_t omitted = 0;
+    const std::vector<OomMessage> msgs = parse_oom_messages(in, &omitted);
+    if (msgs.size() > k_max_oom_messages) std::abort();
+    for (const OomMessage& m : msgs) {
+      read_pytorch_oom(m);
+      check_printable(cli::oom_title(m));
+      for (const cli::OomFact& f : cli::oom_facts(m, Units::gib)) {
+        check_printable(f.label);
+        check_printable(f.value);
+        check_printable(f.meaning);
+      }
+      for (bool plan : {false, true})
+        for (const std::string& f : cli::oom_findings(m, Units::gib, plan)) check_printable(f);
+      cli::oom_finding_codes(m);
+    }
+    return !msgs.empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// A diff input (an estimate or fit --format json output; a plan file is recognised, not resolved:
+// fuzz_plan drives those), then compared with itself: nothing changes, nothing became a no-fit.
+inline bool run_diff_input(std::string_view in) {
+  try {
+    const cli::DiffInput d = cli::parse_diff_input(in, "fuzz/diff.json", "OLD", false);
+    const PlanDiff diff = diff_plans(d.side, d.side);
+    if (diff.any_became_no_fit() || diff.total.changed() || diff.required.changed()) std::abort();
+    for (const BytesChange& t : diff.terms)
+      if (t.changed()) std::abort();
+    return d.kind != "plan";
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace memplan::fuzz

@@ -11,6 +11,7 @@
 #include <memplan/estimate.hpp>
 #include <memplan/fit.hpp>
 #include <memplan/quantity.hpp>
+#include "core/base/checked.hpp"
 #include "core/base/file_reader.hpp"
 #include "core/base/terminal_text.hpp"
 #include "core/diagnose/oom_message.hpp"
@@ -64,6 +65,11 @@ std::optional<PlanCheck> check_plan(const Plan& plan, const OomMessage& m) {
   }
   EstimateRequest r = request_on(plan.request, c.gpu);  // this GPU's CUDA context
   if ((m.kind == OomKind::vllm_max_seq_len || m.kind == OomKind::vllm_kv_needed) && m.max_seq_len) {
+    // The --seq bound (options.cpp): a longer max_model_len is no length a model is served at.
+    if (m.max_seq_len > (1ull << 32))
+      throw Error("FILE", "line " + std::to_string(m.line) + ": the message's max seq len " +
+                              group_thousands(m.max_seq_len) +
+                              " is more than the 4,294,967,296 tokens memplan plans");
     r.mode = Mode::infer;  // vLLM serves: one request of max_model_len tokens
     r.batch = 1;
     r.seq = m.max_seq_len;
@@ -103,7 +109,10 @@ std::vector<std::string> plan_lines(const PlanCheck& c, const OomMessage& m, Uni
                   "); all: " + t + ".");
   }
   if (c.kv_bytes_per_token && m.kv_tokens) {
-    const uint64_t had = c.kv_bytes_per_token * m.kv_tokens, need = c.kv_bytes_per_token * m.max_seq_len;
+    // Issue 32: the log's token counts (up to 18 digits) times the bytes per token, checked.
+    const char* what = "FILE: the KV cache of the message's tokens";
+    const uint64_t had = checked_mul(c.kv_bytes_per_token, m.kv_tokens, what),
+                   need = checked_mul(c.kv_bytes_per_token, m.max_seq_len, what);
     out.push_back("KV cache: " + group_thousands(c.kv_bytes_per_token) + " B per token, so the " +
                   group_thousands(m.kv_tokens) + " tokens vLLM had room for are " + format_bytes(had, u) +
                   " and " + group_thousands(m.max_seq_len) + " tokens need " + format_bytes(need, u) + ".");

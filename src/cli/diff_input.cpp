@@ -74,6 +74,10 @@ DiffSide read_output(const json& doc, const std::string& where) {
     DiffSide::Gpu g{row["gpu"].get<std::string>(), need_bytes(row, "memory_bytes", at),
                     need_bytes(row, "required_bytes", at), need_signed(row, "spare_bytes", at),
                     need_verdict(row, at)};
+    // Issue 32: a GPU of no memory is no GPU fit could have judged (a negative, NaN or infinite one is
+    // no byte count above, or no JSON).
+    if (g.memory_bytes == 0)
+      throw Error(at, "\"memory_bytes\" is 0 (expected the GPU's memory in bytes, more than 0)");
     // Issue 32: fit writes spare = memory - required (src/core/planning/fit.cpp, clamped to 2^63 - 1
     // only for a surplus above it); a row that disagrees (memory 0, spare 2^63 - 1) is refused.
     const int64_t k_max = std::numeric_limits<int64_t>::max();
@@ -114,29 +118,34 @@ DiffSide compute_plan(const std::string& path) {
 
 }  // namespace
 
-DiffInput read_diff_input(const std::string& path, const std::string& subject) {
-  const json doc = memplan::detail::read_json_file(path, read_limit::k_json_output, "the input", subject);
-  if (doc.is_discarded() || !doc.is_object())
+DiffInput parse_diff_input(std::string_view text, const std::string& path, const std::string& subject,
+                           bool resolve_plans) {
+  const json doc = memplan::detail::parse_json_text(text, path, "the input");
+  if (!doc.is_object())
     throw Error(subject,
-                "\"" + path +
+                "\"" + terminal_field(path) +
                     "\" is not a JSON object (expected an estimate or fit --format json output, or a plan)");
   DiffInput in;
   in.path = path;
   const auto schema = doc.find("schema");
   if (schema == doc.end()) {
     in.kind = "plan";
-    in.side = compute_plan(path);
+    if (resolve_plans) in.side = compute_plan(path);
     return in;
   }
   const std::string name = schema->is_string() ? schema->get<std::string>() : schema->dump();
   // Issue 32: a 15 MB object as "schema" is named by its first bytes and its length, not copied whole.
   const std::string shown = terminal_field(name);
   if (name != "memplan.estimate/1" && name != "memplan.fit/1")
-    throw Error(subject, "\"" + path + "\" is a " + shown +
+    throw Error(subject, "\"" + terminal_field(path) + "\" is a " + shown +
                              " output (expected memplan.estimate/1 or memplan.fit/1, or a plan file)");
   in.kind = name;
   in.side = read_output(doc, path);
   return in;
+}
+
+DiffInput read_diff_input(const std::string& path, const std::string& subject) {
+  return parse_diff_input(read_small_file(path, read_limit::k_json_output, subject), path, subject, true);
 }
 
 }  // namespace memplan::cli

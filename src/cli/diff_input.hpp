@@ -3,6 +3,7 @@
 // the estimate is computed), read into the plain numbers of a DiffSide.
 
 #include <string>
+#include <string_view>
 
 #include "core/diagnose/plan_diff.hpp"
 
@@ -17,5 +18,10 @@ struct DiffInput {
 // Reads `path` (through the one file reader, at most read_limit::k_diff_input bytes). Throws Error
 // naming `subject` (OLD or NEW) and the file when it is none of the three.
 DiffInput read_diff_input(const std::string& path, const std::string& subject);
+
+// The same for its text, already read (the fuzz target's entry): without `resolve_plans` a plan
+// file (no "schema") is only recognised, its side left empty.
+DiffInput parse_diff_input(std::string_view text, const std::string& path, const std::string& subject,
+                           bool resolve_plans);
 
 }  // namespace memplan::cli

@@ -2,24 +2,30 @@
 
 #include <memplan/error.hpp>
 #include <memplan/quantity.hpp>
-#include "core/models/arch_layout.hpp"
+#include "core/models/context_limit.hpp"
 
 namespace memplan::cli {
 
-void check_learned_positions(const EstimateRequest& r, uint64_t seq) {
+void check_trained_positions(const EstimateRequest& r, uint64_t seq) {
   if (!r.model.arch) return;
-  TransformerArch a = *r.model.arch;
-  apply_layout_defaults(a);  // the family's layout (gpt2, bert: learned), as the estimate reads it
-  if (a.position_embedding != "learned") return;
-  const uint64_t positions = a.max_positions;
-  if (!positions || seq <= positions) return;
+  const ContextLimit c = context_limit(*r.model.arch);
+  if (seq <= c.longest) return;
   // transformers' GPT2Model / BertEmbeddings look position ids up in nn.Embedding(max_positions,
   // hidden): an id of max_positions or more is out of the table.
-  throw Error(Field::seq, group_thousands(seq) + " tokens are more than the model's " +
-                              group_thousands(positions) + " learned positions (its position table has " +
-                              group_thousands(positions) +
-                              " rows; transformers raises IndexError past them): " + "at most " +
-                              group_thousands(positions));
+  if (c.learned)
+    throw Error(Field::seq, group_thousands(seq) + " tokens are more than the model's " +
+                                group_thousands(c.positions) + " learned positions (its position table has " +
+                                group_thousands(c.positions) +
+                                " rows; transformers raises IndexError past them): " + "at most " +
+                                group_thousands(c.positions));
+  throw Error(Field::seq, group_thousands(seq) + " tokens are more than " +
+                              std::to_string(k_max_context_extension) + " times the " +
+                              group_thousands(c.positions) +
+                              " positions the model was trained for (max_position_embeddings): at most " +
+                              group_thousands(c.longest) +
+                              " (the longest published RoPE context extensions); a model extended further "
+                              "states its length in its config.json (" +
+                              field_ref(Field::config) + ")");
 }
 
 std::string engine_context_note(const std::string& flag, uint64_t tokens, uint64_t model_context,

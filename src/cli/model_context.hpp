@@ -11,8 +11,9 @@ namespace memplan::cli {
 
 // Throws Error(Field::seq) when `seq` tokens pass a learned position table (GPT-2, BERT, OPT: a
 // table of max_positions rows; torch.nn.Embedding raises "IndexError: index out of range in self"
-// for a position past it). Rotary and ALiBi models run longer sequences: the estimate notes it.
-void check_learned_positions(const EstimateRequest& r, uint64_t seq);
+// for a position past it), or pass k_max_context_extension (32) times a rotary / ALiBi model's
+// positions (context_limit.hpp). Between its positions and that, the estimate notes it.
+void check_trained_positions(const EstimateRequest& r, uint64_t seq);
 
 // `flag` (--max-model-len, --context-length) longer than the model's positions: what the engine
 // does with it ("" when within them or the model's context is unknown).

@@ -336,7 +336,7 @@ Plan resolve_plan(const RawPlan& raw) {
   resolve_lora(v, r);
   r.batch = v.batch.value_or(1);
   r.seq = v.seq.value_or(0);
-  if (v.seq) check_learned_positions(r, *v.seq);  // model_context.cpp: GPT-2 past its 1,024 positions
+  if (v.seq) check_trained_positions(r, *v.seq);  // model_context.cpp: GPT-2 past 1,024, llama past 32x
   add_image_tokens(v, r);                         // vision_inputs.cpp
   r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);

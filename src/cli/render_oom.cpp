@@ -84,7 +84,7 @@ void pytorch_findings(const OomMessage& m, Units u, bool plan_given, std::vector
     out.push_back("Other processes (and the driver) hold " + bytes(*r.other_processes, u) + " = " +
                   bytes(*m.total, u) + " total - " + bytes(*m.free, u) + " free - " +
                   bytes(*m.process_in_use, u) + " this process" +
-                  (*r.other_processes * 20 > *m.total
+                  (*r.other_processes > *m.total / 20
                        ? ": " + percent(*r.other_processes, *m.total) + " of the GPU; nvidia-smi lists them."
                        : "."));
   else if (!m.processes.empty()) {
@@ -288,7 +288,7 @@ std::vector<std::string> oom_finding_codes(const OomMessage& m) {
   if (r.fragmentation) c.push_back("fragmentation");
   if (r.free_but_failed) c.push_back("free_but_failed");
   if (r.allocated_exceeds_total) c.push_back("allocated_exceeds_total");
-  if (r.other_processes && *r.other_processes * 20 > m.total.value_or(0)) c.push_back("other_processes");
+  if (r.other_processes && *r.other_processes > m.total.value_or(0) / 20) c.push_back("other_processes");
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <memplan/error.hpp>
 
 #include "net/http_client.hpp"
+#include "net/http_headers.hpp"
 
 namespace memplan::net {
 namespace {
@@ -11,12 +12,13 @@ struct Sink {
   std::string body;
   uint64_t max_bytes = 0;
   bool over = false;
-  std::optional<uint64_t> total_size;
+  ResponseSizes sizes;
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* s = static_cast<Sink*>(user);
   const size_t n = size * count;
+  if (s->sizes.too_large) return 0;  // a size above 2^63 - 1 was announced: nothing is read
   if (s->body.size() + n > s->max_bytes) {
     s->over = true;
     return 0;  // aborts the transfer: CURLE_WRITE_ERROR
@@ -25,26 +27,11 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
   return n;
 }
 
-// "Content-Range: bytes 0-7/5000000" -> 5000000 (the last response of a redirect chain wins).
+// Each header line of each response of a redirect chain (the last response's sizes win).
 size_t on_header(char* data, size_t size, size_t count, void* user) {
   auto* s = static_cast<Sink*>(user);
   const size_t n = size * count;
-  std::string line(data, n);
-  for (char& c : line)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  if (line.rfind("http/", 0) == 0) s->total_size.reset();
-  if (line.rfind("content-range:", 0) == 0) {
-    const size_t slash = line.find('/');
-    if (slash != std::string::npos) {
-      uint64_t v = 0;
-      size_t i = slash + 1, digits = 0;
-      while (i < line.size() && line[i] >= '0' && line[i] <= '9' && digits < 19) {
-        v = v * 10 + static_cast<uint64_t>(line[i++] - '0');
-        ++digits;
-      }
-      if (digits) s->total_size = v;
-    }
-  }
+  read_header_line(std::string_view(data, n), s->sizes);
   return n;
 }
 
@@ -86,6 +73,10 @@ class CurlClient : public HttpClient {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
+    if (sink.sizes.too_large)
+      throw Error(r.url,
+                  "the server sent a Content-Range or Content-Length above 2^63 - 1 bytes "
+                  "(no file is that large; a broken or hostile server?)");
     if (sink.over)
       throw Error(r.url,
                   "the response is larger than " + std::to_string(r.max_bytes) +
@@ -100,7 +91,7 @@ class CurlClient : public HttpClient {
                              std::to_string(m_limits.low_speed_bytes_per_s) + " B/s for " +
                              std::to_string(m_limits.low_speed_time_s) + " s)");
     if (rc != CURLE_OK) throw Error(r.url, std::string(curl_easy_strerror(rc)));
-    return {status, std::move(sink.body), sink.total_size};
+    return {status, std::move(sink.body), sink.sizes.total_size};
   }
 
  private:

@@ -1,22 +1,21 @@
 #include "net/hub_download.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <nlohmann/json.hpp>
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
 #include "core/base/text.hpp"
 #include "core/models/gguf.hpp"
 #include "core/models/safetensors.hpp"
+#include "net/model_info.hpp"
 
 namespace memplan::net {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -91,7 +90,11 @@ void write_file(const fs::path& p, const std::string& bytes, uint64_t full_size)
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out) throw Error(p.string(), "cannot be written");
   }
-  if (full_size > bytes.size()) fs::resize_file(p, full_size);  // a hole: no weights are stored
+  std::error_code ec;
+  if (full_size > bytes.size()) fs::resize_file(p, full_size, ec);  // a hole: no weights are stored
+  if (ec)
+    throw Error(p.string(), "cannot be made " + std::to_string(full_size) +
+                                " bytes long (the size the server gave; " + ec.message() + ")");
 }
 
 // The 8-byte length, then the header: written as the shard's first bytes.
@@ -150,20 +153,38 @@ bool hub_offline_from_environment() {
   return v == "1" || v == "ON" || v == "YES" || v == "TRUE";
 }
 
+namespace {
+
+// `text` with every copy of the token replaced: a server that reflects HF_TOKEN into a file name,
+// a commit or a URL must not get it printed (issue 32).
+std::string without_token(std::string text, const std::string& token) {
+  if (token.empty()) return text;
+  for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at))
+    text.replace(at, token.size(), "<HF_TOKEN>");
+  return text;
+}
+
+std::string download_headers(HttpClient& http, const HubSettings& s, const HubModelId& id);
+
+}  // namespace
+
 std::string download_model_headers(HttpClient& http, const HubSettings& s, const HubModelId& id) {
+  try {
+    return download_headers(http, s, id);
+  } catch (const Error& e) {
+    if (s.token.empty() || std::string(e.what()).find(s.token) == std::string::npos) throw;
+    throw Error(without_token(e.subject(), s.token), without_token(e.message(), s.token));
+  }
+}
+
+namespace {
+
+std::string download_headers(HttpClient& http, const HubSettings& s, const HubModelId& id) {
   Hub hub(http, s, id);
   const HttpResponse info = hub.fetch("/api/models/" + id.repo() + "/revision/" + id.revision, 16u << 20);
-  const json j = json::parse(info.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("sha") || !j["sha"].is_string())
-    throw Error(s.endpoint, "the model information of " + id.repo() + " is not JSON with a \"sha\"");
-  const std::string commit = j["sha"].get<std::string>();
-  if (commit.size() != 40 || commit.find_first_not_of("0123456789abcdef") != std::string::npos)
-    throw Error(s.endpoint, "the commit of " + id.repo() + " is not a 40-digit hash");
-  std::vector<std::string> files;
-  if (j.contains("siblings") && j["siblings"].is_array())
-    for (const json& f : j["siblings"])
-      if (f.is_object() && f.contains("rfilename") && f["rfilename"].is_string())
-        files.push_back(f["rfilename"].get<std::string>());
+  const HubModelInfo model = parse_model_info(info.body, s.endpoint, id.repo());
+  const std::string& commit = model.commit;
+  const std::vector<std::string>& files = model.files;
   auto has = [&files](const std::string& n) {
     return std::find(files.begin(), files.end(), n) != files.end();
   };
@@ -213,5 +234,7 @@ std::string download_model_headers(HttpClient& http, const HubSettings& s, const
   }
   return snapshot.string();
 }
+
+}  // namespace
 
 }  // namespace memplan::net

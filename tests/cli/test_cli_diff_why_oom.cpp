@@ -173,10 +173,10 @@ TEST_CASE("issue 32: diff refuses an inconsistent spare, a repeated GPU and boun
     std::string file, error;
   };
   const std::vector<Case> cases = {
-      // memory 0, required 40: spare is 0 - 40 = -40, not 2^63 - 1.
-      {write("spare.json", doc(R"({"gpu": "t4", "memory_bytes": 0, "required_bytes": 40, )"
+      // memory 10, required 40: spare is 10 - 40 = -30, not 2^63 - 1.
+      {write("spare.json", doc(R"({"gpu": "t4", "memory_bytes": 10, "required_bytes": 40, )"
                                R"("spare_bytes": 9223372036854775807, "verdict": "fits"})")),
-       "is not memory_bytes - required_bytes (-40)"},
+       "is not memory_bytes - required_bytes (-30)"},
       {write("twice.json", doc(row_ok + ", " + row_ok)), "GPU \"t4\" is listed more than once"},
       {write("schema.json", R"({"schema": {"a": ")" + std::string(100'000, 'x') + "\"}}"),
        "... (100008 bytes)"},

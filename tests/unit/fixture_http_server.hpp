@@ -13,14 +13,18 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace memplan::test {
 
 class FixtureHttpServer {
  public:
-  enum class Behaviour { normal, ignore_range, short_body, redirect_loop, trickle };
+  // raw: the body is the whole response, sent as it is (hostile headers); redirect: a 302 to the
+  // body as Location (another host).
+  enum class Behaviour { normal, ignore_range, short_body, redirect_loop, trickle, raw, redirect };
   struct Route {
     Route() = default;
     Route(int s, std::string b, Behaviour how = Behaviour::normal, std::string header = "")
@@ -59,6 +63,11 @@ class FixtureHttpServer {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
   int requests() const { return m_requests; }
+  // Every request received so far (request line and headers), in order.
+  std::vector<std::string> seen() const {
+    std::lock_guard<std::mutex> lock(m_seen_mutex);
+    return m_seen;
+  }
 
  private:
   void send_all(int c, const std::string& s) {
@@ -72,6 +81,10 @@ class FixtureHttpServer {
 
   void answer(int c, const std::string& request) {
     ++m_requests;
+    {
+      std::lock_guard<std::mutex> lock(m_seen_mutex);
+      m_seen.push_back(request);
+    }
     const size_t sp1 = request.find(' '), sp2 = request.find(' ', sp1 + 1);
     const std::string path = request.substr(sp1 + 1, sp2 - sp1 - 1);
     const auto it = m_routes.find(path);
@@ -82,6 +95,15 @@ class FixtureHttpServer {
     const Route& r = it->second;
     if (!r.require_header.empty() && request.find("\r\n" + r.require_header + "\r\n") == std::string::npos) {
       send_all(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    if (r.behaviour == Behaviour::raw) {
+      send_all(c, r.body);
+      return;
+    }
+    if (r.behaviour == Behaviour::redirect) {
+      send_all(c, "HTTP/1.1 302 Found\r\nLocation: " + r.body +
+                      "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       return;
     }
     if (r.behaviour == Behaviour::redirect_loop) {
@@ -143,6 +165,8 @@ class FixtureHttpServer {
   std::map<std::string, Route> m_routes;
   std::atomic<bool> m_stop{false};
   std::atomic<int> m_requests{0};
+  mutable std::mutex m_seen_mutex;
+  std::vector<std::string> m_seen;
   std::thread m_thread;
 };
 

@@ -96,12 +96,32 @@ TEST_CASE("JSON files: depth limit, NUL bytes, line and column, printable errors
   const std::string e = error_of([] { parse_json_text("\xff", "c.json", "the config"); });
   CHECK(e.find('\xff') == std::string::npos);
   CHECK(e.find("\\xFF") != std::string::npos);
-  // Top-level keys stay unique where asked (safetensors), at any nesting below.
-  CHECK(error_of([] {
-          parse_json_text(R"({"a": {"x": 1, "x": 2}, "b": 1, "a": 3})", "h", "the header", true);
-        }) == "h: the header has the key \"a\" twice");
-  CHECK(parse_json_text(R"({"a": {"x": [1, {"y": 2}]}, "b": [3]})", "h", "the header",
-                        true)["a"]["x"][1]["y"] == 2);
+  CHECK(parse_json_text(R"({"a": {"x": [1, {"y": 2}]}, "b": [3]})", "h", "the header")["a"]["x"][1]["y"] ==
+        2);
+}
+
+TEST_CASE("issue 32: duplicate JSON keys are refused at any depth, naming the key, the file and where",
+          "[file_reader][json]") {
+  using memplan::detail::parse_json_text;
+  CHECK(error_of([] { parse_json_text(R"({"b": 1, "a": 2, "a": 3})", "h", "the header"); }) ==
+        "h: the header has the key \"a\" twice");
+  CHECK(error_of([] { parse_json_text(R"({"a": {"x": 1, "x": 2}, "b": 1, "a": 3})", "h", "the header"); }) ==
+        "h: the header has the key \"x\" twice (in a)");
+  CHECK(error_of([] { parse_json_text(R"({"fit": [{}, {"gpu": 1, "gpu": 2}]})", "d.json", "the input"); }) ==
+        "d.json: the input has the key \"gpu\" twice (in fit[1])");
+  // The same key in two sibling objects, or in an object and its child, is no repetition.
+  CHECK(parse_json_text(R"({"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]})", "h", "x")["b"][1]["a"] == 3);
+  // A key shown escaped and cut: the error stays one short printable line.
+  const std::string key(5000, '\x1b');
+  const std::string e =
+      error_of([&] { parse_json_text("{\"" + key + "\": 1, \"" + key + "\": 2}", "h", "x"); });
+  CHECK(e.find('\x1b') == std::string::npos);
+  CHECK(e.size() < 600);
+  // Linear: 200,000 distinct keys in one object.
+  std::string big = "{";
+  for (int i = 0; i < 200000; ++i) big += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":1";
+  big += "}";
+  CHECK(parse_json_text(big, "h", "x").size() == 200000);
 }
 
 TEST_CASE("every command that opens a file refuses a FIFO, /dev/zero and a directory", "[file_reader][cli]") {

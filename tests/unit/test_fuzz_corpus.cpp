@@ -10,6 +10,9 @@
 
 #include "../../fuzz/fuzz_entry.hpp"
 #include "../../fuzz/fuzz_entry_cli.hpp"
+#ifdef MEMPLAN_HAVE_NET
+#include "../../fuzz/fuzz_entry_net.hpp"
+#endif
 #include "model_file_builders.hpp"
 
 using namespace memplan::test;
@@ -83,6 +86,30 @@ TEST_CASE("fuzz corpus: plan, presets, gradient values and command-line seeds", 
   CHECK(cli_files >= 20);
   CHECK(cli_ok >= 15);
   CHECK(cli_files > cli_ok);
+}
+
+// Issue 32's four readers: why-oom logs, diff inputs, HF cache refs files (and model ids), the Hub's
+// responses. Each corpus holds inputs that read and the defects found by hand (escapes, sums past
+// 2^64, sizes past 2^63, deep JSON, path traversal).
+TEST_CASE("fuzz corpus: why-oom log, diff input, refs file and Hub response seeds", "[fuzz]") {
+  auto [oom_files, oom_ok] = replay("oom_log", memplan::fuzz::run_oom_log);
+  auto [diff_files, diff_ok] = replay("diff_input", memplan::fuzz::run_diff_input);
+  auto [refs_files, refs_ok] = replay("hf_refs", memplan::fuzz::run_hf_refs);
+  CHECK(oom_files >= 20);
+  CHECK(oom_ok >= 15);
+  CHECK(oom_files > oom_ok);
+  CHECK(diff_files >= 12);
+  CHECK(diff_ok >= 4);
+  CHECK(diff_files > diff_ok);
+  CHECK(refs_files >= 10);
+  CHECK(refs_ok >= 4);
+  CHECK(refs_files > refs_ok);
+#ifdef MEMPLAN_HAVE_NET
+  auto [hub_files, hub_ok] = replay("hub_response", memplan::fuzz::run_hub_response);
+  CHECK(hub_files >= 10);
+  CHECK(hub_ok >= 1);
+  CHECK(hub_files > hub_ok);
+#endif
 }
 
 TEST_CASE("fuzz corpus: the presets seeds parse as what they hold", "[fuzz]") {

@@ -36,7 +36,7 @@ QuantizedWeights one_linear(const std::string& q, uint64_t in, uint64_t out) {
   return *w;
 }
 
-std::string quant_error_of(const std::string& q) {
+std::string quant_config_error(const std::string& q) {
   try {
     one_linear(q, 4096, 4096);
   } catch (const Error& e) {
@@ -134,12 +134,12 @@ TEST_CASE("bitsandbytes: what is packed and what stays 16-bit", "[quantization]"
 
 TEST_CASE("quantization_config that memplan cannot count is refused by name", "[quantization]") {
   CHECK(
-      quant_error_of(R"({"quant_method": "hqq"})") ==
+      quant_config_error(R"({"quant_method": "hqq"})") ==
       "config.json: quantization_config.quant_method: \"hqq\" is not a method memplan counts (expected gptq, "
       "awq, bitsandbytes, fp8, mxfp4 or compressed-tensors)");
-  CHECK(quant_error_of(R"({"quant_method": "awq", "version": "gemv"})") ==
+  CHECK(quant_config_error(R"({"quant_method": "awq", "version": "gemv"})") ==
         "config.json: quantization_config.version: \"gemv\" is not a layout memplan counts (expected gemm)");
-  CHECK(quant_error_of(R"({"quant_method": "gptq", "bits": 5})") ==
+  CHECK(quant_config_error(R"({"quant_method": "gptq", "bits": 5})") ==
         "config.json: quantization_config.bits: 5 bits is not one memplan counts (expected 2, 3, 4, 8)");
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("fp8 per tensor: a static activation scheme adds one input_scale per l
   j["quantization_config"] = {{"quant_method", "fp8"}, {"ignored_layers", {"down_proj"}}};
   auto w = read_quantization_config(j, "c", {{"mlp.down_proj", 64, 64, 1}}, 64 * 64, "bf16");
   CHECK(w->quantized_parameters == 0);
-  CHECK(quant_error_of(R"({"quant_method": "fp8", "activation_scheme": "per-token"})") ==
+  CHECK(quant_config_error(R"({"quant_method": "fp8", "activation_scheme": "per-token"})") ==
         "config.json: quantization_config.activation_scheme: \"per-token\" is not dynamic or static");
 }
 

@@ -1,6 +1,6 @@
 #include "core/base/json_text.hpp"
 
-#include <set>
+#include <unordered_set>
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
@@ -34,48 +34,79 @@ int max_depth(std::string_view text) {
   return deepest;
 }
 
-// The DOM parser, plus a check that no key repeats in the top-level object. Linear: nlohmann's
-// callback mode rescans the parent object each time a child object closes (quadratic in the
-// number of tensors of a safetensors header).
-class UniqueTopKeys : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+// The DOM parser, plus a check that no key repeats in any object (issue 32: nlohmann keeps the last
+// value of a repeated key silently). Linear: one hash set per open object, dropped when it closes;
+// nlohmann's callback mode rescans the parent object each time a child closes (quadratic).
+class UniqueKeys : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
  public:
   using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
-  // Repeated keys throw, or with `repeated` are collected there.
-  UniqueTopKeys(nlohmann::json& result, const std::string& file, const char* what,
-                std::vector<std::string>* repeated = nullptr)
-      : Base(result, true), m_file(file), m_what(what), m_repeated(repeated) {}
+  UniqueKeys(nlohmann::json& result, const std::string& file, const char* what)
+      : Base(result, true), m_file(file), m_what(what) {}
 
+  bool null() { return element() && Base::null(); }
+  bool boolean(bool v) { return element() && Base::boolean(v); }
+  bool number_integer(number_integer_t v) { return element() && Base::number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) { return element() && Base::number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) { return element() && Base::number_float(v, s); }
+  bool string(string_t& v) { return element() && Base::string(v); }
+  bool binary(binary_t& v) { return element() && Base::binary(v); }
   bool start_object(std::size_t n) {
-    ++m_depth;
+    element();
+    m_frames.push_back({true, {}, {}, 0});
     return Base::start_object(n);
   }
   bool end_object() {
-    --m_depth;
+    m_frames.pop_back();
     return Base::end_object();
   }
   bool start_array(std::size_t n) {
-    ++m_depth;
+    element();
+    m_frames.push_back({false, {}, {}, 0});
     return Base::start_array(n);
   }
   bool end_array() {
-    --m_depth;
+    m_frames.pop_back();
     return Base::end_array();
   }
-  bool key(std::string& k) {
-    if (m_depth == 1 && !m_seen.insert(k).second) {
-      if (!m_repeated)
-        throw Error(m_file, std::string(m_what) + " has the key \"" + printable(k) + "\" twice");
-      m_repeated->push_back(k);
+  bool key(string_t& k) {
+    Frame& f = m_frames.back();
+    if (!f.keys.insert(k).second) {
+      const std::string at = path();
+      throw Error(m_file, std::string(m_what) + " has the key \"" + printable(k, 100) + "\" twice" +
+                              (at.empty() ? "" : " (in " + at + ")"));
     }
+    f.key = k;
     return Base::key(k);
   }
 
  private:
+  struct Frame {
+    bool object;
+    std::unordered_set<std::string> keys;
+    std::string key;  // the object's current key
+    size_t count;     // the array's elements so far
+  };
+  // A value starts: the enclosing array counts it.
+  bool element() {
+    if (!m_frames.empty() && !m_frames.back().object) ++m_frames.back().count;
+    return true;
+  }
+  // Where the innermost object sits: a.b[2].c (bounded: each key at most 40 characters).
+  std::string path() const {
+    std::string p;
+    for (size_t i = 0; i + 1 < m_frames.size(); ++i) {
+      const Frame& f = m_frames[i];
+      if (f.object)
+        p += (p.empty() ? "" : ".") + printable(f.key, 40);
+      else
+        p += "[" + std::to_string(f.count - 1) + "]";
+    }
+    return p;
+  }
+
   const std::string& m_file;
   const char* m_what;
-  std::vector<std::string>* m_repeated;
-  int m_depth = 0;
-  std::set<std::string> m_seen;
+  std::vector<Frame> m_frames;
 };
 
 // Line and column (from 1) of byte `at` in `text`.
@@ -115,9 +146,7 @@ std::string printable(std::string_view text, size_t max_chars) {
 
 namespace {
 
-// parse_json_text; repeated top-level keys throw with `unique_top_keys`, or go to `repeated`.
-nlohmann::json parse_json(std::string_view text, const std::string& file, const char* what,
-                          bool unique_top_keys, std::vector<std::string>* repeated) {
+nlohmann::json parse_json(std::string_view text, const std::string& file, const char* what) {
   if (max_depth(text) > k_max_json_depth)
     throw Error(file,
                 std::string(what) + " nests deeper than " + std::to_string(k_max_json_depth) + " levels");
@@ -126,9 +155,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
     throw Error(
         file, std::string(what) + " has a NUL byte at " + line_and_column(text, nul) + " (not a text file?)");
   try {
-    if (!unique_top_keys && !repeated) return nlohmann::json::parse(text.begin(), text.end());
     nlohmann::json result;
-    UniqueTopKeys sax(result, file, what, repeated);
+    UniqueKeys sax(result, file, what);
     nlohmann::json::sax_parse(text.begin(), text.end(), &sax);
     return result;
   } catch (const nlohmann::json::exception& e) {
@@ -142,14 +170,8 @@ nlohmann::json parse_json(std::string_view text, const std::string& file, const 
 
 }  // namespace
 
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
-                               bool unique_top_keys) {
-  return parse_json(text, file, what, unique_top_keys, nullptr);
-}
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
-                               std::vector<std::string>& repeated) {
-  return parse_json(text, file, what, false, &repeated);
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what) {
+  return parse_json(text, file, what);
 }
 
 nlohmann::json read_json_file(const std::string& path, uint64_t limit, const char* what,

@@ -15,16 +15,9 @@ namespace memplan::detail {
 constexpr int k_max_json_depth = 64;
 
 // Parses `text` as JSON, or Error("<file>", "<what> is not valid JSON (parse error at line L,
-// column C: ...)"); deeper than k_max_json_depth or holding a NUL byte is an Error too. With
-// `unique_top_keys`, a key repeated in the top-level object is an error too (nlohmann would keep
-// the last one silently; safetensors forbids duplicate tensor names).
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
-                               bool unique_top_keys = false);
-
-// Like parse_json_text, but a key repeated in the top-level object is allowed (the last value
-// wins, as in Python's json) and listed in `repeated`, once per repetition.
-nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what,
-                               std::vector<std::string>& repeated);
+// column C: ...)"); deeper than k_max_json_depth, holding a NUL byte, or an object with a key twice
+// (at any depth: nlohmann would keep the last one silently) is an Error too. Linear in the text.
+nlohmann::json parse_json_text(std::string_view text, const std::string& file, const char* what);
 
 // Reads a JSON file through the one file reader (regular file, at most `limit` bytes; see
 // file_reader.hpp for `subject`) and parses it with the rules of parse_json_text.

@@ -1,6 +1,7 @@
 #include "core/diagnose/oom_message.hpp"
 
 #include "core/base/checked.hpp"
+#include "core/base/terminal_text.hpp"
 
 #include <cmath>
 #include <limits>
@@ -213,6 +214,19 @@ std::string identity(const OomMessage& m) {
   return k;
 }
 
+// Issue 32: a capacity printed as no size ("-23.65 GiB", "inf GiB", "nan GiB") dropped the GPU total
+// row without a word, and "0 bytes" was read as a GPU of none: either is refused with the line.
+void check_total(const OomMessage& m, string_view line, size_t line_no) {
+  if (m.total && *m.total > 0) return;
+  size_t at = line.find("total capac");
+  if (at == npos) return;
+  const size_t from = at >= 24 ? at - 24 : 0;
+  throw Error("FILE", "line " + std::to_string(line_no) +
+                          ": the GPU's total capacity is not a positive size (" +
+                          terminal_field(line.substr(from, 64), 64) +
+                          "; expected one as PyTorch prints it, such as \"23.65 GiB\")");
+}
+
 }  // namespace
 
 std::optional<uint64_t> parse_printed_size(string_view s, size_t* used) {
@@ -272,6 +286,7 @@ std::vector<OomMessage> parse_oom_messages(string_view text, size_t* omitted) {
       llama.reset();
     }
     std::optional<OomMessage> m = read_pytorch(line);
+    if (m) check_total(*m, line, line_no);
     if (!m) m = read_vllm(line);
     if (!m) {
       m = read_llama_alloc(line);

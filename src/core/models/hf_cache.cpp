@@ -1,9 +1,12 @@
 #include "core/models/hf_cache.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/terminal_text.hpp"
 
 namespace memplan {
 namespace {
@@ -20,13 +23,23 @@ bool valid_part(std::string_view s) {
   return s.front() != '.' && s.front() != '-' && s.back() != '.' && s.back() != '-';
 }
 
+// A branch, tag or commit: git's ref characters memplan allows, '/'-separated segments none of
+// which is empty, "." or starts with '.' (issue 32: "../", "/etc", "a//b", "%2e%2e" never reach a
+// path or a URL).
 bool valid_revision(std::string_view s) {
-  if (s.empty() || s.size() > 255 || s.find("..") != std::string_view::npos) return false;
+  if (s.empty() || s.size() > 255) return false;
   for (char c : s)
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
           c == '_' || c == '.' || c == '/'))
       return false;
-  return s.front() != '/' && s.front() != '.';
+  size_t start = 0;
+  for (;;) {
+    const size_t end = std::min(s.find('/', start), s.size());
+    const std::string_view part = s.substr(start, end - start);
+    if (part.empty() || part.front() == '.' || part.find("..") != std::string_view::npos) return false;
+    if (end == s.size()) return true;
+    start = end + 1;
+  }
 }
 
 bool is_commit_hash(std::string_view s) {
@@ -34,6 +47,34 @@ bool is_commit_hash(std::string_view s) {
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
+}
+
+// Issue 32: `path` (a refs file, a snapshot and each entry in it) must resolve inside the cache: a
+// link to /etc/passwd or ~/.ssh planted in a shared cache is refused, not read. huggingface_hub's
+// own links (snapshots/<commit>/config.json -> ../../blobs/<hash>) stay inside.
+void check_inside_cache(const std::string& cache_dir, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path root = fs::canonical(cache_dir, ec);
+  if (ec) return;  // no cache: nothing is read from it
+  const auto inside = [&root](const fs::path& p, fs::path& target) {
+    std::error_code e;
+    target = fs::weakly_canonical(p, e);
+    if (e) return false;
+    const auto mismatch = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+    return mismatch.first == root.end();
+  };
+  const auto refuse = [&](const fs::path& p, const fs::path& target) {
+    throw Error(terminal_field(p.string(), 1024),
+                "links to " + terminal_field(target.string(), 1024) + ", outside the Hugging Face cache " +
+                    terminal_field(root.string(), 1024) + " (memplan does not follow it)");
+  };
+  fs::path target;
+  if (!inside(path, target)) refuse(path, target);
+  if (!fs::is_directory(path, ec)) return;
+  size_t seen = 0;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end && seen < 100000; it.increment(ec), ++seen)
+    if (!inside(it->path(), target)) refuse(it->path(), target);
 }
 
 std::string env(const char* name) {
@@ -73,6 +114,15 @@ std::string hub_cache_dir(const HubCacheEnv& e) {
   return join_path(e.home.empty() ? "." : e.home, ".cache/huggingface/hub");
 }
 
+std::string parse_ref_file(std::string_view text, const std::string& ref_path) {
+  std::string_view commit = text;
+  while (!commit.empty() && (commit.back() == '\n' || commit.back() == '\r' || commit.back() == ' '))
+    commit.remove_suffix(1);
+  if (!is_commit_hash(commit))
+    throw Error(ref_path, "is not a commit hash (expected 40 hexadecimal digits, as huggingface_hub writes)");
+  return std::string(commit);
+}
+
 std::optional<std::string> find_cached_snapshot(const std::string& cache_dir, const HubModelId& id) {
   const std::string repo = join_path(cache_dir, "models--" + id.org + "--" + id.name);
   if (!is_directory(repo)) return std::nullopt;
@@ -82,14 +132,12 @@ std::optional<std::string> find_cached_snapshot(const std::string& cache_dir, co
   } else {
     const std::string ref = join_path(repo, "refs/" + id.revision);
     if (!is_regular_file(ref)) return std::nullopt;
-    commit = read_small_file(ref, 4096);
-    while (!commit.empty() && (commit.back() == '\n' || commit.back() == '\r' || commit.back() == ' '))
-      commit.pop_back();
-    if (!is_commit_hash(commit))
-      throw Error(ref, "is not a commit hash (expected 40 hexadecimal digits, as huggingface_hub writes)");
+    check_inside_cache(cache_dir, ref);
+    commit = parse_ref_file(read_small_file(ref, 4096), ref);
   }
   const std::string snapshot = join_path(repo, "snapshots/" + commit);
   if (!is_directory(snapshot)) return std::nullopt;
+  check_inside_cache(cache_dir, snapshot);
   return snapshot;
 }
 

@@ -36,9 +36,13 @@ struct HubCacheEnv {
 // else ~/.cache/huggingface/hub (huggingface_hub's own order).
 std::string hub_cache_dir(const HubCacheEnv& env);
 
+// The commit hash a refs file holds (`text`: its bytes; trailing newline, CR and spaces dropped), or
+// Error naming `ref_path` when it is not 40 lower-case hexadecimal digits.
+std::string parse_ref_file(std::string_view text, const std::string& ref_path);
+
 // The snapshot folder of `id` in `cache_dir`, or nullopt when the cache does not hold it (no repo
 // folder, no such ref, or the ref's commit has no snapshot). Throws Error for a refs file that is
-// not a commit hash.
+// not a commit hash, and for a refs file, snapshot or entry of it that links outside `cache_dir`.
 std::optional<std::string> find_cached_snapshot(const std::string& cache_dir, const HubModelId& id);
 
 }  // namespace memplan

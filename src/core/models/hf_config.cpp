@@ -308,17 +308,13 @@ HfConfig parse_hf_config_detail(std::string_view json_text, std::string_view fil
   std::string file(file_name);
   if (json_text.size() > k_max_config_bytes)
     throw Error(file, "is larger than " + std::to_string(k_max_config_bytes) + " bytes (not a config.json)");
-  std::vector<std::string> repeated;
-  nlohmann::json j = detail::parse_json_text(json_text, file, "the config", repeated);
+  nlohmann::json j = detail::parse_json_text(json_text, file, "the config");
   if (!j.is_object()) throw Error(file, "is not a JSON object (expected a Hugging Face config.json)");
 
   ConfigReader c(j, file);
   HfConfig out;
   ModelSpec& m = out.model;
   std::vector<std::string> notes;
-  for (const std::string& key : repeated)
-    notes.push_back("\"" + detail::printable(key, 100) +
-                    "\" appears twice in the config: the last value is used (as Python's json.load does)");
   std::string model_type = infer_model_type(c, notes);
 
   const Family* fam = nullptr;

@@ -9,6 +9,7 @@
 #include <memplan/error.hpp>
 #include "core/base/did_you_mean.hpp"
 #include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
 #include "core/base/static_json.hpp"
 #include "core/models/hf_config.hpp"
 
@@ -109,8 +110,8 @@ template <class Json>
 Reader(std::string, const Json&) -> Reader<Json>;
 
 json parse_doc(std::string_view text, const std::string& origin) {
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
-  if (doc.is_discarded()) throw Error(origin, "is not valid JSON");
+  // Bounded depth, a key twice refused (issue 32), the parse error's line and column.
+  json doc = detail::parse_json_text(text, origin, "the presets file");
   if (!doc.is_object()) throw Error(origin, "must be a JSON object");
   return doc;
 }

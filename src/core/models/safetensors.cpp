@@ -150,7 +150,7 @@ SafetensorsHeader parse_safetensors_header(std::string_view bytes, uint64_t file
   h.data_bytes = file_size - 8 - n;
   std::string_view text = bytes.substr(8, static_cast<size_t>(n));
   if (text.front() != '{') throw Error(file, "the header does not start with '{' (not a safetensors file?)");
-  json j = detail::parse_json_text(text, file, "the safetensors header", true);
+  json j = detail::parse_json_text(text, file, "the safetensors header");
   if (!j.is_object()) throw Error(file, "the safetensors header is not a JSON object");
 
   for (auto it = j.begin(); it != j.end(); ++it) {

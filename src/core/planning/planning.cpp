@@ -5,7 +5,7 @@
 
 #include <memplan/error.hpp>
 #include "core/base/checked.hpp"
-#include "core/models/arch_layout.hpp"
+#include "core/models/context_limit.hpp"
 
 namespace memplan {
 namespace {
@@ -99,13 +99,9 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
                                     field_ref(Field::layers) + "/" + field_ref(Field::hidden) + "/" +
                                     field_ref(Field::heads) + ")");
   // A learned position table (GPT-2, BERT) has max_positions rows: no longer sequence runs
-  // (transformers' nn.Embedding lookup raises IndexError), so the search stops there.
-  uint64_t limit = UINT64_MAX;
-  if (base.model.arch) {
-    TransformerArch a = *base.model.arch;
-    apply_layout_defaults(a);  // the family's layout, as the estimate reads it
-    if (a.position_embedding == "learned" && a.max_positions) limit = a.max_positions;
-  }
+  // (transformers' nn.Embedding lookup raises IndexError); a rotary model is planned up to 32x its
+  // positions (context_limit.hpp): the search stops there, as --seq is refused past it.
+  const uint64_t limit = base.model.arch ? context_limit(*base.model.arch).longest : UINT64_MAX;
   return largest([&](uint64_t s) { return s <= limit && at(s) <= memory; }, capped);
 }
 
