@@ -364,7 +364,7 @@ Estimate estimate(const EstimateRequest& r) {
     // replay may stop there (required_bytes() is then a lower bound above replay_below, as when
     // the replay is skipped).
     const uint64_t stop_above = r.replay_below == UINT64_MAX ? UINT64_MAX : r.replay_below - r.overhead_bytes;
-    e.timeline.reserved = replay_reserved(r, e, r.expandable_segments, stop_above);
+    e.timeline.reserved = replay_request(r, e, r.expandable_segments, stop_above);
   }
 
   Term& overhead = e.term(TermKind::overhead);

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
@@ -39,6 +40,7 @@
 #include "core/memory/optimizer_step_events.hpp"
 #include "core/memory/parameter_tensors.hpp"
 #include "core/memory/step_event_builder.hpp"
+#include "core/memory/step_request_key.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/memory/tensor_sizes.hpp"
 
@@ -495,11 +497,29 @@ ReplayKey replay_key(const std::vector<StepEvent>& events, bool expandable) {
 // replays the same candidates, since the replay does not depend on the GPU).
 constexpr size_t k_replay_cache_size = 512;
 
+// The last k_replay_cache_size requests' event fingerprints, by step_request_key: a hit whose
+// fingerprint is still among the cached replays skips building the events (a search's probes, the
+// same plan estimated again). The replay cache alone decides what is replayed, as without this.
+struct RequestKeyEntry {
+  uint64_t hash = 0;
+  std::string key;
+  ReplayKey events;
+};
+
+uint64_t request_key_hash(const std::string& key) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : key) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
+
 struct ReplayScratch {
   std::vector<StepEvent> events;
   CachingAllocator allocator;
   std::vector<std::pair<ReplayKey, ReservedPeak>> cache;  // filled round-robin
   size_t next = 0;
+  std::string request_key;
+  std::vector<RequestKeyEntry> requests;  // filled round-robin
+  size_t next_request = 0;
 };
 
 ReplayScratch& replay_scratch() {
@@ -525,14 +545,13 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
   return peak;
 }
 
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
-                             uint64_t stop_above) {
+namespace {
+
+// The replay of `events` (already built into the scratch) under `key`, or its cached result.
+ReservedPeak replay_events(ReplayScratch& scratch, const ReplayKey& key, bool expandable_segments,
+                           uint64_t stop_above) {
   ReservedPeak out;
-  if (!e.timeline.present || r.device != Device::cuda) return out;
-  ReplayScratch& scratch = replay_scratch();
   const std::vector<StepEvent>& events = scratch.events;
-  build_step_events(r, e, k_replayed_steps, scratch.events);
-  const ReplayKey key = replay_key(events, expandable_segments);
   for (const auto& [k, peak] : scratch.cache)
     if (k == key) return peak;
   CachingAllocator& a = scratch.allocator;
@@ -567,6 +586,48 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
     scratch.cache[scratch.next] = {key, out};
   scratch.next = (scratch.next + 1) % k_replay_cache_size;
   return out;
+}
+
+}  // namespace
+
+ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                             uint64_t stop_above) {
+  if (!e.timeline.present || r.device != Device::cuda) return ReservedPeak{};
+  ReplayScratch& scratch = replay_scratch();
+  build_step_events(r, e, k_replayed_steps, scratch.events);
+  return replay_events(scratch, replay_key(scratch.events, expandable_segments), expandable_segments,
+                       stop_above);
+}
+
+ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                            uint64_t stop_above) {
+  if (!e.timeline.present || r.device != Device::cuda) return ReservedPeak{};
+  ReplayScratch& scratch = replay_scratch();
+  const std::string& rkey = step_request_key(r, expandable_segments, scratch.request_key);
+  const uint64_t hash = request_key_hash(rkey);
+  for (const RequestKeyEntry& q : scratch.requests) {
+    if (q.hash != hash || q.key != rkey) continue;
+    for (const auto& [k, peak] : scratch.cache)
+      if (k == q.events) return peak;
+    break;  // the replay is no longer cached: build the events and replay them
+  }
+  build_step_events(r, e, k_replayed_steps, scratch.events);
+  const ReplayKey key = replay_key(scratch.events, expandable_segments);
+  RequestKeyEntry* slot = nullptr;
+  for (RequestKeyEntry& q : scratch.requests)
+    if (q.hash == hash && q.key == rkey) slot = &q;
+  if (!slot) {
+    if (scratch.requests.size() < k_replay_cache_size) {
+      slot = &scratch.requests.emplace_back();
+    } else {
+      slot = &scratch.requests[scratch.next_request];
+    }
+    scratch.next_request = (scratch.next_request + 1) % k_replay_cache_size;
+    slot->hash = hash;
+    slot->key = rkey;
+  }
+  slot->events = key;
+  return replay_events(scratch, key, expandable_segments, stop_above);
 }
 
 }  // namespace memplan

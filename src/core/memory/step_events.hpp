@@ -39,4 +39,10 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
 ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
                              uint64_t stop_above = UINT64_MAX);
 
+// replay_reserved for `e` as estimate(r) has it when it replays (its terms and timeline, nothing
+// changed since): the same result, but a request met before (step_request_key) whose replay is
+// still cached returns it without building the events.
+ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
+                            uint64_t stop_above = UINT64_MAX);
+
 }  // namespace memplan
