@@ -38,11 +38,7 @@ void axolotl_fsdp(FromFields& f) {
 
 void read_axolotl(const ConfigNode& root, FromReport& r) {
   FromFields f(root, r);
-  if (const ConfigNode* n = f.get("base_model")) {
-    std::string note;
-    const std::string model = model_for_repo(f.text("base_model", *n), note);
-    f.use("base_model", n, Field::model, model, note);
-  }
+  f.use_model("base_model");
   const ConfigNode* adapter = f.get("adapter");
   const std::string kind = adapter ? f.text("adapter", *adapter) : "";
   if (!kind.empty()) {
@@ -91,13 +87,7 @@ void read_axolotl(const ConfigNode& root, FromReport& r) {
   if (const ConfigNode* n = f.get("gradient_checkpointing");
       n && f.text("gradient_checkpointing", *n) != "false")
     f.use("gradient_checkpointing", n, Field::checkpointing, "full");
-  if (const ConfigNode* n = f.get("optimizer")) {
-    const std::string name = f.text("optimizer", *n);
-    if (const auto o = optimizer_for_hf_name(name))
-      f.use("optimizer", n, Field::optimizer, *o);
-    else
-      f.not_modelled("optimizer", name, "an optimizer memplan does not know: give --optimizer");
-  }
+  f.use_optimizer("optimizer");
   for (const char* attn : {"flash_attention", "sdp_attention", "xformers_attention"})
     if (const ConfigNode* n = f.get(attn); n && f.boolean(attn, *n))
       f.use(attn, n, Field::attention, "sdpa", "fused attention");

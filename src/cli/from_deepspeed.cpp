@@ -68,13 +68,7 @@ void read_deepspeed(const ConfigNode& root, FromReport& r, const std::string& pr
           "fp16 weights, fp32 master copy");
   deepspeed_value(f, "train_micro_batch_size_per_gpu", Field::batch);
   deepspeed_value(f, "gradient_accumulation_steps", Field::grad_accum);
-  if (const ConfigNode* n = f.get("optimizer.type")) {
-    const std::string type = f.text("optimizer.type", *n);
-    if (const auto o = optimizer_for_hf_name(type))
-      f.use("optimizer.type", n, Field::optimizer, *o);
-    else
-      f.not_modelled("optimizer.type", type, "an optimizer memplan does not know: give --optimizer");
-  }
+  f.use_optimizer("optimizer.type");
   if (const ConfigNode* n = f.get("train_batch_size"); n && !f.is_auto(*n))
     f.not_modelled("train_batch_size", f.text("train_batch_size", *n),
                    "micro-batch x accumulation x data-parallel GPUs: give --gpus for the world size");

@@ -68,6 +68,24 @@ void FromFields::use(const std::string& path, const ConfigNode* n, Field field, 
   report_.used.push_back({prefix_ + path, written, flag_for(field) + " " + value, note});
 }
 
+void FromFields::use_model(const std::string& path) {
+  const ConfigNode* n = get(path);
+  if (!n) return;
+  std::string note;
+  const std::string model = model_for_repo(text(path, *n), note);
+  use(path, n, Field::model, model, note);
+}
+
+void FromFields::use_optimizer(const std::string& path) {
+  const ConfigNode* n = get(path);
+  if (!n) return;
+  const std::string name = text(path, *n);
+  if (const auto o = optimizer_for_hf_name(name))
+    use(path, n, Field::optimizer, *o);
+  else
+    not_modelled(path, name, "an optimizer memplan does not know: give --optimizer");
+}
+
 void FromFields::not_modelled(const std::string& path, const std::string& written, const std::string& why) {
   report_.not_modelled.push_back({prefix_ + path, written, "", why});
 }

@@ -32,6 +32,11 @@ class FromFields {
   // and its line), read from `path` = `written`.
   void use(const std::string& path, const ConfigNode* n, Field field, const std::string& value,
            const std::string& note = "");
+  // The model named by the Hub id at `path` (a preset when one has that repo), when present.
+  void use_model(const std::string& path);
+  // The optimizer named at `path` in transformers' spelling (adamw_torch, paged_adamw_32bit, ...),
+  // or a not-modelled line when memplan does not know it; nothing when absent.
+  void use_optimizer(const std::string& path);
   // A field that changes memory that memplan does not model.
   void not_modelled(const std::string& path, const std::string& written, const std::string& why);
   // Keys read elsewhere, or known to change no memory (logging, data, schedules).

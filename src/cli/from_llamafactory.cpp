@@ -7,11 +7,7 @@ namespace memplan::cli {
 
 void read_llamafactory(const ConfigNode& root, FromReport& r) {
   FromFields f(root, r);
-  if (const ConfigNode* n = f.get("model_name_or_path")) {
-    std::string note;
-    const std::string model = model_for_repo(f.text("model_name_or_path", *n), note);
-    f.use("model_name_or_path", n, Field::model, model, note);
-  }
+  f.use_model("model_name_or_path");
   const ConfigNode* type = f.get("finetuning_type");
   const std::string kind = type ? f.text("finetuning_type", *type) : "lora";  // LLaMA-Factory's default
   if (kind == "lora") {
@@ -65,13 +61,7 @@ void read_llamafactory(const ConfigNode& root, FromReport& r) {
   if (!no_ckpt || !f.boolean("disable_gradient_checkpointing", *no_ckpt))
     f.use("disable_gradient_checkpointing", no_ckpt, Field::checkpointing, "full",
           no_ckpt ? "" : "LLaMA-Factory checkpoints by default");
-  if (const ConfigNode* n = f.get("optim")) {
-    const std::string name = f.text("optim", *n);
-    if (const auto o = optimizer_for_hf_name(name))
-      f.use("optim", n, Field::optimizer, *o);
-    else
-      f.not_modelled("optim", name, "an optimizer memplan does not know: give --optimizer");
-  }
+  f.use_optimizer("optim");
   if (const ConfigNode* n = f.get("flash_attn")) {
     const std::string a = f.text("flash_attn", *n);
     if (a == "disabled")

@@ -19,14 +19,18 @@
 
 #include "../cli/cli_harness.hpp"
 #include "fixture_http_server.hpp"
+#include "hub_test_support.hpp"
 #include "model_file_builders.hpp"
 #include "probe_test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace memplan;
 using memplan::test::EnvVar;
+using memplan::test::error_or_empty;
 using memplan::test::FixtureHttpServer;
+using memplan::test::quick_http_limits;
 using memplan::test::run_cli;
+using memplan::test::TempDir;
 
 namespace {
 
@@ -67,40 +71,11 @@ struct HubTree {
   }
 };
 
-struct HubTempDir {
-  fs::path path;
-  explicit HubTempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("memplan-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~HubTempDir() { fs::remove_all(path); }
-};
-
-net::HubSettings hub_settings(const FixtureHttpServer& s, const HubTempDir& cache) {
+net::HubSettings hub_settings(const FixtureHttpServer& s, const TempDir& cache) {
   net::HubSettings h;
   h.endpoint = s.url();
   h.cache_dir = cache.path.string();
   return h;
-}
-
-// Short bounds so that the slow cases end within a few seconds.
-net::HttpLimits quick() {
-  net::HttpLimits l;
-  l.connect_timeout_s = 2;
-  l.total_timeout_s = 5;
-  l.low_speed_bytes_per_s = 100;
-  l.low_speed_time_s = 1;
-  return l;
-}
-
-std::string hub_error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -110,8 +85,8 @@ TEST_CASE("hub download: headers only, by range, into the cache layout", "[hub][
   HubTree tree;
   tree.serve(server);
   server.start();
-  HubTempDir cache("hub-cache");
-  auto http = net::make_curl_client(quick());
+  TempDir cache("hub-cache");
+  auto http = net::make_curl_client(quick_http_limits());
   const std::string snapshot = net::download_model_headers(*http, hub_settings(server, cache),
                                                            *parse_hub_model_id("tiny-org/tiny-model"));
   CHECK(fs::path(snapshot).filename() == k_hub_commit);
@@ -132,7 +107,7 @@ TEST_CASE(
   HubTree tree;
   tree.serve(server);
   server.start();
-  HubTempDir xdg("hub-xdg"), empty("hub-empty");
+  TempDir xdg("hub-xdg"), empty("hub-empty");
   EnvVar endpoint("HF_ENDPOINT", server.url());
   EnvVar xdg_env("XDG_CACHE_HOME", xdg.path.string());
   EnvVar hf_cache("HF_HUB_CACHE", empty.path.string());
@@ -159,11 +134,11 @@ TEST_CASE("hub download: a gated model with HF_TOKEN", "[hub][net]") {
       "/api/models" + k_repo + "/revision/main",
       {200, info.dump(), FixtureHttpServer::Behaviour::normal, "Authorization: Bearer hf_test_token"});
   server.start();
-  HubTempDir cache("hub-token");
-  auto http = net::make_curl_client(quick());
+  TempDir cache("hub-token");
+  auto http = net::make_curl_client(quick_http_limits());
   net::HubSettings s = hub_settings(server, cache);
   const HubModelId id = *parse_hub_model_id("tiny-org/tiny-model");
-  CHECK(hub_error_of([&] { net::download_model_headers(*http, s, id); }).find("HTTP 401") !=
+  CHECK(error_or_empty([&] { net::download_model_headers(*http, s, id); }).find("HTTP 401") !=
         std::string::npos);
   s.token = "hf_test_token";
   const std::string snapshot = net::download_model_headers(*http, s, id);
@@ -182,8 +157,8 @@ TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net
   server.route("/api/models" + k_repo + "/revision/main", {200, info.dump()});
   server.route(k_resolve + "tiny-F16.gguf", {200, gguf});
   server.start();
-  HubTempDir cache("hub-gguf");
-  auto http = net::make_curl_client(quick());
+  TempDir cache("hub-gguf");
+  auto http = net::make_curl_client(quick_http_limits());
   const std::string snapshot = net::download_model_headers(*http, hub_settings(server, cache),
                                                            *parse_hub_model_id("tiny-org/tiny-model"));
   const ModelFileReport r = inspect_model_files(snapshot);
@@ -195,7 +170,7 @@ TEST_CASE("hub download: a GGUF repository's one .gguf, header only", "[hub][net
 TEST_CASE("hub download: HF_HUB_OFFLINE and --offline never touch the network", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
-  HubTempDir xdg("hub-xdg-off"), empty("hub-empty-off");
+  TempDir xdg("hub-xdg-off"), empty("hub-empty-off");
   EnvVar endpoint("HF_ENDPOINT", server.url());
   EnvVar xdg_env("XDG_CACHE_HOME", xdg.path.string());
   EnvVar hf_cache("HF_HUB_CACHE", empty.path.string());
@@ -215,17 +190,17 @@ TEST_CASE("hub download: HF_HUB_OFFLINE and --offline never touch the network", 
 
 TEST_CASE("hub download: gated, missing, hostile responses each end in one clear error", "[hub][net]") {
   const HubModelId id = *parse_hub_model_id("tiny-org/tiny-model");
-  HubTempDir cache("hub-hostile");
-  auto http = net::make_curl_client(quick());
+  TempDir cache("hub-hostile");
+  auto http = net::make_curl_client(quick_http_limits());
 
   SECTION("gated (401) and missing (404)") {
     FixtureHttpServer server;
     server.route("/api/models" + k_repo + "/revision/main", {401, ""});
     server.start();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("is gated or private") != std::string::npos);
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), *parse_hub_model_id("no/such"));
           }).find("not found on " + server.url() + " (HTTP 404") != std::string::npos);
   }
@@ -233,7 +208,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     FixtureHttpServer server;
     HubTree().serve(server, FixtureHttpServer::Behaviour::ignore_range);
     server.start();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("larger than 8 bytes") != std::string::npos);
   }
@@ -241,7 +216,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     FixtureHttpServer server;
     HubTree().serve(server, FixtureHttpServer::Behaviour::short_body);
     server.start();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("bytes (HTTP 206) for a range of 8") != std::string::npos);
   }
@@ -251,7 +226,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     tree.shard1 = test::le64(1ull << 40) + std::string(64, ' ');
     tree.serve(server);
     server.start();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("header length 1,099,511,627,776 is larger than") != std::string::npos);
   }
@@ -260,7 +235,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     server.route("/api/models" + k_repo + "/revision/main",
                  {200, "", FixtureHttpServer::Behaviour::redirect_loop});
     server.start();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("more than 5 redirects") != std::string::npos);
   }
@@ -270,7 +245,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
                  {200, std::string(4096, ' '), FixtureHttpServer::Behaviour::trickle});
     server.start();
     const auto t0 = std::chrono::steady_clock::now();
-    CHECK(hub_error_of([&] {
+    CHECK(error_or_empty([&] {
             net::download_model_headers(*http, hub_settings(server, cache), id);
           }).find("timed out") != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
@@ -279,7 +254,7 @@ TEST_CASE("hub download: gated, missing, hostile responses each end in one clear
     net::HubSettings s;
     s.endpoint = "http://127.0.0.1:1";
     s.cache_dir = cache.path.string();
-    CHECK_FALSE(hub_error_of([&] { net::download_model_headers(*http, s, id); }).empty());
+    CHECK_FALSE(error_or_empty([&] { net::download_model_headers(*http, s, id); }).empty());
   }
   // Nothing half-written is left as a snapshot.
   CHECK_FALSE(fs::exists(cache.path / "models--tiny-org--tiny-model" / "snapshots" / k_hub_commit));

@@ -18,13 +18,18 @@
 
 #include "../cli/cli_harness.hpp"
 #include "fixture_http_server.hpp"
+#include "hub_test_support.hpp"
+#include "model_file_builders.hpp"
 #include "probe_test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace memplan;
 using memplan::test::EnvVar;
+using memplan::test::error_or_empty;
 using memplan::test::FixtureHttpServer;
+using memplan::test::quick_http_limits;
 using memplan::test::run_cli;
+using memplan::test::TempDir;
 
 namespace {
 
@@ -32,26 +37,7 @@ constexpr const char* k_hostile_commit = "0123456789abcdef0123456789abcdef012345
 constexpr const char* k_secret = "hf_SECRETtoken0123456789";
 const std::string k_info_path = "/api/models/tiny-org/tiny-model/revision/main";
 
-struct HostileDir {
-  fs::path path;
-  explicit HostileDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("memplan-hostile-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~HostileDir() { fs::remove_all(path); }
-};
-
-net::HttpLimits hostile_limits() {
-  net::HttpLimits l;
-  l.connect_timeout_s = 2;
-  l.total_timeout_s = 5;
-  l.low_speed_bytes_per_s = 100;
-  l.low_speed_time_s = 1;
-  return l;
-}
-
-net::HubSettings hostile_settings(const std::string& endpoint, const HostileDir& cache) {
+net::HubSettings hostile_settings(const std::string& endpoint, const TempDir& cache) {
   net::HubSettings h;
   h.endpoint = endpoint;
   h.cache_dir = cache.path.string();
@@ -59,22 +45,13 @@ net::HubSettings hostile_settings(const std::string& endpoint, const HostileDir&
   return h;
 }
 
-std::string hostile_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string model_info() {
   return nlohmann::json{{"sha", k_hostile_commit}, {"siblings", {{{"rfilename", "config.json"}}}}}.dump();
 }
 
-std::string download_error(const std::string& endpoint, const HostileDir& cache) {
-  auto http = net::make_curl_client(hostile_limits());
-  return hostile_error([&] {
+std::string download_error(const std::string& endpoint, const TempDir& cache) {
+  auto http = net::make_curl_client(quick_http_limits());
+  return error_or_empty([&] {
     net::download_model_headers(*http, hostile_settings(endpoint, cache),
                                 *parse_hub_model_id("tiny-org/tiny-model"));
   });
@@ -89,7 +66,7 @@ bool has_authorization(const std::string& request) {
 }  // namespace
 
 TEST_CASE("issue 32: a redirect to another host does not carry HF_TOKEN there", "[hub][net]") {
-  HostileDir cache("redirect");
+  TempDir cache("redirect");
   // The other host: localhost (another name) and 127.0.0.1 on another port (another origin).
   for (const std::string other_host : {"localhost", "127.0.0.1"}) {
     FixtureHttpServer hub, other;
@@ -111,7 +88,7 @@ TEST_CASE("issue 32: a redirect to another host does not carry HF_TOKEN there", 
 }
 
 TEST_CASE("issue 32: HF_TOKEN is never printed in an error", "[hub][net][cli]") {
-  HostileDir cache("token"), xdg("token-xdg"), hf("token-hf");
+  TempDir cache("token"), xdg("token-xdg"), hf("token-hf");
   struct Case {
     std::string name;
     FixtureHttpServer::Route route;
@@ -168,7 +145,7 @@ TEST_CASE("issue 32: HF_TOKEN is never printed in an error", "[hub][net][cli]") 
 }
 
 TEST_CASE("issue 32: Content-Range and Content-Length above 2^63 are refused", "[hub][net]") {
-  HostileDir cache("sizes");
+  TempDir cache("sizes");
   const std::string info = model_info();
   const std::string config_path =
       "/tiny-org/tiny-model/resolve/" + std::string(k_hostile_commit) + "/config.json";
@@ -201,7 +178,7 @@ TEST_CASE("issue 32: Content-Range and Content-Length above 2^63 are refused", "
 }
 
 TEST_CASE("issue 32: deeply nested model information is refused without a stack overflow", "[hub][net]") {
-  HostileDir cache("deep");
+  TempDir cache("deep");
   for (const std::string& body : {std::string(1'000'000, '['), "{\"sha\": " + std::string(100'000, '{'),
                                   "{\"sha\": \"" + std::string(k_hostile_commit) + "\", \"siblings\": " +
                                       std::string(5000, '[') + std::string(5000, ']') + "}"}) {
@@ -218,7 +195,7 @@ TEST_CASE("issue 32: deeply nested model information is refused without a stack 
 TEST_CASE("issue 32: path traversal in org/name@revision is refused before any request", "[hub][net][cli]") {
   FixtureHttpServer server;
   server.start();
-  HostileDir xdg("traversal-xdg"), hf("traversal-hf");
+  TempDir xdg("traversal-xdg"), hf("traversal-hf");
   EnvVar endpoint("HF_ENDPOINT", server.url());
   EnvVar xdg_env("XDG_CACHE_HOME", xdg.path.string());
   EnvVar hf_cache("HF_HUB_CACHE", hf.path.string());
@@ -242,7 +219,7 @@ TEST_CASE("issue 32: path traversal in org/name@revision is refused before any r
 }
 
 TEST_CASE("issue 32: HF cache links pointing outside the cache are not followed", "[hf_cache]") {
-  HostileDir root("links"), outside("links-outside");
+  TempDir root("links"), outside("links-outside");
   const fs::path cache = root.path / "hub";
   const fs::path repo = cache / "models--tiny-org--tiny-model";
   const fs::path snapshot = repo / "snapshots" / k_hostile_commit;
@@ -258,7 +235,7 @@ TEST_CASE("issue 32: HF cache links pointing outside the cache are not followed"
   CHECK(find_cached_snapshot(cache.string(), id) == snapshot.string());
   // A link out of the cache, in the snapshot: refused with one line naming it.
   fs::create_symlink(outside.path / "secret.json", snapshot / "model.safetensors.index.json");
-  const std::string e = hostile_error([&] { find_cached_snapshot(cache.string(), id); });
+  const std::string e = error_or_empty([&] { find_cached_snapshot(cache.string(), id); });
   INFO(e);
   CHECK(e.find("model.safetensors.index.json: links to " + (outside.path / "secret.json").string() +
                ", outside the Hugging Face cache") != std::string::npos);
@@ -273,7 +250,7 @@ TEST_CASE("issue 32: HF cache links pointing outside the cache are not followed"
   fs::remove(repo / "refs" / "main");
   std::ofstream(outside.path / "ref") << k_hostile_commit;
   fs::create_symlink(outside.path / "ref", repo / "refs" / "main");
-  CHECK(hostile_error([&] {
+  CHECK(error_or_empty([&] {
           find_cached_snapshot(cache.string(), id);
         }).find("outside the Hugging Face cache") != std::string::npos);
   fs::remove(repo / "refs" / "main");
@@ -281,7 +258,7 @@ TEST_CASE("issue 32: HF cache links pointing outside the cache are not followed"
   fs::remove_all(snapshot);
   fs::create_directories(outside.path / "snap");
   fs::create_directory_symlink(outside.path / "snap", snapshot);
-  CHECK(hostile_error([&] {
+  CHECK(error_or_empty([&] {
           find_cached_snapshot(cache.string(), id);
         }).find("outside the Hugging Face cache") != std::string::npos);
 }
