@@ -11,6 +11,7 @@
 #include <memplan/presets.hpp>
 #include <memplan/recipe.hpp>
 #include "core/memory/step_events.hpp"
+#include "core/memory/step_replay.hpp"
 #include "core/memory/step_request_key.hpp"
 
 using namespace memplan;

@@ -10,6 +10,7 @@
 #include "core/memory/factored_state.hpp"
 #include "core/memory/paged_state.hpp"
 #include "core/memory/step_events.hpp"
+#include "core/memory/step_replay.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/parallel/inference_split.hpp"
 #include "core/parallel/sharded_estimate.hpp"

@@ -34,13 +34,11 @@
 
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
-#include "core/memory/caching_allocator.hpp"
 #include "core/memory/ddp_buckets.hpp"
 #include "core/memory/optimizer_loop.hpp"
 #include "core/memory/optimizer_step_events.hpp"
 #include "core/memory/parameter_tensors.hpp"
 #include "core/memory/step_event_builder.hpp"
-#include "core/memory/step_request_key.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/memory/tensor_sizes.hpp"
 
@@ -279,8 +277,6 @@ void free_layer(Builder& b, const std::vector<Tensor>& ts, bool dropout) {
 
 }  // namespace
 
-namespace {
-
 // step_events() into `out` (cleared first; its memory is reused).
 void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps,
                        std::vector<StepEvent>& out) {
@@ -459,76 +455,6 @@ void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t step
   }
 }
 
-// What a replay reuses from one call to the next on a thread: the event list and the allocator's
-// tables (a search replays hundreds of plans; none of them allocates once these have grown).
-// A replayed event list's fingerprint: its length, the segments mode, and two 64-bit hashes of
-// every field of every event (a false match needs both to collide: about 2^-128 a pair of lists).
-struct ReplayKey {
-  uint64_t h1 = 0;
-  uint64_t h2 = 0;
-  uint64_t events = 0;
-  bool expandable = false;
-  bool operator==(const ReplayKey& o) const {
-    return h1 == o.h1 && h2 == o.h2 && events == o.events && expandable == o.expandable;
-  }
-};
-
-ReplayKey replay_key(const std::vector<StepEvent>& events, bool expandable) {
-  ReplayKey k;
-  k.events = events.size();
-  k.expandable = expandable;
-  uint64_t h1 = 0x9e3779b97f4a7c15ull;
-  uint64_t h2 = 0xc2b2ae3d27d4eb4full;
-  for (const StepEvent& ev : events) {
-    const uint64_t tag = (ev.id << 17) ^ (static_cast<uint64_t>(ev.alloc) << 16) ^
-                         (static_cast<uint64_t>(ev.phase) << 8) ^ ev.step;
-    h1 = (h1 ^ ev.bytes) * 0x100000001b3ull;
-    h1 = (h1 ^ tag) * 0x100000001b3ull;
-    h2 = ((h2 << 23) | (h2 >> 41)) ^ (ev.bytes * 0xff51afd7ed558ccdull);
-    h2 = ((h2 << 29) | (h2 >> 35)) ^ (tag * 0xc4ceb9fe1a85ec53ull);
-  }
-  k.h1 = h1;
-  k.h2 = h2 ^ (h2 >> 31);
-  return k;
-}
-
-// The last k_replay_cache_size replays' results by fingerprint: a search meets the same plan
-// again (advise's knobs and chains, estimate's fixes for each GPU of the fit table: each GPU's search
-// replays the same candidates, since the replay does not depend on the GPU).
-constexpr size_t k_replay_cache_size = 512;
-
-// The last k_replay_cache_size requests' event fingerprints, by step_request_key: a hit whose
-// fingerprint is still among the cached replays skips building the events (a search's probes, the
-// same plan estimated again). The replay cache alone decides what is replayed, as without this.
-struct RequestKeyEntry {
-  uint64_t hash = 0;
-  std::string key;
-  ReplayKey events;
-};
-
-uint64_t request_key_hash(const std::string& key) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : key) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
-  return h;
-}
-
-struct ReplayScratch {
-  std::vector<StepEvent> events;
-  CachingAllocator allocator;
-  std::vector<std::pair<ReplayKey, ReservedPeak>> cache;  // filled round-robin
-  size_t next = 0;
-  std::string request_key;
-  std::vector<RequestKeyEntry> requests;  // filled round-robin
-  size_t next_request = 0;
-};
-
-ReplayScratch& replay_scratch() {
-  thread_local ReplayScratch scratch;
-  return scratch;
-}
-
-}  // namespace
-
 std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps) {
   std::vector<StepEvent> events;
   build_step_events(r, e, steps, events);
@@ -543,91 +469,6 @@ uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step)
     if (ev.step >= from_step) peak = std::max(peak, now);
   }
   return peak;
-}
-
-namespace {
-
-// The replay of `events` (already built into the scratch) under `key`, or its cached result.
-ReservedPeak replay_events(ReplayScratch& scratch, const ReplayKey& key, bool expandable_segments,
-                           uint64_t stop_above) {
-  ReservedPeak out;
-  const std::vector<StepEvent>& events = scratch.events;
-  for (const auto& [k, peak] : scratch.cache)
-    if (k == key) return peak;
-  CachingAllocator& a = scratch.allocator;
-  a.reset(AllocatorConfig{expandable_segments, 0});
-  uint64_t now = 0;
-  for (const StepEvent& ev : events) {
-    if (ev.alloc) {
-      a.malloc(ev.id, ev.bytes);
-      now += ev.bytes;
-      out.requested_peak = std::max(out.requested_peak, now);
-      ++out.tensors;
-      if (a.stats().peak_reserved > out.reserved_peak) {
-        out.reserved_peak = a.stats().peak_reserved;
-        out.reserved_phase = ev.phase;
-        out.reserved_step = ev.step;
-        if (out.reserved_peak > stop_above) break;
-      }
-    } else {
-      a.free(ev.id);
-      now -= ev.bytes;
-    }
-  }
-  out.present = true;
-  out.expandable_segments = expandable_segments;
-  out.allocated_peak = a.stats().peak_allocated;
-  out.segments = a.stats().segments;
-  out.steps = k_replayed_steps;
-  if (out.reserved_peak > stop_above) return out;  // stopped early: not the whole step's figures
-  if (scratch.cache.size() < k_replay_cache_size)
-    scratch.cache.emplace_back(key, out);
-  else
-    scratch.cache[scratch.next] = {key, out};
-  scratch.next = (scratch.next + 1) % k_replay_cache_size;
-  return out;
-}
-
-}  // namespace
-
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
-                             uint64_t stop_above) {
-  if (!e.timeline.present || r.device != Device::cuda) return ReservedPeak{};
-  ReplayScratch& scratch = replay_scratch();
-  build_step_events(r, e, k_replayed_steps, scratch.events);
-  return replay_events(scratch, replay_key(scratch.events, expandable_segments), expandable_segments,
-                       stop_above);
-}
-
-ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
-                            uint64_t stop_above) {
-  if (!e.timeline.present || r.device != Device::cuda) return ReservedPeak{};
-  ReplayScratch& scratch = replay_scratch();
-  const std::string& rkey = step_request_key(r, expandable_segments, scratch.request_key);
-  const uint64_t hash = request_key_hash(rkey);
-  for (const RequestKeyEntry& q : scratch.requests) {
-    if (q.hash != hash || q.key != rkey) continue;
-    for (const auto& [k, peak] : scratch.cache)
-      if (k == q.events) return peak;
-    break;  // the replay is no longer cached: build the events and replay them
-  }
-  build_step_events(r, e, k_replayed_steps, scratch.events);
-  const ReplayKey key = replay_key(scratch.events, expandable_segments);
-  RequestKeyEntry* slot = nullptr;
-  for (RequestKeyEntry& q : scratch.requests)
-    if (q.hash == hash && q.key == rkey) slot = &q;
-  if (!slot) {
-    if (scratch.requests.size() < k_replay_cache_size) {
-      slot = &scratch.requests.emplace_back();
-    } else {
-      slot = &scratch.requests[scratch.next_request];
-    }
-    scratch.next_request = (scratch.next_request + 1) % k_replay_cache_size;
-    slot->hash = hash;
-    slot->key = rkey;
-  }
-  slot->events = key;
-  return replay_events(scratch, key, expandable_segments, stop_above);
 }
 
 }  // namespace memplan

@@ -29,20 +29,11 @@ inline constexpr uint8_t k_replayed_steps = 3;
 // The events of loading the weights and running `steps` steps; empty when the timeline is absent.
 std::vector<StepEvent> step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps);
 
+// step_events() into `out`, cleared first (its memory is reused from one call to the next).
+void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t steps,
+                       std::vector<StepEvent>& out);
+
 // The most requested bytes alive at once over steps >= `from_step`.
 uint64_t requested_peak(const std::vector<StepEvent>& events, uint8_t from_step);
-
-// The events replayed through torch's caching allocator (expandable segments as asked). The replay
-// stops as soon as the reserved bytes pass `stop_above`: the result then holds the reserved peak so
-// far (above `stop_above`, a lower bound of the whole step's), which is all a caller that only asks
-// "does it fit?" needs.
-ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
-                             uint64_t stop_above = UINT64_MAX);
-
-// replay_reserved for `e` as estimate(r) has it when it replays (its terms and timeline, nothing
-// changed since): the same result, but a request met before (step_request_key) whose replay is
-// still cached returns it without building the events.
-ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
-                            uint64_t stop_above = UINT64_MAX);
 
 }  // namespace memplan
