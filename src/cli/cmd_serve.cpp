@@ -23,6 +23,20 @@
 namespace memplan::cli {
 namespace {
 
+// --vllm-version: the newest rules at or below the release; "v0" (0.6.4's V0) and "v1" (0.10.1's
+// V1, the former default) as before.
+VllmRules vllm_rules_from_flag(const std::string& v) {
+  if (v == "v0") return vllm_v0_rules();
+  const std::optional<VllmVersion> parsed = parse_vllm_version(v == "v1" ? "0.10.1" : v);
+  if (!parsed)
+    throw Error("--vllm-version", "\"" + v + "\" is not a vLLM release (expected X.Y or X.Y.Z, e.g. 0.11.0)");
+  const std::optional<VllmRules> rules = vllm_rules_for(*parsed);
+  if (!rules)
+    throw Error("--vllm-version", "\"" + v + "\" is older than the releases memplan models (0.6.0 to " +
+                                      std::string(vllm_newest_rules().label) + ")");
+  return *rules;
+}
+
 VllmSettings settings_from(const ServeArgs& a) {
   VllmSettings s;
   if (!a.utilization.empty()) {
@@ -41,18 +55,9 @@ VllmSettings settings_from(const ServeArgs& a) {
   if (!a.max_model_len.empty()) s.max_model_len = count("--max-model-len", a.max_model_len, 1ull << 32);
   if (!a.max_num_seqs.empty()) s.max_num_seqs = count("--max-num-seqs", a.max_num_seqs, 1ull << 24, false);
   s.max_num_seqs_given = !a.max_num_seqs.empty();
-  if (!a.vllm_version.empty()) {
-    const std::string& v = a.vllm_version;
-    if (v == "0.10.1" || v == "0.10.1.1" || v == "0.10" || v == "v1")
-      s.v1 = true;
-    else if (v == "0.6.4" || v == "0.6.4.post1" || v == "v0")
-      s.v1 = false;
-    else
-      throw Error("--vllm-version",
-                  "\"" + v +
-                      "\" is not a version memplan models (expected 0.10.1 for the V1 engine or 0.6.4 for "
-                      "V0)");
-  }
+  if (!a.vllm_version.empty()) s.rules = vllm_rules_from_flag(a.vllm_version);
+  s.requested_version = a.vllm_version;
+  s.v1 = s.rules.v1;
   if (!a.vllm_entry.empty()) {
     if (a.vllm_entry != "serve" && a.vllm_entry != "llm")
       throw Error("--vllm-entry", "\"" + a.vllm_entry +
@@ -136,7 +141,7 @@ void add_serve(CLI::App& sub, Runner& run) {
   sub.add_option("--check-log", a->check_log,
                  "A vLLM (or SGLang) start-up log to compare with the prediction");
   sub.add_option("--vllm-version", a->vllm_version,
-                 "vLLM: whose rules apply, 0.10.1 (default: the V1 engine) or 0.6.4 (the V0 engine)");
+                 "vLLM release whose rules apply, 0.6 to 0.34 (default: the newest); v0 = 0.6.4's V0 engine");
   sub.add_option(
       "--vllm-entry", a->vllm_entry,
       "vLLM V1: serve (default: `vllm serve`) or llm (the vllm.LLM class): their step defaults differ");
@@ -176,7 +181,7 @@ void add_serve(CLI::App& sub, Runner& run) {
     // encoder-decoder support there (arg_utils.py _is_v1_supported_oracle falls back).
     const bool encoder_decoder = plan.request.model.arch && plan.request.model.arch->cross_attention_layers;
     const bool v0_fallback = encoder_decoder && a->vllm_version.empty();
-    if (v0_fallback) s.v1 = false;
+    if (v0_fallback) s.rules = vllm_v0_rules();
     if (plan.request.parallel) {
       const ParallelLayout& l = *plan.request.parallel;
       if (l.sharding != ShardingStrategy::ddp || l.offload != Offload::none)
@@ -243,9 +248,11 @@ void add_serve(CLI::App& sub, Runner& run) {
       res.notes.push_back(n);
     if (v0_fallback)
       res.notes.push_back(
-          "vLLM 0.10.1 serves encoder-decoder models (cross-attention) on its V0 engine: V0's "
-          "rules apply (--vllm-version 0.10.1 for V1's)");
-    res.notes.push_back(s.v1 ? vllm_v1_rules_note(res.budget) : vllm_v0_rules_note());
+          "vLLM serves encoder-decoder models (cross-attention) on its V0 engine (0.10.1 falls back to it, "
+          "arg_utils.py; V0 is gone from 0.11): 0.6.4's V0 rules apply (--vllm-version 0.10.1 "
+          "for V1's)");
+    res.notes.push_back(res.budget.settings.v1 ? vllm_v1_rules_note(res.budget)
+                                               : vllm_v0_rules_note(res.budget));
     if (out.format == Format::json)
       io.out << serve_json(res, plan.inputs).dump(2) << "\n";
     else if (out.format == Format::csv)

@@ -41,6 +41,24 @@ nlohmann::json kv_groups_json(const VllmBudget& b) {
 
 }  // namespace
 
+std::string vllm_refusal_text(const VllmBudget& b) {
+  const VllmSettings& s = b.settings;
+  VllmRefusal r;
+  r.max_model_len = s.max_model_len;
+  if (s.v1) {
+    r.no_memory = b.kv_bytes <= 0;
+    const uint64_t kv = b.kv_bytes > 0 ? static_cast<uint64_t>(b.kv_bytes) : 0;
+    r.needed_gib = gib(b.kv_groups ? b.kv_groups->needed_bytes : 0);
+    r.available_gib = gib(kv);
+    // estimate_max_model_len: a binary search over 1 .. max_model_len (0 when nothing fits).
+    r.estimated_len = std::min(b.largest_model_len, s.max_model_len);
+  } else {
+    r.no_memory = b.gpu_blocks == 0;  // raise_if_cache_size_invalid
+    r.kv_tokens = b.kv_tokens;
+  }
+  return vllm_start_refusal(s.rules, r);
+}
+
 std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log) {
   std::vector<LogCheck> c;
   if (log.total_gib) c.push_back({"GPU total (input)", *log.total_gib, gib(b.total_bytes), 0.01, "GiB"});
@@ -93,22 +111,30 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   t.add_row(
       {"x gpu_memory_utilization " + fixed(s.gpu_memory_utilization, 2), format_bytes(b.usable_bytes, u)});
   t.add_row({"- weights", format_bytes(b.weight_bytes, u)});
-  t.add_row({"- activation peak (" + group_thousands(b.profile_tokens) + " tokens)",
+  t.add_row({"- activation peak (" +
+                 (b.sampler_peak ? "the sampler over " + group_thousands(b.sampler_requests) + " requests"
+                                 : group_thousands(b.profile_tokens) + " tokens") +
+                 ")",
              format_bytes(b.activation_bytes, u)});
   t.add_row({std::string("- non-torch memory (") +
-                 (b.non_torch_given ? "given"
-                  : s.v1            ? "increase after start-up"
-                                    : "CUDA context") +
+                 (b.non_torch_given              ? "given"
+                  : s.rules.context_in_non_torch ? "CUDA context"
+                                                 : "increase after start-up") +
                  (s.tp > 1 && !b.non_torch_given ? ", NCCL not predicted" : "") + ")",
              format_bytes(b.non_torch_bytes, u)});
   if (b.allreduce_bytes) t.add_row({"- custom all-reduce buffers", format_bytes(b.allreduce_bytes, u)});
-  t.add_row({"- CUDA graphs", format_bytes(b.cuda_graph_bytes, u)});
+  t.add_row({std::string("- CUDA graphs") +
+                 (s.rules.cuda_graphs_before_kv ? " (estimate)" : " (after the KV cache)"),
+             format_bytes(b.cuda_graph_bytes, u)});
   t.add_row({"= KV cache", signed_bytes(b.kv_bytes, u)});
 
   std::string o;
   if (!out.quiet) {
     o += "memplan serve: " + r.model_name + " on " + r.gpu_name + ", vLLM " + b.version +
          (s.v1 ? " (V1 engine) budget" : " (V0 engine) budget");
+    if (!s.requested_version.empty() && s.requested_version != b.version && s.requested_version != "v0" &&
+        s.requested_version != "v1")
+      o += " (the rules read for " + s.requested_version + ")";
     if (s.tp > 1 || s.pp > 1)
       o += ", tp " + std::to_string(s.tp) + " x pp " + std::to_string(s.pp) + " (the most-loaded GPU)";
     o += "\n\n";
@@ -136,20 +162,7 @@ std::string serve_table(const ServeResult& r, const OutputOptions& out) {
   if (b.model_context && b.largest_model_len > b.model_context)
     o += " (the model was trained for " + group_thousands(b.model_context) + ")";
   o += "\n";
-  if (!b.fits && b.kv_bytes <= 0)
-    o += "  does not fit: vLLM would stop with \"No available memory for the cache blocks\"\n";
-  else if (!b.fits && s.v1)
-    o += "  does not fit: vLLM would stop with \"To serve at least one request with the models's max seq len "
-         "(" +
-         std::to_string(s.max_model_len) + "), (" + fixed(gib(b.kv_groups->needed_bytes), 2) +
-         " GiB KV cache is needed, which is larger than the available KV cache memory (" +
-         fixed(gib(static_cast<uint64_t>(b.kv_bytes)), 2) + " GiB)\"\n";
-  else if (!b.fits)
-    o += "  does not fit: vLLM would stop with \"The model's max seq len (" +
-         std::to_string(s.max_model_len) +
-         ") is larger than the maximum number of tokens that can be stored in KV cache (" +
-         std::to_string(b.kv_tokens) + ")\"" +
-         (b.gpu_blocks == 0 ? " or \"No available memory for the cache blocks\"" : "") + "\n";
+  if (!b.fits) o += "  does not fit: vLLM would stop with \"" + vllm_refusal_text(b) + "\"\n";
   o += "  flags: " + vllm_flags(r) + "\n";
 
   if (out.explain) o += serve_explain(r);
@@ -167,6 +180,15 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
   return {{"schema", "memplan.serve/1"},
           {"engine", "vllm"},
           {"engine_version", b.version},
+          {"rules",
+           {{"since", std::to_string(s.rules.since.major) + "." + std::to_string(s.rules.since.minor) + "." +
+                          std::to_string(s.rules.since.patch)},
+            {"read_in", s.rules.label},
+            {"source", s.rules.source},
+            {"context_in_non_torch", s.rules.context_in_non_torch},
+            {"comm_in_non_torch", s.rules.comm_in_non_torch},
+            {"sampler_bytes_per_logit", s.rules.sampler_bytes_per_logit},
+            {"cuda_graphs_before_kv", s.rules.cuda_graphs_before_kv}}},
           {"inputs", inputs},
           {"gpu", r.gpu_id},
           {"settings",
@@ -183,6 +205,9 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
             {"usable_bytes", b.usable_bytes},
             {"weight_bytes", b.weight_bytes},
             {"activation_bytes", b.activation_bytes},
+            {"forward_activation_bytes", b.forward_activation_bytes},
+            {"sampler_requests", b.sampler_requests},
+            {"sampler_bytes", b.sampler_bytes},
             {"non_torch_bytes", b.non_torch_bytes},
             {"non_torch_given", b.non_torch_given},
             {"non_torch_parts", non_torch_parts_json(b.non_torch)},
@@ -196,6 +221,7 @@ nlohmann::json serve_json(const ServeResult& r, const nlohmann::json& inputs) {
           {"max_concurrency", b.max_concurrency},
           {"largest_max_model_len", b.largest_model_len},
           {"fits", b.fits},
+          {"refusal", b.fits ? json(nullptr) : json(vllm_refusal_text(b))},
           {"kv_groups", kv_groups_json(b)},
           {"cross_attention", b.cross ? json{{"encoder_tokens", b.cross->encoder_tokens},
                                              {"encoder_blocks", b.cross->encoder_blocks},

@@ -29,6 +29,8 @@ struct ServeResult {
 
 // The checks a log allows: weights (1%), GPU blocks, KV tokens, KV memory (5%), concurrency.
 std::vector<LogCheck> check_against_log(const VllmBudget& b, const VllmLogFigures& log);
+// The words the release's engine stops with when the budget does not fit (vllm_versions.hpp).
+std::string vllm_refusal_text(const VllmBudget& b);
 // `vllm serve MODEL ...`: the flags whose values differ from nothing the user must guess.
 std::string vllm_flags(const ServeResult& r);
 std::string serve_table(const ServeResult& r, const OutputOptions& out);

@@ -86,6 +86,11 @@ std::string serve_explain(const ServeResult& r) {
   o += "\nexplain (vLLM " + b.version +
        (s.v1 ? ", vllm/v1/worker/gpu_worker.py determine_available_memory):\n"
              : ", vllm/worker/worker.py determine_num_available_blocks):\n");
+  o += "  rules: vLLM " + std::to_string(s.rules.since.major) + "." + std::to_string(s.rules.since.minor) +
+       " and later, read in the " + s.rules.label + " source (" + s.rules.source + "; vllm_versions.hpp)" +
+       (s.requested_version.empty() ? std::string(", the default (the newest release read)")
+                                    : ", for --vllm-version " + s.requested_version) +
+       "\n";
   o += "  GPU total: " + group_thousands(b.total_bytes) +
        " B (torch.cuda.mem_get_info's total: NVML total minus the driver's reserved share)\n";
   o += "  usable = " + group_thousands(b.total_bytes) + " x " + fixed(s.gpu_memory_utilization, 2) + " = " +
@@ -99,38 +104,66 @@ std::string serve_explain(const ServeResult& r) {
   o += " + rotary cos/sin cache " + group_thousands(b.rotary_positions) + " positions x " +
        std::to_string(b.head_dim) + " head_dim x " + std::to_string(b.activation_element_bytes) +
        " B = " + group_thousands(b.rotary_cache_bytes) + " B\n";
-  o += "  activation peak = " + group_thousands(b.profile_tokens) + " tokens (max_num_batched_tokens" +
+  o += std::string(b.sampler_requests ? "  forward peak = " : "  activation peak = ") +
+       group_thousands(b.profile_tokens) + " tokens (max_num_batched_tokens" +
        std::string(b.chunked_prefill ? ", chunked prefill" : ", the whole prompt in one step") + ") x " +
        group_thousands(b.activation_per_token) +
        " elements (3 x hidden: layer input, residual, attention output; + " +
        "the MLP's gate_up and activation outputs of one layer, per GPU) x " +
-       std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.activation_bytes) + " B\n";
+       std::to_string(b.activation_element_bytes) + " B = " + group_thousands(b.forward_activation_bytes) +
+       " B (the forward)\n";
+  if (b.sampler_requests)
+    o += "  sampler warm-up = " + group_thousands(b.sampler_requests) +
+         " requests (min(max_num_seqs, max_num_batched_tokens)) x " + group_thousands(b.vocab) + " vocab x " +
+         std::to_string(s.rules.sampler_bytes_per_logit) + " B (" + s.rules.sampler_rule +
+         ") = " + group_thousands(b.sampler_bytes) + " B, + the hidden states " +
+         group_thousands(b.sampler_hidden_bytes) +
+         " B; activation peak = the larger = " + group_thousands(b.activation_bytes) + " B (" +
+         (b.sampler_peak ? "the sampler" : "the forward") + ")\n";
   o += "  non-torch memory = " + group_thousands(b.non_torch_bytes) + " B" +
        (b.non_torch_given ? " (given with --overhead; the predicted parts follow)" : "") + ": vLLM " +
        b.version +
-       (s.v1 ? " subtracts only the non-torch memory that grew after the start-up snapshot (the CUDA context "
-               "is before it)\n"
-             : " measures the device's used memory minus torch's allocated bytes after the profile run\n");
-  if (!s.v1)  // V1's snapshot is taken after the context: none of V0's predicted parts applies
+       (s.rules.context_in_non_torch
+            ? " measures the device's used memory minus torch's allocated bytes after the profile run (the "
+              "CUDA "
+              "context included)\n"
+            : " subtracts only the non-torch memory that grew after the start-up snapshot (the CUDA context "
+              "is before it)\n");
+  if (s.rules.context_in_non_torch)  // else the snapshot is taken after the context
     for (const NonTorchPart& p : b.non_torch.parts)
       o += "    " + p.name + " = " + group_thousands(p.bytes) + " B (" + p.source + ")\n";
-  o += std::string("  CUDA graphs = 0 B here: captured after the KV cache is allocated (") +
-       (s.v1 ? "gpu_worker.py compile_or_warm_up_model" : "worker.py _warm_up_model") +
-       "), from the margin\n";
+  if (b.allreduce_before_snapshot)
+    o += "  custom all-reduce buffers (" + group_thousands(b.non_torch.allreduce_bytes) +
+         " B at 0.10's sizes) are made before the start-up snapshot from 0.11: not subtracted\n";
+  if (s.rules.cuda_graphs_before_kv)
+    o += "  CUDA graphs = " + group_thousands(b.cuda_graph_bytes) + " B, estimated before the KV cache " +
+         "(gpu_model_runner.py profile_cudagraph_memory): the largest capture, " +
+         group_thousands(b.cuda_graph_largest) + " tokens x " + group_thousands(b.activation_per_token) +
+         " elements x " + std::to_string(b.activation_element_bytes) +
+         " B in 2 MiB segments, + 1 MiB (its floor) "
+         "for each further graph, " +
+         std::to_string(b.cuda_graph_sizes) + " sizes x 2 modes (FULL, PIECEWISE)\n";
+  else
+    o += std::string("  CUDA graphs = 0 B here: captured after the KV cache is allocated (") +
+         (s.v1 ? "gpu_worker.py compile_or_warm_up_model" : "worker.py _warm_up_model") +
+         "), from the margin\n";
   o += "  KV memory = usable - weights - activation peak - non-torch" +
-       std::string(b.allreduce_bytes ? " - all-reduce buffers" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
+       std::string(b.allreduce_bytes ? " - all-reduce buffers" : "") +
+       std::string(b.cuda_graph_bytes ? " - CUDA graphs" : "") + " = " + (b.kv_bytes < 0 ? "-" : "") +
        group_thousands(static_cast<uint64_t>(b.kv_bytes < 0 ? -b.kv_bytes : b.kv_bytes)) + " B\n";
   o += kv_blocks_explain(b);
-  o +=
-      "  max_num_batched_tokens: " +
-      std::string(s.v1 ? "V1's default for the entry point and GPU (arg_utils.py _set_default_args_v1: "
-                         "8,192 for vllm serve, 16,384 for vllm.LLM on GPUs of 70 GiB or more that are "
-                         "not A100s, else 2,048 and 8,192); chunked prefill always\n"
-                  : b.chunked_prefill
-                      ? "512 with chunked prefill (SchedulerConfig); chunked prefill is on by default above "
-                        "32,768 tokens of context\n"
-                      : "max(max_model_len, 2048) without chunked prefill (SchedulerConfig); chunked prefill "
-                        "is on by default above 32,768 tokens of context\n");
+  o += "  max_num_batched_tokens: " +
+       std::string(
+           s.v1 ? "V1's default for the entry point and GPU (arg_utils.py _set_default_args_v1: "
+                  "8,192 for vllm serve, 16,384 for vllm.LLM on GPUs of 70 GiB or more that are "
+                  "not A100s, else 2,048 and 8,192" +
+                      std::string(s.rules.tier_160gib ? "; 16,384 for both on GPUs of 160 GiB or more" : "") +
+                      "); chunked prefill always\n"
+           : b.chunked_prefill
+               ? "512 with chunked prefill (SchedulerConfig); chunked prefill is on by default above "
+                 "32,768 tokens of context\n"
+               : "max(max_model_len, 2048) without chunked prefill (SchedulerConfig); chunked prefill "
+                 "is on by default above 32,768 tokens of context\n");
   return o;
 }
 

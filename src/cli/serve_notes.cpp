@@ -19,23 +19,34 @@ std::string window_layers(const ModelSpec& m) {
 
 std::string vllm_v1_rules_note(const VllmBudget& b) {
   const VllmSettings& s = b.settings;
-  return "vLLM " + std::string(k_vllm_v1_version) +
-         " (V1 engine) rules: KV memory = gpu_memory_utilization x total - weights - the profile run's "
-         "torch peak - the non-torch increase after start-up (the CUDA context is not subtracted); chunked "
-         "prefill always; defaults block_size 16 and, for " +
-         (s.entry == VllmEntry::llm ? std::string("the vllm.LLM class") : std::string("vllm serve")) +
-         " on this GPU, max_num_batched_tokens " + group_thousands(s.max_num_batched_tokens) +
-         " and max_num_seqs " + group_thousands(s.max_num_seqs) +
-         " (arg_utils.py: 8,192/1,024 for vllm serve, 16,384/1,024 for vllm.LLM on GPUs of 70 GiB or "
-         "more that are not A100s; else 2,048/256 and 8,192/256). --vllm-version 0.6.4 for the V0 "
-         "engine. Not modelled: torch.compile's effect on the peak, the sampler's logits in the profile "
-         "run, CUDA graphs (captured after the KV cache)";
+  const VllmRules& r = s.rules;
+  std::string o = "vLLM " + b.version + " (V1 engine) rules";
+  if (!s.requested_version.empty() && s.requested_version != b.version)
+    o += " (for --vllm-version " + s.requested_version + ": the newest release memplan read at or below it)";
+  o += ": KV memory = gpu_memory_utilization x total - weights - the profile run's torch peak (the larger of "
+       "one layer's forward and the sampler's warm-up) - ";
+  o += r.context_in_non_torch ? "the non-torch memory with the CUDA context"
+                              : "the non-torch increase after start-up (the CUDA context is not subtracted)";
+  o += r.cuda_graphs_before_kv ? " - the CUDA-graph estimate" : "";
+  o += "; chunked prefill always; defaults block_size 16 and, for " +
+       (s.entry == VllmEntry::llm ? std::string("the vllm.LLM class") : std::string("vllm serve")) +
+       " on this GPU, max_num_batched_tokens " + group_thousands(s.max_num_batched_tokens) +
+       " and max_num_seqs " + group_thousands(s.max_num_seqs) + " (arg_utils.py).";
+  o += " Sampler: " + std::to_string(r.sampler_bytes_per_logit) + " B per request x vocab (" +
+       r.sampler_rule + ").";
+  o += " Not modelled: torch.compile's effect on the peak, NCCL's buffers";
+  if (!r.cuda_graphs_before_kv) o += ", CUDA graphs (captured after the KV cache)";
+  return o;
 }
 
-std::string vllm_v0_rules_note() {
-  return "vLLM 0.6.4.post1 (V0 engine) rules and defaults: gpu_memory_utilization 0.9, block_size 16, "
-         "max_num_seqs 256, max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill. "
-         "vLLM runs V1 by default from 0.8 (the default here; V0 was removed in 0.11)";
+std::string vllm_v0_rules_note(const VllmBudget& b) {
+  const bool context = b.settings.rules.context_in_non_torch;
+  return "vLLM " + b.version +
+         " (V0 engine) rules and defaults: gpu_memory_utilization 0.9, block_size 16, max_num_seqs 256, "
+         "max_num_batched_tokens max(max_model_len, 2048) or 512 with chunked prefill; non-torch memory " +
+         std::string(context ? "measured from an empty device (the CUDA context in it)"
+                             : "is the increase after start-up (memory_profiling: no CUDA context)") +
+         ". vLLM runs V1 by default from 0.8 (V0 was removed in 0.11)";
 }
 
 std::optional<std::string> vllm_window_note(const ModelSpec& m, const VllmBudget& b) {
@@ -43,11 +54,11 @@ std::optional<std::string> vllm_window_note(const ModelSpec& m, const VllmBudget
   if (n.empty()) return std::nullopt;
   if (!b.settings.v1)
     return n +
-           "vLLM 0.6.4's V0 block table holds every layer's KV for every token, as here; V1's hybrid "
+           "vLLM's V0 block table holds every layer's KV for every token, as here; V1's hybrid "
            "KV-cache manager (the default engine) gives the window layers groups of their own";
   if (b.window_layers_full && m.arch->chunked_attention)
     return n +
-           "vLLM 0.10.1 turns its hybrid KV-cache manager off for chunked attention "
+           "vLLM 0.10 turns its hybrid KV-cache manager off for chunked attention "
            "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so every layer holds every token, "
            "as here";
   if (b.window_layers_full)

@@ -12,8 +12,8 @@ namespace memplan::cli {
 // The V1 rules memplan applies (the default engine), with the defaults `b` resolved, and what they
 // leave out.
 std::string vllm_v1_rules_note(const VllmBudget& b);
-// The V0 rules memplan applies with --vllm-version 0.6.4, and V1 beside them.
-std::string vllm_v0_rules_note();
+// The V0 rules memplan applies (--vllm-version 0.6 or 0.7, or v0), and V1 beside them.
+std::string vllm_v0_rules_note(const VllmBudget& b);
 // For a model with sliding-window layers: how vLLM's engine in `b` holds their KV.
 std::optional<std::string> vllm_window_note(const ModelSpec& m, const VllmBudget& b);
 // For a model with sliding-window layers: how SGLang pools their KV.

@@ -283,10 +283,8 @@ const BadInput k_bad_inputs[] = {
     {{"serve", "--engine", "sglang", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--sglang-version",
       "0.3"},
      "--sglang-version: \"0.3\" is not a version memplan models (expected 0.4 or 0.5)"},
-    {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.9"},
-     "--vllm-version: \"0.9\" is not a version memplan models (expected 0.10.1 for the V1 engine or 0.6.4 "
-     "for "
-     "V0)"},
+    {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-version", "0.5.4"},
+     "--vllm-version: \"0.5.4\" is older than the releases memplan models (0.6.0 to 0.34.0)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--vllm-entry", "python"},
      "--vllm-entry: \"python\" is not an entry point (expected serve for `vllm serve` or llm for the "
      "vllm.LLM "

@@ -3,6 +3,7 @@
 // The figures come from real logs, never from memplan's own output. The logs here come from V0
 // engines (vLLM 0.2 to 0.8), so their cases pass --vllm-version 0.6.4 (V1, the default, is
 // tested in test_cli_serve_v1.cpp).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -117,19 +118,21 @@ TEST_CASE("serve --check-log reads each log and agrees within the tolerances", "
        1},
       // V1 (vllm PR 24577, lm_eval through vllm.LLM on an A100): the LLM class's default step on an
       // A100 is 8,192 tokens (arg_utils.py: the 16,384 of 70 GiB GPUs leaves A100s out, PR 17885).
+      // The log is vLLM's main branch of September 2025 (between 0.10.1 and 0.10.2): 0.10.1's rules.
       {{"--config", k_serve_configs + "Qwen3-0.6B.json", "--gpu", "a100-80gb", "--vllm-entry", "llm",
-        "--max-model-len", "4096"},
+        "--max-model-len", "4096", "--vllm-version", "0.10.1"},
        "qwen3-0.6b_a100_v1_pr24577.log",
        4},  // weights, KV memory, KV tokens, concurrency
       {{"--config", k_serve_configs + "Qwen3-4B.json", "--gpu", "rtx-3060", "--gpu-memory", "12GiB",
         "--gpu-memory-utilization", "0.95", "--max-model-len", "10000", "--max-num-seqs", "1", "--precision",
-        "fp16", "--overhead", "0.04GiB"},
+        "fp16", "--overhead", "0.04GiB", "--vllm-version", "0.7"},  // V0 of 0.8.x: 0.7's worker.py
        "qwen3-4b_rtx2060-12gb_10000.log",
        5},  // total, weights, KV memory, blocks, concurrency
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
-    if (c.log.find("_v1_") == std::string::npos) {  // the V0 logs (README.md)
+    const bool pinned = std::find(args.begin(), args.end(), "--vllm-version") != args.end();
+    if (!pinned && c.log.find("_v1_") == std::string::npos) {  // the V0 logs (README.md)
       args.push_back("--vllm-version");
       args.push_back("0.6.4");
     }
@@ -301,9 +304,15 @@ TEST_CASE("serve predicts vLLM 0.6.4's non-torch memory as named parts, and --ov
   for (const auto& n : two["notes"])
     nccl_note = nccl_note || n.get<std::string>().find("NCCL") != std::string::npos;
   CHECK(nccl_note);
-  const auto four =
-      serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp", "4"});
+  const auto four = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb", "--tp",
+                           "4", "--vllm-version", "0.10.1"});
   CHECK(four["budget"]["allreduce_bytes"] == 24ull << 20);
+  // From 0.11 the start-up snapshot is taken after the distributed set-up (gpu_worker.py init_device):
+  // the custom all-reduce's buffers are made before it and are not subtracted.
+  const auto later = serve({"--config", k_serve_configs + "Meta-Llama-3-8B.json", "--gpu", "h100-80gb",
+                            "--tp", "4", "--vllm-version", "0.11.0"});
+  CHECK(later["budget"]["allreduce_bytes"] == 0);
+  CHECK(later["budget"]["kv_bytes"].get<int64_t>() - four["budget"]["kv_bytes"].get<int64_t>() == 24ll << 20);
   const auto given =
       serve({"--config", k_serve_configs + "Llama-3.1-8B-Instruct.json", "--gpu", "rtx-3090", "--gpu-memory",
              "23.58GiB", "--max-model-len", "20000", "--overhead", "1GiB", "--vllm-version", "0.6.4"});

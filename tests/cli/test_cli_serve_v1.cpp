@@ -31,8 +31,10 @@ nlohmann::json serve_v1_json(std::vector<std::string> args) {
 TEST_CASE("serve runs vLLM's V1 engine by default, --vllm-version 0.6.4 or v0 selects V0", "[serve][v1]") {
   const auto t = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "h100-80gb"});
   REQUIRE(t.code == 0);
-  CHECK(t.out.find("vLLM 0.10.1 (V1 engine) budget") != std::string::npos);
-  const auto v1 = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb"});
+  CHECK(t.out.find("vLLM 0.34.0 (V1 engine) budget") != std::string::npos);  // the newest release read
+  const auto old = run_cli({"serve", "--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "v1"});
+  CHECK(old.out.find("vLLM 0.10.1 (V1 engine) budget") != std::string::npos);  // the former default
+  const auto v1 = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.10.1"});
   CHECK(v1["engine_version"] == "0.10.1");
   CHECK(v1["settings"]["chunked_prefill"] == true);
   CHECK(v1["budget"]["non_torch_bytes"] == 0);  // the CUDA context predates V1's snapshot
@@ -168,10 +170,17 @@ TEST_CASE("serve V1: a longest max_model_len that does not fit is refused as vLL
   // Llama-3.1-8B on a 24 GB card: 14.96 GiB of weights leave a few GiB, fewer than 128K tokens need
   // (32 layers x 8 KV heads x 128 x 2 x 2 B = 128 KiB a token: 16 GiB at 131,072).
   const std::string cfg = k_v1_configs + "Llama-3.1-8B-Instruct.json";  // max_position_embeddings 131,072
-  const auto r = run_cli({"serve", "--config", cfg, "--gpu", "rtx-4090"});
+  const auto r = run_cli({"serve", "--config", cfg, "--gpu", "rtx-4090", "--vllm-version", "0.10.1"});
   CHECK(r.code == 1);
   CHECK(r.out.find("To serve at least one request with the models's max seq len (131072)") !=
         std::string::npos);
+  // 0.34's words (v1/core/kv_cache_planning.py): "the model's", its hint and the docs link.
+  const auto now = run_cli({"serve", "--config", cfg, "--gpu", "rtx-4090"});
+  CHECK(now.code == 1);
+  CHECK(now.out.find("To serve at least one request with the model's max seq len (131072)") !=
+        std::string::npos);
+  CHECK(now.out.find("Decreasing `max_model_len` also reduces what is needed. See "
+                     "https://docs.vllm.ai/en/latest/configuration/conserving_memory/") != std::string::npos);
   const auto j = serve_v1_json({"--config", cfg, "--gpu", "rtx-4090"});
   const uint64_t kv = j["budget"]["kv_bytes"];
   // Full attention only: the longest length is the blocks' tokens, 16 x floor(KV / (32 x 8,192 B pages)).
@@ -206,7 +215,8 @@ TEST_CASE("serve: vLLM-only flags with --engine sglang, and the entry point's va
       {"--engine", "sglang", "--vllm-entry", "llm"},
       {"--vllm-entry", "python"},
       {"--vllm-entry", "llm", "--vllm-version", "0.6.4"},
-      {"--vllm-version", "0.7"},
+      {"--vllm-version", "0.5.5"},
+      {"--vllm-version", "0.x"},
   };
   for (const auto& b : bad) {
     std::vector<std::string> args = {"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb"};
@@ -238,4 +248,38 @@ TEST_CASE("serve V1: Qwen3-30B-A3B at tp 4 on A10s, the weights per GPU (vllm#17
   CHECK(std::fabs(gib - 14.2474) / 14.2474 < 0.01);
   REQUIRE(j["log_checks"].size() == 1);
   CHECK(j["log_checks"][0]["within"] == true);
+}
+
+TEST_CASE("serve V1 by release: the sampler's warm-up over max_num_seqs x vocab logits",
+          "[serve][v1][versions]") {
+  // Llama 3 8B on an H100: vllm serve's 1,024 sequences (8,192 tokens) x 128,256 vocab. 0.16's
+  // PyTorch sort path holds 38 B per logit (vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p),
+  // 0.17's Triton top-k/top-p 14 B; both beside the 8,192 x 4,096 x 2 B hidden states, and both above
+  // one layer's forward (8,192 x (3 x 4,096 + 3 x 14,336) x 2 B = 864 MiB).
+  const auto a = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.16.0"});
+  const auto b = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.17.0"});
+  const uint64_t logits = 1024ull * 128256;
+  CHECK(a["budget"]["sampler_requests"] == 1024);
+  CHECK(a["budget"]["sampler_bytes"] == logits * 38);
+  CHECK(b["budget"]["sampler_bytes"] == logits * 14);
+  CHECK(a["budget"]["forward_activation_bytes"] == 8192ull * (3 * 4096 + 3 * 14336) * 2);
+  CHECK(a["budget"]["activation_bytes"] == logits * 38 + 8192ull * 4096 * 2);
+  CHECK(a["budget"]["kv_bytes"].get<int64_t>() + int64_t(logits * 24) ==
+        b["budget"]["kv_bytes"].get<int64_t>());
+  // 0.20 subtracts its CUDA-graph estimate before the KV cache: 51 sizes up to 512 (min(2 x 1,024, 512)),
+  // the largest capture's one-layer activations (512 x 55,296 elements x 2 B = 54 MiB) + 2 x 50 x 1 MiB.
+  const auto c = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.20.0"});
+  CHECK(c["budget"]["cuda_graph_bytes"] == (54ull << 20) + (100ull << 20));
+  CHECK(c["budget"]["kv_bytes"].get<int64_t>() ==
+        b["budget"]["kv_bytes"].get<int64_t>() - int64_t(154ull << 20));
+  CHECK(b["budget"]["cuda_graph_bytes"] == 0);
+  // V0 (0.7) has no sampler term: the forward of max(8,192, 2,048) tokens.
+  const auto v0 = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.7.3"});
+  CHECK(v0["budget"]["sampler_bytes"] == 0);
+  CHECK(v0["budget"]["activation_bytes"] == v0["budget"]["forward_activation_bytes"]);
+  CHECK(v0["budget"]["non_torch_bytes"] == 0);  // 0.7's increase after the snapshot: no CUDA context
+  // 0.8's V1 subtracts the context again (gpu_worker.py: used memory - torch's allocated).
+  const auto v08 = serve_v1_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--vllm-version", "0.8.5"});
+  CHECK(v08["budget"]["non_torch_bytes"] == 400ull << 20);
+  CHECK(v08["rules"]["read_in"] == "0.8.5");
 }

@@ -17,6 +17,22 @@ uint64_t mul_vllm(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving by
 
 }  // namespace
 
+VllmCudaGraphs vllm_cuda_graphs(uint64_t max_num_seqs, uint64_t max_num_batched_tokens) {
+  // vllm/config/vllm.py: max_cudagraph_capture_size = min(max_num_seqs x 2, 512), at most the
+  // step's tokens; sizes [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) up to it.
+  const uint64_t cap = std::min(std::min<uint64_t>(2 * max_num_seqs, 512), max_num_batched_tokens);
+  VllmCudaGraphs g;
+  auto take = [&](uint64_t size) {
+    if (size > cap) return;
+    ++g.sizes;
+    g.largest = size;
+  };
+  for (uint64_t x : {1, 2, 4}) take(x);
+  for (uint64_t x = 8; x < 256; x += 8) take(x);
+  for (uint64_t x = 256; x <= 512; x += 16) take(x);
+  return g;
+}
+
 VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const VllmSettings& in) {
   if (!r.model.arch)
     throw Error(Field::model, "serving needs the model's architecture (a preset or a config.json)");
@@ -35,13 +51,16 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
   if (s.max_model_len == 0) s.max_model_len = arch.max_positions;
   if (s.max_model_len == 0)
     throw Error("max_model_len", "the model does not say its context length; give one");
-  b.version = s.v1 ? k_vllm_v1_version : k_vllm_version;
+  const VllmRules& rules = s.rules;
+  s.v1 = rules.v1;
+  b.version = rules.label;
   if (s.v1) {
     // V1: chunked prefill always, the step's tokens and sequences by the GPU's memory.
     if (s.chunked_prefill == false)
       throw Error("chunked_prefill", "off is not available with the V1 engine (it always chunks)");
     b.chunked_prefill = true;
-    const VllmV1Defaults d = vllm_v1_defaults(gpu_total_bytes, s.device_name, s.entry);
+    const VllmV1Defaults d = vllm_v1_defaults(gpu_total_bytes, s.device_name, s.entry,
+                                              {rules.a100_small_defaults, rules.tier_160gib});
     if (s.max_num_batched_tokens == 0) s.max_num_batched_tokens = d.max_num_batched_tokens;
     // The default never exceeds the step's tokens (arg_utils.py: min(default, max_num_batched_tokens)).
     if (!s.max_num_seqs_given) s.max_num_seqs = std::min(d.max_num_seqs, s.max_num_batched_tokens);
@@ -82,17 +101,46 @@ VllmBudget vllm_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, const
       mul_vllm(b.split.heads_per_gpu + 2 * b.split.kv_heads_per_gpu, arch.resolved_head_dim());
   const uint64_t attn = qkv + mul_vllm(b.split.heads_per_gpu, arch.resolved_head_dim());
   b.activation_per_token = stream + std::max(mlp, attn);
-  b.activation_bytes = bytes_for(mul_vllm(b.profile_tokens, b.activation_per_token), act, "activation peak");
+  b.forward_activation_bytes =
+      bytes_for(mul_vllm(b.profile_tokens, b.activation_per_token), act, "activation peak");
+  b.activation_bytes = b.forward_activation_bytes;
+  // V1's dummy sampler run (gpu_model_runner.py _dummy_sampler_run): min(max_num_seqs, tokens)
+  // requests' logits over the whole vocabulary (gathered on every rank at tp > 1), beside the
+  // profile run's hidden states; the forward's activations are freed by then.
+  b.vocab = arch.vocab;
+  if (rules.sampler_bytes_per_logit && arch.vocab) {
+    b.sampler_requests = std::min(s.max_num_seqs, s.max_num_batched_tokens);
+    b.sampler_bytes = mul_vllm(mul_vllm(b.sampler_requests, arch.vocab), rules.sampler_bytes_per_logit);
+    b.sampler_hidden_bytes = bytes_for(mul_vllm(b.profile_tokens, arch.hidden), act, "hidden states");
+    const uint64_t sampler = checked_add(b.sampler_bytes, b.sampler_hidden_bytes, "sampler peak");
+    b.sampler_peak = sampler > b.forward_activation_bytes;
+    b.activation_bytes = std::max(b.forward_activation_bytes, sampler);
+  }
 
   b.total_bytes = gpu_total_bytes;
   b.usable_bytes = static_cast<uint64_t>(static_cast<double>(gpu_total_bytes) * s.gpu_memory_utilization);
   b.non_torch = vllm_non_torch(s.tp);
   b.non_torch_given = s.non_torch_bytes.has_value();
-  // V1 measures non-torch memory from a snapshot taken after the CUDA context: not subtracted.
-  b.non_torch_bytes = s.non_torch_bytes.value_or(s.v1 ? 0 : b.non_torch.context_bytes);
-  b.allreduce_bytes = b.non_torch.allreduce_bytes;
-  const uint64_t used = checked_add(checked_add(b.weight_bytes, b.activation_bytes, "budget"),
-                                    checked_add(b.non_torch_bytes, b.allreduce_bytes, "budget"), "budget");
+  // The CUDA context counts where the release measures from an empty device (0.6 V0, 0.8 V1);
+  // elsewhere the snapshot is taken after it and only what grows after is subtracted.
+  b.non_torch_bytes = s.non_torch_bytes.value_or(rules.context_in_non_torch ? b.non_torch.context_bytes : 0);
+  b.allreduce_bytes = rules.comm_in_non_torch ? b.non_torch.allreduce_bytes : 0;
+  b.allreduce_before_snapshot = !rules.comm_in_non_torch && b.non_torch.allreduce_bytes;
+  if (rules.cuda_graphs_before_kv) {
+    const VllmCudaGraphs g = vllm_cuda_graphs(s.max_num_seqs, s.max_num_batched_tokens);
+    b.cuda_graph_sizes = g.sizes;
+    b.cuda_graph_largest = g.largest;
+    // profile_cudagraph_memory: the first (largest) capture's memory, in 2 MiB segments, plus at
+    // least 1 MiB for each further graph of each mode (FULL and PIECEWISE).
+    const uint64_t first = bytes_for(mul_vllm(g.largest, b.activation_per_token), act, "CUDA graphs");
+    const uint64_t seg = 2ull << 20;
+    b.cuda_graph_bytes =
+        checked_add(ceil_div(first, seg) * seg, mul_vllm(2 * (g.sizes - 1), 1ull << 20), "CUDA graphs");
+  }
+  const uint64_t used =
+      checked_add(checked_add(checked_add(b.weight_bytes, b.activation_bytes, "budget"),
+                              checked_add(b.non_torch_bytes, b.allreduce_bytes, "budget"), "budget"),
+                  b.cuda_graph_bytes, "budget");
   b.kv_bytes = static_cast<int64_t>(b.usable_bytes) - static_cast<int64_t>(used);
 
   // KV cache: a block holds block_size tokens of k and v for every layer of this GPU.

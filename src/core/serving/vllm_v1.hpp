@@ -33,11 +33,18 @@
 
 namespace memplan {
 
-inline constexpr const char* k_vllm_v1_version = "0.10.1";
-inline constexpr uint64_t k_vllm_v1_large_gpu_bytes = 70ull << 30;  // "GPUs like H100 and MI300x"
+inline constexpr uint64_t k_vllm_v1_large_gpu_bytes = 70ull << 30;     // "GPUs like H100 and MI300x"
+inline constexpr uint64_t k_vllm_v1_largest_gpu_bytes = 160ull << 30;  // 0.30: "GPUs like B200/B300"
 
 // Who starts the engine: the OpenAI-compatible server (`vllm serve`) or the Python class.
 enum class VllmEntry { serve, llm };
+
+// The rules that differ by release (vllm_versions.hpp): 0.8 has no A100 exception; from 0.30 GPUs of
+// 160 GiB or more get 16,384 tokens and 1,024 sequences for vllm serve as well.
+struct VllmV1DefaultRules {
+  bool a100_small = true;
+  bool tier_160gib = false;
+};
 
 // The scheduler defaults V1 picks for a GPU.
 struct VllmV1Defaults {
@@ -48,6 +55,7 @@ struct VllmV1Defaults {
 
 // V1's defaults for a GPU of `total_bytes` named `device_name` (as torch reports it, or memplan's
 // preset name), started through `entry`.
-VllmV1Defaults vllm_v1_defaults(uint64_t total_bytes, std::string_view device_name, VllmEntry entry);
+VllmV1Defaults vllm_v1_defaults(uint64_t total_bytes, std::string_view device_name, VllmEntry entry,
+                                VllmV1DefaultRules rules = {});
 
 }  // namespace memplan
