@@ -129,16 +129,18 @@ TEST_CASE("vllm_start_refusal: each release's words (kv_cache_utils.py, kv_cache
   r.available_gib = 5.5;
   r.estimated_len = 45056;
   // 0.10.1.1 v1/core/kv_cache_utils.py check_enough_kv_cache_memory (%.2f).
-  CHECK(vllm_start_refusal(rules_of("0.10.1"), r) ==
-        "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, "
-        "which is larger than the available KV cache memory (5.50 GiB). Based on the available memory, the "
-        "estimated maximum model length is 45056. Try increasing `gpu_memory_utilization` or decreasing "
-        "`max_model_len` when initializing the engine.");
+  CHECK(
+      vllm_start_refusal(rules_of("0.10.1"), r) ==
+      "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, "
+      "which is larger than the available KV cache memory (5.50 GiB). Based on the available memory, the "
+      "estimated maximum model length is 45056. Try increasing `gpu_memory_utilization` or decreasing "
+      "`max_model_len` when initializing the engine.");
   // 0.8.5: the estimate's second line is a separate statement, so only its first words print.
-  CHECK(vllm_start_refusal(rules_of("0.8.5"), r) ==
-        "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, "
-        "which is larger than the available KV cache memory (5.50 GiB). Based on the available memory,  Try "
-        "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.");
+  CHECK(
+      vllm_start_refusal(rules_of("0.8.5"), r) ==
+      "To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, "
+      "which is larger than the available KV cache memory (5.50 GiB). Based on the available memory,  Try "
+      "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.");
   // 0.19.0: format_gib is Python's round(x, 2), and the docs link.
   CHECK(vllm_start_refusal(rules_of("0.19.0"), r) ==
         "To serve at least one request with the models's max seq len (131072), (16.0 GiB KV cache is needed, "
@@ -162,15 +164,17 @@ TEST_CASE("vllm_start_refusal: each release's words (kv_cache_utils.py, kv_cache
   CHECK(vllm_start_refusal(rules_of("0.13.0"), none) ==
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
         "the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
-  CHECK(vllm_start_refusal(rules_of("0.22.0"), none) ==
-        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
-        "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
-        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
+  CHECK(
+      vllm_start_refusal(rules_of("0.22.0"), none) ==
+      "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+      "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
+      "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
   VllmRefusal v0;
   v0.max_model_len = 29000;
   v0.kv_tokens = 27920;
-  CHECK(vllm_start_refusal(rules_of("0.6.4"), v0) ==
-        "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV "
-        "cache (27920). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
-        "initializing the engine.");
+  CHECK(
+      vllm_start_refusal(rules_of("0.6.4"), v0) ==
+      "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV "
+      "cache (27920). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+      "initializing the engine.");
 }

@@ -23,10 +23,14 @@ bool version_part(std::string_view& t, uint32_t& out) {
 }
 
 std::vector<VllmRules> make_vllm_rules() {
-  const char* sort = "PyTorch's sort path: logits 2 B + fp32 copy 4 B + sorted values 4 B + int64 indices 8 B + "
-                     "the segmented sort's scratch 20 B";
-  const char* kernel = "Triton/FlashInfer top-k/top-p: logits 2 B + fp32 copy 4 B + probabilities 4 B + "
-                       "the sampling draw 4 B";
+  const char* sort =
+      "PyTorch's sort path: logits 2 B + fp32 copy 4 B + sorted values 4 B + int64 indices 8 B + "
+      "the segmented sort's scratch 20 B; where FlashInfer is installed (the vllm/vllm-openai image) "
+      "0.8-0.11 "
+      "sample with it instead, about 14 B";
+  const char* kernel =
+      "Triton/FlashInfer top-k/top-p: logits 2 B + fp32 copy 4 B + probabilities 4 B + "
+      "the sampling draw 4 B";
   std::vector<VllmRules> t;
   VllmRules r{};
   r = VllmRules{};
@@ -35,7 +39,8 @@ std::vector<VllmRules> make_vllm_rules() {
   r.v1 = false;
   r.context_in_non_torch = true;
   r.messages = VllmMessages::v0;
-  r.sampler_rule = "V0's sampler is not modelled (the forward of max(max_model_len, 2048) tokens sets the peak)";
+  r.sampler_rule =
+      "V0's sampler is not modelled (the forward of max(max_model_len, 2048) tokens sets the peak)";
   r.source = "vllm/worker/worker.py determine_num_available_blocks, vllm/config.py SchedulerConfig";
   t.push_back(r);
 
@@ -92,7 +97,8 @@ std::vector<VllmRules> make_vllm_rules() {
   r.since = {0, 20, 0};
   r.label = "0.20.0";
   r.cuda_graphs_before_kv = true;
-  r.source = "vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, gpu_model_runner.py profile_cudagraph_memory";
+  r.source =
+      "vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, gpu_model_runner.py profile_cudagraph_memory";
   t.push_back(r);
 
   r.since = {0, 22, 0};
@@ -110,7 +116,8 @@ std::vector<VllmRules> make_vllm_rules() {
   r.since = {0, 34, 0};
   r.label = "0.34.0";
   r.messages = VllmMessages::v1_planning;
-  r.source = "vllm/v1/worker/gpu_worker.py, vllm/v1/worker/gpu/model_runner.py, vllm/v1/core/kv_cache_planning.py";
+  r.source =
+      "vllm/v1/worker/gpu_worker.py, vllm/v1/worker/gpu/model_runner.py, vllm/v1/core/kv_cache_planning.py";
   t.push_back(r);
   return t;
 }
@@ -171,7 +178,8 @@ const VllmRules& vllm_v0_rules() { return vllm_rules_table().front(); }
 
 std::string vllm_start_refusal(const VllmRules& rules, const VllmRefusal& r) {
   const VllmMessages m = rules.messages;
-  const std::string docs = "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
+  const std::string docs =
+      "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
   const std::string cpu =
       "Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU "
       "memory reservation on the CPU backend, despite its name).";
@@ -189,17 +197,18 @@ std::string vllm_start_refusal(const VllmRules& rules, const VllmRefusal& r) {
            std::to_string(r.kv_tokens) +
            "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
            "engine.";
-  const bool round = m == VllmMessages::v1_round || m == VllmMessages::v1_cpu_hint ||
-                     m == VllmMessages::v1_planning;
+  const bool round =
+      m == VllmMessages::v1_round || m == VllmMessages::v1_cpu_hint || m == VllmMessages::v1_planning;
   const bool models_s = m != VllmMessages::v1_cpu_hint && m != VllmMessages::v1_planning;
-  std::string s = std::string("To serve at least one request with the ") + (models_s ? "models's" : "model's") +
-                  " max seq len (" + std::to_string(r.max_model_len) + "), (" +
-                  gib_text(r.needed_gib, round) +
+  std::string s = std::string("To serve at least one request with the ") +
+                  (models_s ? "models's" : "model's") + " max seq len (" + std::to_string(r.max_model_len) +
+                  "), (" + gib_text(r.needed_gib, round) +
                   " GiB KV cache is needed, which is larger than the available KV cache memory (" +
                   gib_text(r.available_gib, round) + " GiB).";
-  const std::string est = r.estimated_len ? "Based on the available memory, the estimated maximum model length is " +
-                                                std::to_string(r.estimated_len) + "."
-                                          : std::string();
+  const std::string est = r.estimated_len
+                              ? "Based on the available memory, the estimated maximum model length is " +
+                                    std::to_string(r.estimated_len) + "."
+                              : std::string();
   const std::string try_len =
       "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.";
   switch (m) {

@@ -37,8 +37,9 @@
 //         CPU backend in its hint (v1/core/kv_cache_utils.py).
 //  0.30.0 arg_utils.py: GPUs of 160 GiB or more get 16,384 tokens and 1,024 sequences for
 //         vllm serve too (not in 0.26.0).
-//  0.34.0 the start check moves to v1/core/kv_cache_planning.py with a new hint; the profile runs the sampler twice (model-dtype pass, then the
-//         fp32 warm-up pass, v1/worker/gpu/model_runner.py), one after the other: the same peak.
+//  0.34.0 the start check moves to v1/core/kv_cache_planning.py with a new hint; the profile runs
+//         the sampler twice (model-dtype pass, then the fp32 warm-up pass,
+//         v1/worker/gpu/model_runner.py), one after the other: the same peak.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,15 +64,15 @@ std::optional<VllmVersion> parse_vllm_version(std::string_view text);
 enum class VllmMessages { v0, v1_0_8, v1, v1_docs_link, v1_round, v1_cpu_hint, v1_planning };
 
 struct VllmRules {
-  VllmVersion since;       // the first release these rules are read for
-  const char* label;       // the release the row was read in, shown in the output
-  bool v1 = true;          // the engine that runs by default
-  bool context_in_non_torch = false;  // the CUDA context is subtracted (0.6 V0, 0.8 V1)
-  bool comm_in_non_torch = true;      // the custom all-reduce buffers (and NCCL set-up) are
+  VllmVersion since;                     // the first release these rules are read for
+  const char* label = "";                // the release the row was read in, shown in the output
+  bool v1 = true;                        // the engine that runs by default
+  bool context_in_non_torch = false;     // the CUDA context is subtracted (0.6 V0, 0.8 V1)
+  bool comm_in_non_torch = true;         // the custom all-reduce (and NCCL set-up) subtracted
   uint32_t sampler_bytes_per_logit = 0;  // bytes per request x vocab at the sampler's peak; 0 = V0
-  bool a100_small_defaults = true;    // "a100" in the name keeps the small scheduler defaults
-  bool tier_160gib = false;           // >= 160 GiB: 16,384 tokens for vllm serve as well
-  bool cuda_graphs_before_kv = false;  // CUDA-graph memory subtracted before the KV cache
+  bool a100_small_defaults = true;       // "a100" in the name keeps the small scheduler defaults
+  bool tier_160gib = false;              // >= 160 GiB: 16,384 tokens for vllm serve as well
+  bool cuda_graphs_before_kv = false;    // CUDA-graph memory subtracted before the KV cache
   VllmMessages messages = VllmMessages::v1;
   const char* sampler_rule = "";  // what the sampler's bytes per logit are made of
   const char* source = "";        // the files the row was read from
