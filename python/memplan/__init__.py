@@ -12,7 +12,7 @@ Bad input raises InputError (a ValueError) with the command line's one-line mess
 """
 
 from ._commands import run_json as _run_json
-from ._errors import CommandError, DeviceError, InputError, MemplanError
+from ._errors import CommandError, DeviceError, InputError, MemplanError, MemplanWarning
 from ._transformers import from_transformers
 
 __version__ = "0.1.0"
@@ -45,4 +45,4 @@ def serve(**options):
 
 
 __all__ = ["estimate", "fit", "max_batch", "advise", "serve", "from_transformers",
-           "MemplanError", "InputError", "DeviceError", "CommandError"]
+           "MemplanError", "InputError", "DeviceError", "CommandError", "MemplanWarning"]

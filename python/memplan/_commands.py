@@ -5,9 +5,10 @@ JSON as a dict, so the package answers what the command line answers, whatever t
 import difflib
 import json
 import os
+import warnings
 
 from . import _core
-from ._errors import CommandError, DeviceError, InputError
+from ._errors import CommandError, DeviceError, InputError, MemplanWarning
 
 _PREFIX = "memplan: error: "
 # Keywords the functions set themselves: they always ask for JSON, and help is not an answer.
@@ -93,9 +94,12 @@ def run_json(command, options):
     lines = [line for line in err.splitlines() if line.strip()]
     if code in (0, 1) and out.strip():
         try:
-            return json.loads(out)
+            answer = json.loads(out)
         except ValueError as e:
             raise CommandError(f"memplan {command}: the output is not JSON ({e})", code, err) from None
+        for line in lines:  # what the command line would have said on standard error beside it
+            warnings.warn(line, MemplanWarning, stacklevel=3)
+        return answer
     line = next((ln for ln in reversed(lines) if ln.startswith(_PREFIX)), lines[-1] if lines else "")
     message = line[len(_PREFIX):] if line.startswith(_PREFIX) else (line or f"memplan {command}: exit code {code}")
     kind = {2: InputError, 3: DeviceError}.get(code, CommandError)

@@ -23,3 +23,7 @@ class DeviceError(MemplanError, RuntimeError):
 
 class CommandError(MemplanError, RuntimeError):
     """Any other failure: a command that failed (exit code 4), output that is not JSON."""
+
+
+class MemplanWarning(UserWarning):
+    """A line the command line wrote on standard error beside a JSON answer."""
