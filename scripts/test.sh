@@ -5,8 +5,10 @@
 #   clang++, Release                           (build-clang)
 # and build the consumer project (tests/consumer) against the installed library and through
 # add_subdirectory, and last the web page's tests (scripts/test-web.sh: wasm vs native, a browser
-# test in headless chromium). Every CTest run includes check.ctest_runs_every_catch2_test: CTest must run
-# exactly the test cases Catch2 has.
+# test in headless chromium). The clang build also builds the Python module (-DMEMPLAN_PYTHON=ON),
+# whose pytest suite (tests/python) compares the package's answers with the binary's JSON. Every
+# CTest run includes check.ctest_runs_every_catch2_test: CTest must run exactly the test cases
+# Catch2 has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -29,7 +31,11 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   CC=gcc CXX=g++ run_suite build-asan -DMEMPLAN_SANITIZE=ON -DCMAKE_CXX_FLAGS_DEBUG=-g1
 
 echo "== clang++: build and test (warnings as errors, Release)"
-CC=clang CXX=clang++ run_suite build-clang -DCMAKE_BUILD_TYPE=Release
+CC=clang CXX=clang++ run_suite build-clang -DCMAKE_BUILD_TYPE=Release \
+  -DMEMPLAN_PYTHON=ON -DPython_EXECUTABLE="$(python3 -c 'import sys; print(sys.executable)')"
+
+echo "== Python package: pytest, each function against the binary's --format json (tests/python)"
+PYTHONPATH=build-clang/python MEMPLAN_BINARY=build-clang/memplan python3 -m pytest -q -p no:cacheprovider tests/python
 
 echo "== consumer project (find_package from an install, add_subdirectory)"
 scripts/check-consumer.sh build-clang
