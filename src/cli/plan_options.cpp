@@ -180,7 +180,7 @@ void add_plan_options(CLI::App& sub, RawPlan& raw, PlanScope scope) {
     const std::string key = field_key(o.field);
     if (o.is_switch)
       sub.add_flag_function(
-          o.flag, [&raw, key](int64_t) { raw.given[key] = "true"; }, o.help);
+          o.flag, [&raw, key](int64_t n) { raw.given[key] = n > 0 ? "true" : "false"; }, o.help);
     else
       sub.add_option_function<std::string>(
           o.flag, [&raw, key](const std::string& v) { raw.given[key] = v; }, o.help);
@@ -394,7 +394,11 @@ Plan resolve_plan(const RawPlan& raw) {
   json& in = plan.inputs;
   for (const OptionSpec& o : plan_options())
     if (!o.is_switch) in[field_key(o.field)] = nullptr;
-  for (const auto& [k, val] : text) in[k] = val;
+  for (const auto& [k, val] : text) {
+    const OptionSpec* o = option_for_key(k);
+    if (o && o->is_switch && val == "false") continue;  // --switch=false: off, as when not given
+    in[k] = val;
+  }
   in["precision"] = r.recipe.name;
   in["optimizer"] = r.optimizer.name;
   in["mode"] = r.mode == Mode::infer ? "infer" : "train";

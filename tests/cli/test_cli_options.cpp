@@ -197,3 +197,22 @@ TEST_CASE("a library error names its field, the CLI shows the flag", "[cli][opti
   r = run_cli({"estimate", "--params", "7B", "--virtual-stages", "2"});
   CHECK(r.err == "memplan: error: --virtual-stages: interleaving needs pipeline parallelism (--pp > 1)\n");
 }
+
+TEST_CASE("a switch given =false is off and =true is on (as its error text offers)", "[cli][options]") {
+  // --expandable-segments changes the reserve's replay, so the switch changes the answer.
+  auto with = [](const std::string& extra) {
+    std::vector<std::string> args = {"estimate", "--model",  "llama-2-7b", "--seq",
+                                     "2048",     "--format", "json"};
+    if (!extra.empty()) args.push_back(extra);
+    auto r = run_cli(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    return json::parse(r.out);
+  };
+  const json off = with("");
+  const json on = with("--expandable-segments");
+  CHECK(on != off);
+  CHECK(with("--expandable-segments=false") == off);
+  CHECK(with("--expandable-segments=true") == on);
+  CHECK(with("--batchnorm=false") == off);
+}
