@@ -7,6 +7,7 @@
 #include <memplan/presets.hpp>
 #include "core/planning/advise.hpp"
 #include "core/planning/advise_knobs.hpp"
+#include "core/planning/planning.hpp"
 
 #include "cli/render_advice.hpp"
 
@@ -385,4 +386,38 @@ TEST_CASE("no knob returns more settings than knob_max_settings allows", "[advis
             CHECK(advice::apply_knob(k2, c, ctx).size() <= advice::knob_max_settings(k2.knob));
     }
   }
+}
+
+TEST_CASE("max_seq and max_batch asked for a range give the exact length inside it, the side outside",
+          "[advise]") {
+  const EstimateRequest r = cheapest_fit_plan("gpt2", "fp32", 2, 1024);
+  int searched = 0;
+  for (uint64_t memory = 10ull << 28; memory <= 20ull << 28; memory += 1ull << 28) {  // 2.5 .. 5 GiB
+    bool capped = false;
+    const uint64_t full = max_seq(r, memory, capped);
+    if (full <= 4 || full >= 1024) continue;  // GPT-2's 1,024 positions
+    ++searched;
+    const uint64_t range[][2] = {{0, UINT64_MAX},      {full / 2, full}, {full + 1, 4 * full},
+                                 {full / 2, full + 1}, {full, full + 1}, {full / 4, full / 2}};
+    for (const auto& fc : range) {
+      const uint64_t got = max_seq(r, memory, capped, fc[0], fc[1]);
+      INFO("memory " << memory << " full " << full << " range [" << fc[0] << ", " << fc[1] << ") got "
+                     << got);
+      if (full < fc[0])
+        CHECK(got < fc[0]);
+      else if (full >= fc[1])
+        CHECK(got >= fc[1]);
+      else
+        CHECK(got == full);
+    }
+    EstimateRequest b = r;
+    b.seq = std::max<uint64_t>(1, full / 8);
+    const BatchPlan plan = max_batch(b, memory, 0);
+    REQUIRE(plan.max_micro_batch >= 2);
+    CHECK(max_batch(b, memory, 0, plan.max_micro_batch).max_micro_batch >= plan.max_micro_batch);
+    const BatchPlan below = max_batch(b, memory, 0, plan.max_micro_batch + 1);
+    CHECK(below.max_micro_batch == plan.max_micro_batch);
+    CHECK(below.required_bytes == plan.required_bytes);
+  }
+  CHECK(searched >= 2);
 }
