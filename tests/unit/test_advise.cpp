@@ -6,6 +6,8 @@
 #include <memplan/error.hpp>
 #include <memplan/presets.hpp>
 #include "core/planning/advise.hpp"
+#include "core/planning/advise_knobs.hpp"
+#include "core/planning/planning.hpp"
 
 #include "cli/render_advice.hpp"
 
@@ -303,4 +305,119 @@ TEST_CASE("advice is codes and numbers, worded by the CLI", "[advise]") {
   REQUIRE(big.changes.size() == 1);
   CHECK(big.changes[0].knob == AdviceKnob::gpu);
   CHECK(cli::cost_text(big.changes[0]) == "new hardware: costs money (or a cloud instance)");
+}
+
+// cheapest_fit's combination path (advise_search.cpp's cheapest_combination) against advise()'s full
+// search, and the bound on knob settings that path relies on.
+namespace {
+
+EstimateRequest cheapest_fit_plan(const char* model, const char* precision, uint64_t batch, uint64_t seq) {
+  EstimateRequest r;
+  r.model = find_model(builtin_presets(), "--model", model).model;
+  r.recipe = parse_recipe("--precision", precision);
+  r.optimizer = parse_optimizer("--optimizer", "adamw");
+  r.batch = batch;
+  r.seq = seq;
+  return r;
+}
+
+std::string fix_described(const Suggestion& s) {
+  return cli::suggestion_change(s) + " | " + std::to_string(s.required_bytes) + " | " +
+         std::to_string(s.cost_rank) + " | " + s.gpu + " | " + verdict_name(s.verdict);
+}
+
+}  // namespace
+
+TEST_CASE("cheapest_fit without a fitting single change is advise()'s first combination", "[advise]") {
+  struct Case {
+    const char* model;
+    const char* precision;
+    uint64_t batch;
+    uint64_t seq;
+    const char* gpu;
+  };
+  const Case cases[] = {
+      {"llama-2-7b", "fp16", 4, 2048, "t4"},        {"llama-2-7b", "fp16", 4, 2048, "rtx-4090"},
+      {"llama-2-7b", "fp32", 16, 2048, "rtx-4090"}, {"llama-2-13b", "fp16", 8, 4096, "a100-40gb"},
+      {"llama-2-7b", "amp-bf16", 8, 4096, "t4"},
+  };
+  int combination_path = 0;
+  for (const Case& c : cases) {
+    const EstimateRequest r = cheapest_fit_plan(c.model, c.precision, c.batch, c.seq);
+    const GpuSpec& g = find_gpu(builtin_presets(), "--gpu", c.gpu);
+    const Advice a = advise(r, g, builtin_presets().gpus);
+    bool single_fits = false;
+    for (const Suggestion& s : a.singles) single_fits = single_fits || (s.fits() && s.tier < 3);
+    if (single_fits || a.fits()) continue;
+    ++combination_path;
+    const std::optional<Suggestion> got = cheapest_fit(r, g, builtin_presets().gpus);
+    std::optional<Suggestion> want;
+    if (!a.combinations.empty()) {
+      want = a.combinations.front();
+    } else {
+      for (const Suggestion& s : a.singles)
+        if (!want && s.fits()) want = s;
+    }
+    INFO(c.model << " " << c.precision << " on " << c.gpu);
+    REQUIRE(got.has_value() == want.has_value());
+    if (got) CHECK(fix_described(*got) == fix_described(*want));
+  }
+  CHECK(combination_path >= 3);
+}
+
+TEST_CASE("no knob returns more settings than knob_max_settings allows", "[advise]") {
+  const std::vector<advice::Knob>& table = advice::knob_table();
+  AdviceOptions options;
+  const GpuSpec& g = find_gpu(builtin_presets(), "--gpu", "rtx-4090");
+  const advice::KnobContext ctx{g, g.usable_bytes(), options};
+  std::vector<EstimateRequest> plans = {cheapest_fit_plan("llama-2-7b", "fp32", 16, 2048),
+                                        cheapest_fit_plan("gpt2", "fp32", 64, 1024)};
+  EstimateRequest infer = cheapest_fit_plan("llama-2-7b", "fp16", 32, 4096);
+  infer.mode = Mode::infer;
+  plans.push_back(infer);
+  for (const EstimateRequest& r : plans) {
+    const advice::Candidate base{r, {}};
+    for (const advice::Knob& k : table) {
+      const std::vector<advice::Candidate> first = advice::apply_knob(k, base, ctx);
+      CHECK(first.size() <= advice::knob_max_settings(k.knob));
+      for (const advice::Candidate& c : first)  // and one knob further along a chain
+        for (const advice::Knob& k2 : table)
+          if (k2.group != k.group && k2.stage != advice::Stage::solve)
+            CHECK(advice::apply_knob(k2, c, ctx).size() <= advice::knob_max_settings(k2.knob));
+    }
+  }
+}
+
+TEST_CASE("max_seq and max_batch asked for a range give the exact length inside it, the side outside",
+          "[advise]") {
+  const EstimateRequest r = cheapest_fit_plan("gpt2", "fp32", 2, 1024);
+  int searched = 0;
+  for (uint64_t memory = 10ull << 28; memory <= 20ull << 28; memory += 1ull << 28) {  // 2.5 .. 5 GiB
+    bool capped = false;
+    const uint64_t full = max_seq(r, memory, capped);
+    if (full <= 4 || full >= 1024) continue;  // GPT-2's 1,024 positions
+    ++searched;
+    const uint64_t range[][2] = {{0, UINT64_MAX},      {full / 2, full}, {full + 1, 4 * full},
+                                 {full / 2, full + 1}, {full, full + 1}, {full / 4, full / 2}};
+    for (const auto& fc : range) {
+      const uint64_t got = max_seq(r, memory, capped, fc[0], fc[1]);
+      INFO("memory " << memory << " full " << full << " range [" << fc[0] << ", " << fc[1] << ") got "
+                     << got);
+      if (full < fc[0])
+        CHECK(got < fc[0]);
+      else if (full >= fc[1])
+        CHECK(got >= fc[1]);
+      else
+        CHECK(got == full);
+    }
+    EstimateRequest b = r;
+    b.seq = std::max<uint64_t>(1, full / 8);
+    const BatchPlan plan = max_batch(b, memory, 0);
+    REQUIRE(plan.max_micro_batch >= 2);
+    CHECK(max_batch(b, memory, 0, plan.max_micro_batch).max_micro_batch >= plan.max_micro_batch);
+    const BatchPlan below = max_batch(b, memory, 0, plan.max_micro_batch + 1);
+    CHECK(below.max_micro_batch == plan.max_micro_batch);
+    CHECK(below.required_bytes == plan.required_bytes);
+  }
+  CHECK(searched >= 2);
 }

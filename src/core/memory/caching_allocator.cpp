@@ -48,131 +48,107 @@ struct Key {
   uint64_t size;
   uint64_t addr;
   int32_t index;
-  bool operator<(const Key& o) const { return size != o.size ? size < o.size : addr < o.addr; }
 };
 
-bool key_below(const Key& k, uint64_t size, uint64_t addr) {
-  return k.size < size || (k.size == size && k.addr < addr);
-}
-
-// The free blocks of a pool, sorted by (size, address), in chunks of at most k_pool_chunk keys: a
-// sorted vector cut into pieces, so that an insert or an erase moves at most one chunk's keys (a
-// pool holds up to a few hundred blocks; one sorted vector spent most of a replay moving them).
-// The chunks are in order and none is empty.
-constexpr uint32_t k_pool_chunk = 64;
-
-struct PoolChunk {
-  uint32_t n = 0;
-  std::array<Key, k_pool_chunk> keys;
-  Key* begin() { return keys.data(); }
-  Key* end() { return keys.data() + n; }
-  const Key& last() const { return keys[n - 1]; }
-  // The first key not below (size, addr), or n.
-  uint32_t lower_bound(uint64_t size, uint64_t addr) const {
-    uint32_t lo = 0;
-    uint32_t hi = n;
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (key_below(keys[mid], size, addr))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
-  void erase_at(uint32_t i) {
-    std::copy(keys.begin() + i + 1, keys.begin() + n, keys.begin() + i);
-    --n;
-  }
+// The free blocks of a pool in torch's order, (size, address), as buckets: the distinct sizes present,
+// sorted, each with its blocks sorted by address, highest first (the best fit of a size is its last).
+// A pool holds a few hundred blocks of a few dozen sizes: finding a size is a binary search over the
+// sizes, and a bucket moves only its own blocks on an insert or an erase (one sorted vector of every
+// block spent most of a replay moving them). Buckets emptied are kept for reuse, with their memory.
+struct Slot {
+  uint64_t addr;
+  int32_t index;
 };
 
 class Pool {
  public:
-  void clear() { chunks_.clear(); }
-  bool empty() const { return chunks_.empty(); }
-  uint64_t largest() const { return chunks_.empty() ? 0 : chunks_.back().last().size; }
+  void clear() {
+    for (const uint32_t id : ids_) {
+      buckets_[id].clear();
+      spare_.push_back(id);
+    }
+    sizes_.clear();
+    ids_.clear();
+  }
+  bool empty() const { return sizes_.empty(); }
+  uint64_t largest() const { return sizes_.empty() ? 0 : sizes_.back(); }
 
-  // Best fit: removes the first block of at least `size` bytes and returns its index, or k_none.
+  // Best fit: removes the block of the smallest size of at least `size` bytes (the lowest address of
+  // that size) and returns its index, or k_none.
   int32_t take(uint64_t size) {
-    const size_t c = chunk_for(size, 0);
-    if (c == chunks_.size()) return k_none;
-    PoolChunk& ch = chunks_[c];
-    const uint32_t i = ch.lower_bound(size, 0);
-    const int32_t index = ch.keys[i].index;
-    erase_at(c, i);
+    const size_t i = lower(size);
+    if (i == sizes_.size()) return k_none;
+    std::vector<Slot>& b = buckets_[ids_[i]];
+    const int32_t index = b.back().index;
+    b.pop_back();
+    if (b.empty()) drop_size(i);
     return index;
   }
 
   void insert(const Key& k) {
-    if (chunks_.empty()) {
-      chunks_.emplace_back();
-      chunks_[0].keys[0] = k;
-      chunks_[0].n = 1;
-      return;
+    const size_t i = lower(k.size);
+    if (i == sizes_.size() || sizes_[i] != k.size) {
+      uint32_t id = 0;
+      if (!spare_.empty()) {
+        id = spare_.back();
+        spare_.pop_back();
+      } else {
+        id = static_cast<uint32_t>(buckets_.size());
+        buckets_.emplace_back();
+      }
+      sizes_.insert(sizes_.begin() + static_cast<std::ptrdiff_t>(i), k.size);
+      ids_.insert(ids_.begin() + static_cast<std::ptrdiff_t>(i), id);
     }
-    size_t c = chunk_for(k.size, k.addr);
-    if (c == chunks_.size()) c = chunks_.size() - 1;  // after every key: the last chunk's end
-    if (chunks_[c].n == k_pool_chunk) {               // full: its upper half becomes the next chunk
-      chunks_.emplace(chunks_.begin() + static_cast<std::ptrdiff_t>(c) + 1);
-      PoolChunk& lo = chunks_[c];
-      PoolChunk& hi = chunks_[c + 1];
-      const uint32_t half = k_pool_chunk / 2;
-      std::copy(lo.keys.begin() + half, lo.keys.end(), hi.keys.begin());
-      hi.n = k_pool_chunk - half;
-      lo.n = half;
-      if (key_below(lo.last(), k.size, k.addr)) ++c;
-    }
-    PoolChunk& ch = chunks_[c];
-    const uint32_t i = ch.lower_bound(k.size, k.addr);
-    std::copy_backward(ch.keys.begin() + i, ch.keys.begin() + ch.n, ch.keys.begin() + ch.n + 1);
-    ch.keys[i] = k;
-    ++ch.n;
+    std::vector<Slot>& b = buckets_[ids_[i]];
+    b.insert(after(b, k.addr), Slot{k.addr, k.index});
   }
 
   void erase(const Key& k) {
-    const size_t c = chunk_for(k.size, k.addr);
-    if (c == chunks_.size()) return;
-    const uint32_t i = chunks_[c].lower_bound(k.size, k.addr);
-    const Key& at = chunks_[c].keys[i];
-    if (at.addr == k.addr && at.size == k.size) erase_at(c, i);
+    const size_t i = lower(k.size);
+    if (i == sizes_.size() || sizes_[i] != k.size) return;
+    std::vector<Slot>& b = buckets_[ids_[i]];
+    const auto at = after(b, k.addr);
+    if (at == b.end() || at->addr != k.addr) return;
+    b.erase(at);
+    if (b.empty()) drop_size(i);
   }
 
-  // Removes every key for which `drop(key)` is true, in order.
+  // Removes every key for which `drop(key)` is true, visiting them in (size, address) order.
   template <class Drop>
   void remove_if(Drop drop) {
-    for (size_t c = 0; c < chunks_.size();) {
-      PoolChunk& ch = chunks_[c];
-      uint32_t kept = 0;
-      for (uint32_t i = 0; i < ch.n; ++i)
-        if (!drop(ch.keys[i])) ch.keys[kept++] = ch.keys[i];
-      ch.n = kept;
-      if (kept)
-        ++c;
+    for (size_t i = 0; i < sizes_.size();) {
+      std::vector<Slot>& b = buckets_[ids_[i]];
+      // Lowest address first (from the back); the kept slots move up to the end, in their order.
+      size_t w = b.size();
+      for (size_t r = b.size(); r-- > 0;)
+        if (!drop(Key{sizes_[i], b[r].addr, b[r].index})) b[--w] = b[r];
+      b.erase(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(w));
+      if (b.empty())
+        drop_size(i);
       else
-        chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(c));
+        ++i;
     }
   }
 
  private:
-  // The first chunk whose last key is not below (size, addr), or chunks_.size().
-  size_t chunk_for(uint64_t size, uint64_t addr) const {
-    size_t lo = 0;
-    size_t hi = chunks_.size();
-    while (lo < hi) {
-      const size_t mid = (lo + hi) / 2;
-      if (key_below(chunks_[mid].last(), size, addr))
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
+  // The first size not below `size`, or sizes_.size().
+  size_t lower(uint64_t size) const {
+    return static_cast<size_t>(std::lower_bound(sizes_.begin(), sizes_.end(), size) - sizes_.begin());
   }
-  void erase_at(size_t c, uint32_t i) {
-    chunks_[c].erase_at(i);
-    if (!chunks_[c].n) chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(c));
+  // The first slot of `b` whose address is below `addr` (b is sorted by address, highest first).
+  static std::vector<Slot>::iterator after(std::vector<Slot>& b, uint64_t addr) {
+    return std::lower_bound(b.begin(), b.end(), addr, [](const Slot& s, uint64_t a) { return s.addr > a; });
+  }
+  void drop_size(size_t i) {
+    spare_.push_back(ids_[i]);
+    sizes_.erase(sizes_.begin() + static_cast<std::ptrdiff_t>(i));
+    ids_.erase(ids_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 
-  std::vector<PoolChunk> chunks_;
+  std::vector<uint64_t> sizes_;             // the distinct sizes of the free blocks, ascending
+  std::vector<uint32_t> ids_;               // the bucket of each, in buckets_
+  std::vector<std::vector<Slot>> buckets_;  // every bucket ever made
+  std::vector<uint32_t> spare_;             // buckets not in use (empty, memory kept)
 };
 
 }  // namespace allocator_detail

@@ -118,48 +118,6 @@ Advice advise(const EstimateRequest& given, const GpuSpec& gpu, const std::vecto
   return a;
 }
 
-namespace {
-
-// The cheapest (tier, cost rank) any setting of a knob can have (the ranks advise_knobs*.cpp give), so
-// that the search for the cheapest fix can stop before the knobs that cannot beat what it has.
-std::pair<int, int> knob_floor(AdviceKnob k, Mode mode) {
-  switch (k) {
-    case AdviceKnob::micro_batch:
-      return {1, 10};
-    case AdviceKnob::autocast:
-      return {1, 20};
-    case AdviceKnob::sequence:
-      return mode == Mode::train ? std::pair{2, 44} : std::pair{1, 30};
-    case AdviceKnob::kv_quantize:
-      return {1, 34};
-    case AdviceKnob::checkpointing:
-      return {2, 40};
-    case AdviceKnob::optimizer_8bit:
-      return {2, 50};
-    case AdviceKnob::adafactor:
-      return {2, 52};
-    case AdviceKnob::quantize:
-      return {2, 54};
-    case AdviceKnob::lora:
-      return {2, 60};
-    case AdviceKnob::qlora:
-      return {2, 64};
-    case AdviceKnob::sharding:
-      return {2, 70};
-    case AdviceKnob::tensor_parallel:
-      return {2, 70};
-    case AdviceKnob::offload:
-      return {2, 80};
-    case AdviceKnob::layer_offload:
-      return {2, 84};
-    case AdviceKnob::gpu:
-      return {3, 0};
-  }
-  return {3, 0};
-}
-
-}  // namespace
-
 std::optional<Suggestion> cheapest_fit(const EstimateRequest& given, const GpuSpec& gpu,
                                        const std::vector<GpuSpec>& presets, const AdviceOptions& options) {
   const EstimateRequest request = request_on(given, gpu);
@@ -172,22 +130,27 @@ std::optional<Suggestion> cheapest_fit(const EstimateRequest& given, const GpuSp
   std::vector<std::size_t> order(table.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return knob_floor(table[a].knob, request.mode) < knob_floor(table[b].knob, request.mode);
+    return advice::knob_floor(table[a].knob, request.mode) < advice::knob_floor(table[b].knob, request.mode);
   });
   std::optional<Suggestion> best;
+  std::vector<std::vector<Candidate>> settings(table.size());
   for (std::size_t i : order) {
-    if (best && knob_floor(table[i].knob, request.mode) >= std::pair{best->tier, best->cost_rank}) break;
-    std::optional<Suggestion> s = best_setting(advice::apply_knob(table[i], base, ctx), ctx);
+    if (best && advice::knob_floor(table[i].knob, request.mode) >= std::pair{best->tier, best->cost_rank})
+      break;
+    settings[i] = advice::apply_knob(table[i], base, ctx);
+    std::optional<Suggestion> s = best_setting(settings[i], ctx);
     if (s && s->fits() &&
         (!best || std::pair{s->tier, s->cost_rank} < std::pair{best->tier, best->cost_rank}))
       best = std::move(s);
   }
   if (best) return best;
-  // No one change fits: the cheapest combination, else a bigger GPU (advise's full search).
-  const Advice a = advise(given, gpu, presets, options);
-  if (!a.combinations.empty()) return a.combinations.front();
-  for (const Suggestion& s : a.singles)
-    if (s.fits()) return s;
+  // No one change fits, and every knob ran: advise()'s cheapest combination (from the same settings,
+  // none of them fitting alone), else a bigger GPU; advise() would compute the same again.
+  if (options.max_knobs > 3 || options.max_candidates == 0)
+    throw Error("advise", "the search is limited to 3 knobs per combination and needs a candidate budget");
+  if (std::optional<Suggestion> c = advice::cheapest_combination(base, ctx, settings, {})) return c;
+  Suggestion bigger = bigger_gpu(request, row.required_bytes, gpu, presets);
+  if (bigger.fits()) return bigger;
   return std::nullopt;
 }
 

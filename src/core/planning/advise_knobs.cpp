@@ -80,7 +80,7 @@ std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   if (r.batch < 2) return {};
   BatchPlan p;
   try {
-    p = max_batch(r, ctx.memory, r.mode == Mode::train ? r.batch : 0);
+    p = max_batch(r, ctx.memory, r.mode == Mode::train ? r.batch : 0, r.batch);  // read only below r.batch
   } catch (const Error&) {
     return {};  // the estimate does not grow with the batch
   }
@@ -134,13 +134,14 @@ std::vector<Candidate> sequence(const Candidate& c, const KnobContext& ctx) {
   if (!transformer(r) || r.seq < 2) return {};
   bool capped = false;
   uint64_t seq = 0;
+  const uint64_t floor = std::max<uint64_t>(1, r.seq / k_shortest_sequence_divisor);
   try {
-    seq = max_seq(r, ctx.memory, capped);
+    // Only a length within [floor, r.seq) is read exactly: below floor or at r.seq the side suffices.
+    seq = max_seq(r, ctx.memory, capped, floor, r.seq);
   } catch (const Error&) {
     return {};
   }
   if (seq >= r.seq) return {};
-  const uint64_t floor = std::max<uint64_t>(1, r.seq / k_shortest_sequence_divisor);
   EstimateRequest n = r;
   n.seq = std::max(seq, floor);
   // Training: tier 2, after checkpointing: a shorter sequence changes what each sample holds (long samples

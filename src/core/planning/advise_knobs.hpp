@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -74,5 +75,22 @@ std::vector<Suggestion> search_combinations(const Candidate& base, const KnobCon
                                             const std::vector<std::vector<Candidate>>& singles,
                                             const std::vector<std::size_t>& fitting_singles,
                                             std::size_t& tried, bool& capped);
+
+// The cheapest (tier, cost rank) any setting of knob `k` can have (the ranks advise_knobs*.cpp give):
+// every change the knob makes ranks at least this.
+std::pair<int, int> knob_floor(AdviceKnob k, Mode mode);
+
+// The most settings knob `k`'s apply function returns for one candidate (advise_knobs*.cpp; a unit
+// test holds each knob to it): what bounds the candidates a combination search can try.
+std::size_t knob_max_settings(AdviceKnob k);
+
+// search_combinations(...).front() (the cheapest combination by cost rank, then required bytes, then
+// the search's order), without evaluating the sets that cannot beat it: a set whose knobs' cost floors
+// already exceed the cheapest fitting combination found is skipped (so are its supersets: their floors
+// are higher still), and the sets of a size are tried cheapest floor first. Exact where
+// search_combinations cannot reach max_candidates (else it runs search_combinations itself).
+std::optional<Suggestion> cheapest_combination(const Candidate& base, const KnobContext& ctx,
+                                               const std::vector<std::vector<Candidate>>& singles,
+                                               const std::vector<std::size_t>& fitting_singles);
 
 }  // namespace memplan::advice

@@ -11,22 +11,30 @@ namespace memplan {
 namespace {
 
 // Largest x in [1, k_max_search] with fits(x), given fits is monotone (true then false);
-// 0 when fits(1) is false.
-uint64_t largest(const std::function<bool(uint64_t)>& fits, bool& capped) {
+// 0 when fits(1) is false. Where the caller needs x only within [floor, ceiling), the search stops once
+// x is known to lie below floor or at or above ceiling, and returns a value on that side: it probes
+// 1, 2, 4, ... then bisects [lo, hi) with fits(lo) and !fits(hi), and its result is the final lo, which
+// only grows and stays below hi.
+uint64_t largest(const std::function<bool(uint64_t)>& fits, bool& capped, uint64_t floor = 0,
+                 uint64_t ceiling = UINT64_MAX) {
   capped = false;
   if (!fits(1)) return 0;
+  if (ceiling <= 1) return 1;
   uint64_t lo = 1, hi = 2;
   while (hi <= k_max_search && fits(hi)) {
     lo = hi;
     hi *= 2;
+    if (lo >= ceiling) return lo;  // the result is at least lo
   }
   if (hi > k_max_search) {
     capped = true;
     return lo;
   }
-  while (hi - lo > 1) {  // fits(lo), !fits(hi)
+  while (hi - lo > 1) {          // fits(lo), !fits(hi)
+    if (hi <= floor) return lo;  // the result is below hi
     const uint64_t mid = lo + (hi - lo) / 2;
     (fits(mid) ? lo : hi) = mid;
+    if (lo >= ceiling) return lo;
   }
   return lo;
 }
@@ -47,7 +55,8 @@ uint64_t data_parallel_ranks(const EstimateRequest& r) {
   return std::max<uint64_t>(l.gpus / model_parallel, 1);
 }
 
-BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch) {
+BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch,
+                    uint64_t ceiling) {
   // Whether the batch changes anything: the terms' sum (the peak can sit in a batch-independent
   // phase, the optimizer step, at small batches and still grow later).
   EstimateRequest two = base;
@@ -60,8 +69,10 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
                                   field_ref(Field::activation_bytes_per_row) + ", " + field_ref(Field::mlp) +
                                   ", or an architecture with " + field_ref(Field::seq));
   BatchPlan p;
-  p.micro_batch = largest([&](uint64_t b) { return required_at(base, b, memory) <= memory; }, p.capped);
+  p.micro_batch =
+      largest([&](uint64_t b) { return required_at(base, b, memory) <= memory; }, p.capped, 0, ceiling);
   p.max_micro_batch = p.micro_batch;
+  if (p.max_micro_batch >= ceiling) return p;
   p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
   p.data_parallel_ranks = data_parallel_ranks(base);
   if (effective_batch && p.micro_batch) {
@@ -80,7 +91,8 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
   return p;
 }
 
-uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
+uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped, uint64_t floor,
+                 uint64_t ceiling) {
   auto at = [&](uint64_t seq) {
     EstimateRequest r = base;
     r.seq = seq;
@@ -102,7 +114,7 @@ uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped) {
   // (transformers' nn.Embedding lookup raises IndexError); a rotary model is planned up to 32x its
   // positions (context_limit.hpp): the search stops there, as --seq is refused past it.
   const uint64_t limit = base.model.arch ? context_limit(*base.model.arch).longest : UINT64_MAX;
-  return largest([&](uint64_t s) { return s <= limit && at(s) <= memory; }, capped);
+  return largest([&](uint64_t s) { return s <= limit && at(s) <= memory; }, capped, floor, ceiling);
 }
 
 }  // namespace memplan

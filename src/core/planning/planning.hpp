@@ -29,10 +29,17 @@ uint64_t data_parallel_ranks(const EstimateRequest& r);
 // micro-batch x accumulation steps x data-parallel ranks (every rank adds its micro-batches to the
 // gradients the all-reduce averages).
 // Throws Error when the activations do not grow with the batch (nothing to solve).
-BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch);
+// `ceiling`: a caller that reads the plan only when the largest batch is below it; at or above it the
+// search stops as soon as it knows, and only max_micro_batch (some batch >= ceiling) is set.
+BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effective_batch,
+                    uint64_t ceiling = UINT64_MAX);
 
 // Largest sequence length at the request's batch; 0 when not even 1 fits.
 // Throws Error when the estimate does not depend on the sequence (no architecture).
-uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped);
+// A caller that needs the length only within [floor, ceiling) gets it exactly there, and otherwise a
+// length on the same side (below floor, or at least ceiling), found with fewer estimates: the search
+// stops once it knows the side. `capped` is then only meaningful for a length within the range.
+uint64_t max_seq(const EstimateRequest& base, uint64_t memory, bool& capped, uint64_t floor = 0,
+                 uint64_t ceiling = UINT64_MAX);
 
 }  // namespace memplan
