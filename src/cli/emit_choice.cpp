@@ -31,7 +31,8 @@ EstimateRequest written_plan(const Suggestion& s, const EstimateRequest& given) 
 void unwritten_knobs(const Suggestion& s, std::vector<std::string>& notes) {
   for (const AdviceChange& c : s.changes)
     if (c.knob == AdviceKnob::layer_offload)
-      notes.push_back("not expressible as a config: " + change_text(c) + " (llama.cpp's -ngl)");
+      notes.push_back("not expressible as a config: the layers kept in host memory of " +
+                      suggestion_change(s) + " (llama.cpp's -ngl)");
 }
 
 }  // namespace

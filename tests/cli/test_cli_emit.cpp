@@ -132,7 +132,7 @@ const EmitCase k_emit_cases[] = {
 
 }  // namespace
 
-TEST_CASE("--emit: the config written reads back through --from as the plan chosen", "[cli][emit]") {
+TEST_CASE("emit: the config written reads back through --from as the plan chosen", "[cli][emit]") {
   const memplan::test::TempDir dir("emit_round_trip");
   for (const EmitCase& c : k_emit_cases) {
     INFO(c.command << " " << c.file << " " << c.both << " " << c.emit);
@@ -167,7 +167,7 @@ TEST_CASE("--emit: the config written reads back through --from as the plan chos
   }
 }
 
-TEST_CASE("--emit flags: memplan's flags beside the file give the suggestion's bytes", "[cli][emit]") {
+TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's bytes", "[cli][emit]") {
   const std::string file = emit_sample("axolotl/fft-8b.yaml");
   const nlohmann::json emit = emit_json_of({"advise", "--from", file, "--gpu", "rtx-4090", "--model",
                                             "llama-3-8b", "--emit", "flags"})
@@ -186,7 +186,7 @@ TEST_CASE("--emit flags: memplan's flags beside the file give the suggestion's b
   CHECK(listed);
 }
 
-TEST_CASE("--emit: the text output is the config alone, the choice on stderr", "[cli][emit]") {
+TEST_CASE("emit: the text output is the config alone, the choice on stderr", "[cli][emit]") {
   const std::string ds = emit_sample("deepspeed/ds_z3_config.json");
   const auto r = run_cli({"advise",
                           "--from",
@@ -234,7 +234,7 @@ TEST_CASE("--emit: the text output is the config alone, the choice on stderr", "
   CHECK(y.out.find("micro_batch_size") == std::string::npos);  // unchanged keys are not written
 }
 
-TEST_CASE("--emit: LLaMA-Factory's DeepSpeed files for sharding, trainer flags, and what cannot be said",
+TEST_CASE("emit: LLaMA-Factory's DeepSpeed files for sharding, trainer flags, and what cannot be said",
           "[cli][emit]") {
   const std::string lf = emit_sample("llamafactory/llama3_lora_sft.yaml");
   const auto r = run_cli({"advise", "--from", lf, "--model", "llama-3-8b", "--gpu", "t4", "--emit"});
@@ -253,7 +253,7 @@ TEST_CASE("--emit: LLaMA-Factory's DeepSpeed files for sharding, trainer flags, 
   CHECK(t.err.find("--use_peft --lora_r 8") != std::string::npos);  // the adapters: TRL's flags, said
 }
 
-TEST_CASE("--emit: bad values refused in one line", "[cli][emit]") {
+TEST_CASE("emit: bad values refused in one line", "[cli][emit]") {
   const std::string axo = emit_sample("axolotl/fft-8b.yaml");
   const std::vector<std::string> run = {"advise",   "--from",  axo,         "--gpu",
                                         "rtx-4090", "--model", "llama-3-8b"};
