@@ -145,9 +145,9 @@ TEST_CASE("emit: the config written reads back through --from as the plan chosen
     CHECK(emit.at("chosen").get<std::string>().find(c.chosen) != std::string::npos);
     CHECK(emit.at("verdict") != "no");
     const std::string text = emit.at("text");
-    const bool json = std::string(c.file).find("deepspeed/") == 0;
-    if (json) REQUIRE_NOTHROW(nlohmann::json::parse(text));  // a complete DeepSpeed JSON
-    const std::string written = json ? dir.write("written.json", text) : emit_merged(dir, file, text);
+    const bool is_json = std::string(c.file).find("deepspeed/") == 0;
+    if (is_json) REQUIRE_NOTHROW(nlohmann::json::parse(text));  // a complete DeepSpeed JSON
+    const std::string written = is_json ? dir.write("written.json", text) : emit_merged(dir, file, text);
 
     // max-batch's own flags name no plan: estimate takes the plan alone.
     std::vector<std::string> plan_flags;
