@@ -4,6 +4,7 @@
 // combinations that first fit. --checklist adds tier 0, the free fixes no estimate can see.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <memplan/error.hpp>
@@ -11,6 +12,8 @@
 #include "core/planning/advise.hpp"
 
 #include "cli/command.hpp"
+#include "cli/emit_choice.hpp"
+#include "cli/emit_config.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_advice.hpp"
 #include "cli/render_fit.hpp"
@@ -137,6 +140,8 @@ void add_advise(CLI::App& sub, Runner& run) {
     std::string limit;
     bool checklist = false;
     bool all = false;
+    std::string emit, emit_rank;
+    CLI::Option* emit_option = nullptr;
   };
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan, PlanScope::torch_step);
@@ -145,8 +150,20 @@ void add_advise(CLI::App& sub, Runner& run) {
   sub.add_flag("--checklist", s->checklist,
                "Also print tier 0: free fixes no estimate can see (retained graphs, no_grad, ...)");
   sub.add_flag("--all", s->all, "List the changes even when the run already fits");
-  run = with_from_section(s->plan, s->output, [s](Io& io) {
+  s->emit_option =
+      sub.add_option("--emit", s->emit,
+                     "Write the cheapest fitting suggestion as a config: deepspeed, axolotl, "
+                     "llamafactory, torchtune, accelerate, trainer or flags (no value: --from's)")
+          ->expected(0, 1);
+  sub.add_option("--emit-rank", s->emit_rank, "With --emit: the Nth fitting suggestion, cheapest first");
+  Runner body = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
+    const bool emit = s->emit_option->count() > 0;
+    if (!emit && !s->emit_rank.empty()) throw Error("--emit-rank", "needs --emit FRAMEWORK");
+    const std::optional<FromReport> from = emit ? read_from(s->plan) : std::nullopt;
+    const EmitFramework framework =
+        emit ? parse_emit_framework(s->emit, from ? &*from : nullptr) : EmitFramework::flags;
+    const uint64_t emit_rank = parse_emit_rank(s->emit_rank);
     uint64_t limit = k_default_limit;
     if (!s->limit.empty()) {
       limit = parse_count("--limit", s->limit, 1ull << 20);
@@ -170,6 +187,23 @@ void add_advise(CLI::App& sub, Runner& run) {
     }
     const GpuSpec& gpu = plan.targets.gpus.front();
     const Advice a = advise(plan.request, gpu, plan.presets.gpus);
+    std::optional<EmitRequest> emitting;
+    std::optional<EmittedConfig> emitted;
+    if (emit) {
+      std::string why;
+      emitting = advice_emit_request(a, plan.request, emit_rank, out.units, why);
+      if (!emitting) {
+        io.err << "memplan: --emit: " << why << "\n";
+        return k_no_fit;
+      }
+      emitting->framework = framework;
+      emitting->from = from ? &*from : nullptr;
+      emitted = emit_config(*emitting);
+      if (out.format != Format::json) {
+        print_emitted(*emitted, *emitting, io);
+        return k_ok;
+      }
+    }
     const bool show = !a.fits() || s->all;
     const std::vector<Suggestion> singles = show ? first(a.singles, limit) : std::vector<Suggestion>{};
     const std::vector<Suggestion> combos = first(a.combinations, limit);
@@ -201,6 +235,7 @@ void add_advise(CLI::App& sub, Runner& run) {
                   {"notes", notes},
                   {"hardware_notes", hardware},
                   {"checklist", s->checklist ? json(tier0_checklist()) : json(nullptr)}};
+      if (emitted) doc["emit"] = emitted_json(*emitted, *emitting);
       io.out << doc.dump(2) << "\n";
       return k_ok;
     }
@@ -260,7 +295,14 @@ void add_advise(CLI::App& sub, Runner& run) {
                  "; sharding and offload rows are per GPU");
     }
     return k_ok;
-  });
+  };
+  // --emit alone on stdout (a config to redirect to a file), without the "inputs from" lines.
+  Runner with_from = with_from_section(s->plan, s->output, body);
+  run = [s, body, with_from](Io& io) {
+    const bool bare =
+        s->emit_option->count() > 0 && resolve_output_options(s->output, io).format != Format::json;
+    return bare ? body(io) : with_from(io);
+  };
 }
 
 }  // namespace memplan::cli

@@ -1,6 +1,7 @@
 // memplan max-batch: the largest micro-batch that fits each GPU, and the accumulation steps
 // that give back --effective-batch; --max-seq: the longest sequence at the given batch.
 #include <memory>
+#include <optional>
 
 #include <memplan/error.hpp>
 #include <memplan/fit.hpp>
@@ -10,6 +11,8 @@
 #include "core/planning/planning.hpp"
 
 #include "cli/command.hpp"
+#include "cli/emit_choice.hpp"
+#include "cli/emit_config.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_cuda_context.hpp"
 #include "cli/render_estimate.hpp"
@@ -227,14 +230,25 @@ void add_max_batch(CLI::App& sub, Runner& run) {
     RawOutputOptions output;
     std::string effective;
     bool max_seq = false;
+    std::string emit;
+    CLI::Option* emit_option = nullptr;
   };
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan, PlanScope::torch_step);
   add_output_options(sub, s->output);
   sub.add_option("--effective-batch", s->effective, "Effective batch to reach with gradient accumulation");
   sub.add_flag("--max-seq", s->max_seq, "Find the longest sequence that fits at --batch instead");
-  run = with_from_section(s->plan, s->output, [s](Io& io) {
+  s->emit_option =
+      sub.add_option("--emit", s->emit,
+                     "Write the batch found (and the accumulation steps) as a config: deepspeed, "
+                     "axolotl, llamafactory, torchtune, accelerate, trainer or flags (no value: --from's)")
+          ->expected(0, 1);
+  Runner body = [s](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
+    const bool emit = s->emit_option->count() > 0;
+    const std::optional<FromReport> from = emit ? read_from(s->plan) : std::nullopt;
+    const EmitFramework framework =
+        emit ? parse_emit_framework(s->emit, from ? &*from : nullptr) : EmitFramework::flags;
     const Plan plan = resolve_plan(s->plan);
     if (!plan.gpu_given) throw Error("--gpu", "required: the GPUs to plan for (e.g. --gpu rtx-4090)");
     uint64_t effective = 0;
@@ -242,10 +256,35 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       effective = parse_batch_size("--effective-batch", s->effective, 1ull << 40);
       if (!effective) throw Error("--effective-batch", "\"0\" must be at least 1");
     }
+    if (emit && plan.targets.gpus.size() != 1)
+      throw Error("--emit",
+                  "writes the batch of one GPU; --gpu names " + std::to_string(plan.targets.gpus.size()));
     const MaxBatchResult res = compute(plan, s->max_seq, effective);
-    if (out.format == Format::json)
-      io.out << to_json(plan, res).dump(2) << "\n";
-    else if (out.format == Format::csv)
+    std::optional<EmitRequest> emitting;
+    std::optional<EmittedConfig> emitted;
+    if (emit && !res.none_fit()) {
+      const MaxBatchRow& r = res.rows.front();
+      emitting =
+          batch_emit_request(plan.request, r.gpu, r.micro_batch, res.effective ? r.accumulation_steps : 0,
+                             res.max_seq ? r.max_seq : 0, r.required_bytes, out.units);
+      emitting->framework = framework;
+      emitting->from = from ? &*from : nullptr;
+      emitted = emit_config(*emitting);
+    }
+    if (emit && out.format != Format::json) {
+      if (!emitted) {
+        io.err << "memplan: --emit: nothing fits " << plan.targets.gpus.front().id
+               << ": no config to write\n";
+        return k_no_fit;
+      }
+      print_emitted(*emitted, *emitting, io);
+      return k_ok;
+    }
+    if (out.format == Format::json) {
+      nlohmann::json doc = to_json(plan, res);
+      if (emitted) doc["emit"] = emitted_json(*emitted, *emitting);
+      io.out << doc.dump(2) << "\n";
+    } else if (out.format == Format::csv)
       io.out << to_csv(res);
     else
       io.out << to_table(plan, res, out);
@@ -254,7 +293,14 @@ void add_max_batch(CLI::App& sub, Runner& run) {
       return k_no_device;
     }
     return res.none_fit() ? k_no_fit : k_ok;
-  });
+  };
+  // --emit alone on stdout (a config to redirect to a file), without the "inputs from" lines.
+  Runner with_from = with_from_section(s->plan, s->output, body);
+  run = [s, body, with_from](Io& io) {
+    const bool bare =
+        s->emit_option->count() > 0 && resolve_output_options(s->output, io).format != Format::json;
+    return bare ? body(io) : with_from(io);
+  };
 }
 
 }  // namespace memplan::cli

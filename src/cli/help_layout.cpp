@@ -138,6 +138,8 @@ const HelpRow k_rows[] = {
     {"--limit", G::output, "N"},
     {"--checklist", G::output, ""},
     {"--all", G::output, ""},
+    {"--emit", G::output, "[FRAMEWORK]"},
+    {"--emit-rank", G::output, "N"},
     {"--help", G::output, ""},
 };
 

@@ -123,6 +123,11 @@ const BadInput k_bad_inputs[] = {
     {{"estimate", "--params", "7e9", "--precision", "fp16", "--quantize", "int8"},
      "--quantize: stores frozen weights, and a full fine-tune has none"},
     {{"advise", "--params", "7e9", "--gpu", "t4", "--limit", "0"}, "--limit: \"0\" must be at least 1"},
+    {{"advise", "--params", "7e9", "--gpu", "t4", "--emit", "flags", "--emit-rank", "0"},
+     "--emit-rank: \"0\" must be at least 1 (1: the cheapest fitting suggestion)"},
+    {{"max-batch", "--params", "7e9", "--gpu", "t4", "--emit", "nosuch"},
+     "--emit: \"nosuch\" is not one of deepspeed, axolotl, llamafactory, torchtune, accelerate, trainer, "
+     "flags, from"},
     {{"cast", "abc"}, "cast: \"abc\" is not a number"},
     {{"cast", "1", "--to", "fp7"}, "--to: \"fp7\" is not a number format"},
     {{"cast", "1", "--from-bits", "fp7"}, "--from-bits: \"fp7\" is not a number format"},
