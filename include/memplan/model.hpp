@@ -40,7 +40,11 @@ struct TransformerArch {
   uint64_t experts = 0;  // MoE: experts per layer (0 = dense)
   uint64_t experts_per_token = 0;
   bool encoder_decoder = false;  // t5: `layers` counts the encoder, `decoder_layers` the decoder
-  uint64_t decoder_layers = 0;   // encoder-decoder only (the decoder also has cross-attention)
+  // Encoders (bert, roberta): the head trained on top, from architectures[0] of config.json: "mlm"
+  // (...ForMaskedLM), "classification" (...ForSequenceClassification, `labels` classes), "" none.
+  std::string encoder_head;
+  uint64_t labels = 0;
+  uint64_t decoder_layers = 0;  // encoder-decoder only (the decoder also has cross-attention)
   // Fine-grained mixture of experts (Qwen-MoE, DeepSeek, OLMoE, gpt-oss, Llama 4). With experts,
   // `intermediate` is the dense MLP's width and these say what differs per layer kind.
   uint64_t expert_intermediate =

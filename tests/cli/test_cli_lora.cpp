@@ -58,9 +58,10 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
   //   layer 0: its input needs no gradient, so no attention norm and no q/k/v input kept:
   //   415,776,768 - 33,562,624 - 16,777,216.
   //   outside: final norm 33,562,624; logits bf16 131,072,000 + fp32 262,144,000 (held);
-  //   log-softmax 262,144,000.
+  //   log-softmax 262,144,000; the shifted labels transformers' ForCausalLMLoss keeps, int64
+  //   2048 x 8 = 16,384.
   const uint64_t layer = 415776768, first = layer - 33562624 - 16777216,
-                 outside = 33562624 + 131072000 + 2 * 262144000;
+                 outside = 33562624 + 131072000 + 2 * 262144000 + 2048 * 8;
   CHECK(doc["breakdown"]["activations"] == first + 31 * layer + outside);
 
   std::vector<std::string> full = k_qlora;

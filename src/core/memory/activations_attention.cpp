@@ -21,20 +21,33 @@ namespace detail {
 namespace {
 
 // Families whose Hugging Face eager attention is the Llama template's eager_attention_forward (or
-// a copy of it): the softmax in fp32, cast back to the query's dtype. GPT-2, BERT, OPT, Falcon
-// and the other older families take the softmax in the scores' own dtype.
+// a copy of it): the softmax in fp32, cast back to the query's dtype. GPT-2, BERT, RoBERTa, Falcon
+// and the other older families take the softmax in the scores' own dtype. OPT and GPT-NeoX joined
+// the template in transformers 5 (5.24.0 models/opt/modeling_opt.py and
+// models/gpt_neox/modeling_gpt_neox.py eager_attention_forward: softmax(..., dtype=torch.float32)
+// .to(query.dtype), measured by bench/frameworks/measure_saved.py); 4.x releases differ.
 bool hf_eager_softmax_fp32(const std::string& model_type) {
   static const char* const k_types[] = {
       "llama",  "mistral", "mixtral",     "qwen2",      "qwen2_moe",   "qwen3",       "qwen3_moe",
       "gemma",  "gemma2",  "gemma3_text", "gemma3",     "phi3",        "phimoe",      "olmo2",
       "olmoe",  "cohere",  "glm4",        "starcoder2", "deepseek_v2", "deepseek_v3", "llama4_text",
-      "llama4", "llava",   "qwen2_vl",    "qwen2_5_vl", "mllama"};
+      "llama4", "llava",   "qwen2_vl",    "qwen2_5_vl", "mllama",      "opt",         "gpt_neox"};
   for (const char* t : k_types)
     if (model_type == t) return true;
   return false;
 }
 
 }  // namespace
+
+// Whether eager attention's softmax keeps an fp32 output (and the PV matmul a half copy of it):
+// CUDA autocast runs softmax in fp32, and the Llama template's eager attention asks for fp32 in a
+// half model. The same in a full fine-tune and under LoRA (frozen weights change what needs a
+// gradient, not the dtypes).
+bool LayerModel::eager_softmax_fp32() const {
+  const bool half = !(m_act.cost == detail::fp32_fmt().cost);
+  const bool autocast_fp32 = m_opts.autocast && m_opts.runtime == Runtime::cuda;
+  return autocast_fp32 || (half && hf_eager_softmax_fp32(m_arch.model_type));
+}
 
 void LayerModel::attention_core(Entries& e) const {
   const Shape& d = m_shape;
@@ -45,9 +58,8 @@ void LayerModel::attention_core(Entries& e) const {
     add_entry(e, "v (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
     if (m_arch.attn_softcap > 0.0)
       add_entry(e, "soft-capped scores (tanh output, kept by tanh)", {d.nh, d.s, d.s}, m_act, core);
-    const bool half = !(m_act.cost == detail::fp32_fmt().cost);
     const bool autocast_fp32 = m_opts.autocast && m_opts.runtime == Runtime::cuda;
-    const bool fp32_softmax = autocast_fp32 || (half && hf_eager_softmax_fp32(m_arch.model_type));
+    const bool fp32_softmax = eager_softmax_fp32();
     if (m_opts.softmax_keeps_input) {
       // torch < 1.11 keeps softmax's input: the masked scores, or the fp32 copy softmax reads
       // (autocast's cast; softmax(dtype=float32) converts bf16 first and reads fp16 as it is).

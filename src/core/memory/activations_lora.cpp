@@ -173,7 +173,7 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
   if (g.k) add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
   if (g.q) add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
   if (qk || (g.v && !m_drop_attn)) {
-    if (m_opts.autocast && m_opts.runtime == Runtime::cuda) {
+    if (eager_softmax_fp32()) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
       add_entry(
           e, [&] { return "probabilities cast to " + m_act.name; }, {d.nh, d.s, d.s}, m_act, core);
@@ -212,6 +212,7 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
           e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
     if (down_input) lora_inputs(e, fn + " output (down LoRA input)", {"down"}, d.ff, m_act);
   }
+  if (m_arch.experts > 0 && (g.gate || g.up) && m_opts.runtime != Runtime::cpu_torch113) moe_routing(e, true);
   if (ffn_drop) {
     if (g.gate || g.up) add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
     if (m_opts.lora->down) add_entry(e, "MLP inner dropout output (down LoRA input)", {d.s, d.ff}, m_act);

@@ -156,6 +156,7 @@ void LayerModel::mlp_core(Entries& e) const {
     add_entry(
         e, [&] { return fn + " output (down projection input)"; }, {d.s, d.ff}, m_act);
   }
+  if (m_arch.experts > 0 && m_opts.runtime != Runtime::cpu_torch113) moe_routing(e, false);
   if (m_drop_hidden && m_arch.ffn_dropout) {
     add_entry(e, "MLP inner dropout mask", {d.s, d.ff}, mask(m_act));
     add_entry(e, "MLP inner dropout output", {d.s, d.ff}, m_act);
@@ -223,6 +224,10 @@ Entries LayerModel::outside() const {
   if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
   if (d.vocab > 0 && m_drop_hidden && !lora) add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
   if (m_arch.final_norm) norm(e, "final norm", true, true);
+  if (!m_arch.causal && d.vocab > 0 && !m_arch.encoder_head.empty()) {
+    encoder_head(e);
+    return e;
+  }
   if (!(m_arch.causal && d.vocab > 0)) return e;
   if (lora && m_opts.litgpt && m_opts.bnb_4bit)
     add_entry(e, "final norm output (kept by bitsandbytes' 4-bit LM head)", {d.s, d.h}, m_res);
@@ -276,6 +281,10 @@ Entries LayerModel::outside() const {
   else if (upcast)
     add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
   add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
+  // Hugging Face's own loss (transformers 5.24.0 loss/loss_utils.py ForCausalLMLoss) pads the labels
+  // and shifts them, `labels[..., 1:].contiguous()`: a new int64 tensor that cross-entropy keeps.
+  if (m_opts.fp32_logits && m_opts.runtime != Runtime::cpu_torch113)
+    add_entry(e, "shifted labels (int64, kept by cross-entropy)", {d.s}, Fmt{"int64", {8, 1}});
   return e;
 }
 

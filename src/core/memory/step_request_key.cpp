@@ -11,9 +11,9 @@ namespace {
 // The sizes the writers below were written for (64-bit libstdc++): a field added to one of these
 // structs changes its size, and the build stops here until the writer knows the field.
 #if defined(__GLIBCXX__) && UINTPTR_MAX == UINT64_MAX
-static_assert(sizeof(EstimateRequest) == 1800, "a request field: add it to step_request_key");
-static_assert(sizeof(ModelSpec) == 1048, "a model field: add it to step_request_key");
-static_assert(sizeof(TransformerArch) == 456, "an arch field: add it to step_request_key");
+static_assert(sizeof(EstimateRequest) == 1840, "a request field: add it to step_request_key");
+static_assert(sizeof(ModelSpec) == 1088, "a model field: add it to step_request_key");
+static_assert(sizeof(TransformerArch) == 496, "an arch field: add it to step_request_key");
 static_assert(sizeof(VisionTower) == 224, "a vision field: add it to step_request_key");
 static_assert(sizeof(LayerKind) == 128, "a layer-kind field: add it to step_request_key");
 static_assert(sizeof(Recipe) == 344, "a recipe field: add it to step_request_key");
@@ -71,6 +71,8 @@ struct RequestKeyWriter {
     u64(a.experts);
     u64(a.experts_per_token);
     flag(a.encoder_decoder);
+    text(a.encoder_head);
+    u64(a.labels);
     for (uint64_t v :
          {a.decoder_layers, a.expert_intermediate, a.shared_experts, a.shared_intermediate, a.dense_layers,
           a.dense_intermediate, a.q_lora_rank, a.kv_lora_rank, a.qk_nope_head_dim, a.qk_rope_head_dim,

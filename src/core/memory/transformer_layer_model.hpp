@@ -38,6 +38,8 @@ class LayerModel {
   void linear_inputs(Entries& e, const char* name, uint64_t calls) const;
 
   void litgpt_qkv(Entries& e) const;
+  // Eager attention's softmax keeps an fp32 output and the PV matmul a half copy of it.
+  bool eager_softmax_fp32() const;
   void attention_core(Entries& e) const;
 
   // q_norm / k_norm (arch.qk_norm) between the q/k projections and rotary: what each keeps when
@@ -46,6 +48,10 @@ class LayerModel {
 
   void mlp_core(Entries& e) const;
 
+  // A mixture-of-experts layer's router and token dispatch (beside the experts' MLP tensors).
+  // frozen: the experts' weights are frozen (LoRA).
+  void moe_routing(Entries& e, bool frozen) const;
+
   // What Hugging Face's gelu_new keeps besides its output.
   void gelu_new(Entries& e) const;
 
@@ -53,6 +59,9 @@ class LayerModel {
   Entries layer(bool first) const;
 
   Entries outside() const;
+
+  // An encoder's MLM or classification head and its loss (arch.encoder_head), after the last layer.
+  void encoder_head(Entries& e) const;
 
   // The format cross-entropy computes in (its log-softmax and the gradients it starts backward with).
   Fmt loss_format() const;

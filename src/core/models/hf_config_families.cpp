@@ -166,6 +166,19 @@ FamilyCount count_bert(ConfigReader& c, const std::string& mt) {
   a.tied_embeddings = c.flag_or({"tie_word_embeddings"}, true);
   a.hidden_dropout = c.real({"hidden_dropout_prob"}).value_or(0.1);
   a.attention_dropout = c.real({"attention_probs_dropout_prob"}).value_or(0.1);
+  const nlohmann::json& j = c.json();
+  const auto archs = j.find("architectures");
+  if (archs != j.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string()) {
+    const std::string cls = (*archs)[0].get<std::string>();
+    if (ends_with(cls, "ForMaskedLM")) a.encoder_head = "mlm";
+    if (ends_with(cls, "ForSequenceClassification")) {
+      a.encoder_head = "classification";
+      const auto id2label = j.find("id2label");
+      a.labels = c.count_or({"num_labels"}, id2label != j.end() && id2label->is_object() && !id2label->empty()
+                                                ? id2label->size()
+                                                : 2);
+    }
+  }
   count(r, layout);
   return r;
 }
