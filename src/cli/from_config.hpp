@@ -29,6 +29,7 @@ struct FromReport {
   std::vector<FromField> not_modelled;
   std::vector<std::string> not_read;    // keys the reader does not know
   std::vector<std::string> overridden;  // filled by resolve_plan: flags that replaced a value
+  std::vector<std::string> notes;       // what the file leaves to flags ("names no model")
 };
 
 // Reads FILE, finds its framework from its keys and reads it. Throws Error (file, line and column
@@ -45,5 +46,9 @@ void read_axolotl(const ConfigNode& root, FromReport& r);
 void read_llamafactory(const ConfigNode& root, FromReport& r);
 void read_torchtune(const ConfigNode& root, FromReport& r);
 void read_accelerate(const ConfigNode& root, FromReport& r);
+void read_trainer(const ConfigNode& root, FromReport& r);
+
+// The TrainingArguments / SFTConfig keys that change no memory or that read_trainer reads.
+const std::vector<const char*>& trainer_known_keys();
 
 }  // namespace memplan::cli
