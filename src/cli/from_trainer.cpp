@@ -141,7 +141,7 @@ void trainer_deepspeed(FromFields& f, FromReport& r, const ConfigNode& n) {
     const size_t slash = r.path.find_last_of('/');
     const std::string path =
         rel.empty() || rel[0] == '/' || slash == std::string::npos ? rel : r.path.substr(0, slash + 1) + rel;
-    const std::string text = read_small_file(path, config_limit::k_file, "deepspeed");
+    const std::string text = read_small_file(path, config_limit::k_file, r.path + ": deepspeed");
     const ConfigNode ds = parse_json_config(text, path);
     if (ds.kind != ConfigNode::Kind::map)
       throw Error(path, "is not a mapping of keys to values (expected a DeepSpeed config)");
