@@ -9,7 +9,7 @@ namespace memplan::cli {
 
 namespace {
 
-bool looks_like_json(const std::string& text) {
+bool looks_like_json(std::string_view text) {
   for (const char c : text) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
     return c == '{' || c == '[';
@@ -41,9 +41,12 @@ bool looks_like_trainer(const ConfigNode& root) {
 }  // namespace
 
 FromReport read_from_file(const std::string& path) {
+  return read_from_text(read_small_file(path, config_limit::k_file, "--from"), path);
+}
+
+FromReport read_from_text(std::string_view text, const std::string& path) {
   FromReport r;
   r.path = path;
-  const std::string text = read_small_file(path, config_limit::k_file, "--from");
   const bool json = looks_like_json(text);
   const ConfigNode root = json ? parse_json_config(text, path) : parse_yaml_config(text, path);
   if (root.kind != ConfigNode::Kind::map)
@@ -103,7 +106,11 @@ nlohmann::json from_json(const FromReport& r) {
   for (const std::string& o : r.overridden) overridden.push_back(safe(o));
   json doc = {{"file", safe(r.path)},         {"framework", r.framework}, {"used", used},
               {"not_modelled", not_modelled}, {"not_read", not_read},     {"overridden", overridden}};
-  if (!r.notes.empty()) doc["notes"] = r.notes;
+  if (!r.notes.empty()) {
+    json notes = json::array();
+    for (const std::string& n : r.notes) notes.push_back(safe(n));
+    doc["notes"] = notes;
+  }
   return doc;
 }
 
@@ -111,12 +118,13 @@ std::string from_text(const FromReport& r) {
   std::string s = "inputs from " + terminal_field(r.path) + " (" + r.framework + "):\n";
   for (const FromField& u : r.used)
     s += "  " + terminal_field(u.field) + (u.value.empty() ? " (not set)" : " = " + terminal_field(u.value)) +
-         " -> " + terminal_field(u.option) + (u.note.empty() ? "" : " (" + u.note + ")") + "\n";
-  for (const std::string& o : r.overridden) s += "  overridden: " + o + "\n";
-  for (const std::string& n : r.notes) s += "  note: " + n + "\n";
+         " -> " + terminal_field(u.option) +
+         (u.note.empty() ? "" : " (" + terminal_field(u.note, 400) + ")") + "\n";
+  for (const std::string& o : r.overridden) s += "  overridden: " + terminal_field(o, 400) + "\n";
+  for (const std::string& n : r.notes) s += "  note: " + terminal_field(n, 1000) + "\n";
   for (const FromField& u : r.not_modelled)
     s += "  not modelled: " + terminal_field(u.field) +
-         (u.value.empty() ? "" : " = " + terminal_field(u.value)) + ": " + u.note + "\n";
+         (u.value.empty() ? "" : " = " + terminal_field(u.value)) + ": " + terminal_field(u.note, 400) + "\n";
   if (!r.not_read.empty()) {
     std::string keys;
     for (const std::string& k : r.not_read) keys += (keys.empty() ? "" : ", ") + terminal_field(k);

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,8 @@ struct FromReport {
 // Reads FILE, finds its framework from its keys and reads it. Throws Error (file, line and column
 // for YAML) on bad input.
 FromReport read_from_file(const std::string& path);
+// The same for a file's text (`path` names it in errors; a DeepSpeed path it holds is read beside it).
+FromReport read_from_text(std::string_view text, const std::string& path);
 
 // The report as the JSON output's "from" section and as text lines.
 nlohmann::json from_json(const FromReport& r);

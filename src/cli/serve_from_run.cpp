@@ -8,6 +8,8 @@
 
 #include <memplan/error.hpp>
 #include "core/base/file_reader.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/terminal_text.hpp"
 
 #include "cli/cli.hpp"
 #include "cli/serve_args.hpp"
@@ -115,11 +117,13 @@ int run_serve_from(const CLI::App& sub, const ServeArgs& a, Io& io) {
   } else if (o.format == Format::json) {
     nlohmann::json doc = nlohmann::json::parse(out.str());
     doc["from"] = from_json(s.report);
-    doc["from"]["runs_as"] = argv;
+    nlohmann::json runs_as = nlohmann::json::array();
+    for (const std::string& w : argv) runs_as.push_back(memplan::detail::printable(w, 1000));
+    doc["from"]["runs_as"] = runs_as;
     io.out << doc.dump(2) << "\n";
   } else {
     std::string head = from_text(s.report);
-    head.insert(head.size() - 1, "  runs as: memplan " + shell_join(argv) + "\n");
+    head.insert(head.size() - 1, "  runs as: memplan " + terminal_field(shell_join(argv), 4000) + "\n");
     io.out << head << out.str();
   }
   return rc;
