@@ -318,8 +318,8 @@ ServeFrom read_serve_command(std::string_view text, const std::string& path) {
          std::to_string(s.visible_gpus) + " GPUs: llama.cpp splits the layers over them"});
   else if (!visible.empty())
     s.report.notes.push_back("CUDA_VISIBLE_DEVICES=" + terminal_field(visible) + ": " +
-                             std::to_string(s.visible_gpus) +
-                             " GPUs visible; the engine uses tp x pp of them");
+                             std::to_string(s.visible_gpus) + (s.visible_gpus == 1 ? " GPU" : " GPUs") +
+                             " visible; the engine uses tp x pp of them");
   ServeFromReader(s, path).read(*found, start);
   if (s.engine != ServeEngine::llama_server && s.visible_gpus) {
     uint64_t tp = 1, pp = 1;
