@@ -15,8 +15,11 @@
 
 #include "cli/cli.hpp"
 #include "cli/diff_input.hpp"
+#include "cli/from_config.hpp"
+#include "cli/options.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/render_oom.hpp"
+#include "cli/serve_from.hpp"
 #include "core/diagnose/oom_message.hpp"
 #include "core/diagnose/plan_diff.hpp"
 
@@ -127,6 +130,41 @@ inline bool run_diff_input(std::string_view in) {
     for (const BytesChange& t : diff.terms)
       if (t.changed()) std::abort();
     return d.kind != "plan";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// A --from training configuration (YAML or JSON: DeepSpeed, Axolotl, LLaMA-Factory, torchtune,
+// accelerate, TrainingArguments): read into plan values, then its report as JSON (which must dump:
+// valid UTF-8) and as text (no control byte but newlines). A DeepSpeed path it names is read only
+// when it is a regular file (read_small_file), bounded.
+inline bool run_from_config(std::string_view in) {
+  try {
+    const cli::FromReport r = cli::read_from_text(in, "fuzz/config");
+    (void)cli::from_json(r).dump();
+    for (char c : cli::from_text(r))
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) std::abort();
+    for (const auto& [key, value] : r.values)
+      if (!cli::option_for_key(key)) std::abort();  // only plan options
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// A pasted serving command line (serve --from): the shell words, the engine, the memplan flags and
+// the report. Each memplan flag starts "--"; the report dumps as JSON and prints without control bytes.
+inline bool run_serve_command(std::string_view in) {
+  try {
+    const cli::ServeFrom s = cli::read_serve_command(in, "fuzz/cmd.sh");
+    if (s.command != "serve" && s.command != "gguf-fit") std::abort();
+    for (const cli::MemplanFlag& f : s.flags)
+      if (f.flag.rfind("--", 0) != 0) std::abort();
+    (void)cli::from_json(s.report).dump();
+    for (char c : cli::from_text(s.report))
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) std::abort();
+    return true;
   } catch (const Error&) {
     return false;
   }

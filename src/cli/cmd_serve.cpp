@@ -16,6 +16,7 @@
 #include "cli/plan_options.hpp"
 #include "cli/render_serve.hpp"
 #include "cli/serve_args.hpp"
+#include "cli/serve_from.hpp"
 #include "cli/serve_model_arg.hpp"
 #include "cli/serve_notes.hpp"
 #include "cli/serve_plan.hpp"
@@ -158,7 +159,11 @@ void add_serve(CLI::App& sub, Runner& run) {
       "SGLang: whose defaults apply, 0.5 (default: mem_fraction_static by GPU size) or 0.4 (by tp)");
   sub.add_option("--cuda-graph-max-bs", a->cuda_graph_max_bs,
                  "SGLang: largest CUDA-graph batch (default by GPU size; enters the default fraction)");
-  run = [a](Io& io) {
+  sub.add_option("--from", a->from_file,
+                 "A file holding a vllm serve, sglang.launch_server or llama-server command line to plan");
+  sub.add_option("--from-command", a->from_command, "The same command line given as one argument");
+  run = [a, &sub](Io& io) -> int {
+    if (!a->from_file.empty() || !a->from_command.empty()) return run_serve_from(sub, *a, io);
     const OutputOptions out = resolve_output_options(a->output, io);
     if (a->engine != "vllm" && a->engine != "sglang")
       throw Error("--engine",

@@ -58,6 +58,9 @@ void accelerate_deepspeed(FromFields& f) {
 void read_accelerate(const ConfigNode& root, FromReport& r) {
   FromFields f(root, r);
   const ConfigNode* type = f.get("distributed_type");
+  if (!type)  // "distributed_type:" with no value (found by fuzz_from_config)
+    f.fail("distributed_type", *root.find("distributed_type"),
+           "is empty (expected NO, MULTI_GPU, FSDP, DEEPSPEED or another accelerate distributed type)");
   const std::string kind = f.text("distributed_type", *type);
   if (kind == "FSDP")
     accelerate_fsdp(f);

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,11 +30,14 @@ struct FromReport {
   std::vector<FromField> not_modelled;
   std::vector<std::string> not_read;    // keys the reader does not know
   std::vector<std::string> overridden;  // filled by resolve_plan: flags that replaced a value
+  std::vector<std::string> notes;       // what the file leaves to flags ("names no model")
 };
 
 // Reads FILE, finds its framework from its keys and reads it. Throws Error (file, line and column
 // for YAML) on bad input.
 FromReport read_from_file(const std::string& path);
+// The same for a file's text (`path` names it in errors; a DeepSpeed path it holds is read beside it).
+FromReport read_from_text(std::string_view text, const std::string& path);
 
 // The report as the JSON output's "from" section and as text lines.
 nlohmann::json from_json(const FromReport& r);
@@ -45,5 +49,9 @@ void read_axolotl(const ConfigNode& root, FromReport& r);
 void read_llamafactory(const ConfigNode& root, FromReport& r);
 void read_torchtune(const ConfigNode& root, FromReport& r);
 void read_accelerate(const ConfigNode& root, FromReport& r);
+void read_trainer(const ConfigNode& root, FromReport& r);
+
+// The TrainingArguments / SFTConfig keys that change no memory or that read_trainer reads.
+const std::vector<const char*>& trainer_known_keys();
 
 }  // namespace memplan::cli

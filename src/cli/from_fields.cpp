@@ -94,6 +94,10 @@ void FromFields::known(std::initializer_list<const char*> keys) {
   for (const char* k : keys) read_.insert(k);
 }
 
+void FromFields::known(const std::vector<const char*>& keys) {
+  for (const char* k : keys) read_.insert(k);
+}
+
 void FromFields::finish() {
   for (const auto& [key, value] : root_.entries)
     if (!read_.count(key)) report_.not_read.push_back(prefix_ + key);

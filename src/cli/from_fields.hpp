@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <memplan/error.hpp>
 
@@ -41,6 +42,7 @@ class FromFields {
   void not_modelled(const std::string& path, const std::string& written, const std::string& why);
   // Keys read elsewhere, or known to change no memory (logging, data, schedules).
   void known(std::initializer_list<const char*> keys);
+  void known(const std::vector<const char*>& keys);
   // Lists the top-level keys nothing read as not_read.
   void finish();
 

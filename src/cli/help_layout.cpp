@@ -23,6 +23,7 @@ const HelpRow k_rows[] = {
     // the model: where it comes from and its architecture
     {"--plan", G::model, "FILE"},
     {"--from", G::model, "FILE"},
+    {"--from-command", G::model, "COMMAND"},
     {"--presets", G::model, "PATH"},
     {"--offline", G::model, ""},
     {"--params", G::model, "N"},

@@ -170,8 +170,8 @@ void add_plan_options(CLI::App& sub, RawPlan& raw, PlanScope scope) {
       ->check(non_empty_path());
   if (scope == PlanScope::torch_step)
     sub.add_option("--from", raw.from_file,
-                   "A DeepSpeed JSON, an Axolotl, LLaMA-Factory or torchtune YAML to read the run from; "
-                   "flags override it")
+                   "A DeepSpeed or TrainingArguments JSON, an Axolotl, LLaMA-Factory, torchtune, TRL or "
+                   "accelerate YAML to read the run from; flags override it")
         ->check(non_empty_path());
   sub.add_option("--presets", raw.presets_file, k_presets_help)->check(non_empty_path());
   sub.add_flag("--offline", raw.offline, "--model org/name from the local caches only, never the network");

@@ -24,8 +24,9 @@ struct ServeArgs {
   // SGLang's flags
   std::string mem_fraction, max_total_tokens, chunked_prefill_size, context_length, kv_cache_dtype,
       cuda_graph_max_bs, sglang_version;
-  std::string vllm_version;  // vLLM: whose rules apply (0.10.1 = V1, the default; 0.6.4 = V0)
-  std::string vllm_entry;    // vLLM V1: serve (vllm serve) or llm (vllm.LLM)
+  std::string vllm_version;             // vLLM: whose rules apply (0.10.1 = V1, the default; 0.6.4 = V0)
+  std::string vllm_entry;               // vLLM V1: serve (vllm serve) or llm (vllm.LLM)
+  std::string from_file, from_command;  // a pasted serving command line (serve_from.hpp)
 };
 
 // memplan serve --engine sglang: SGLang's budget for the parsed flags, printed on io.out.

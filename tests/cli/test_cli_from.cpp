@@ -193,6 +193,8 @@ TEST_CASE("from: --from refuses bad input in one line naming the file, line and 
        dir.file("fsdp.yaml") + ":3:27: fsdp_config.fsdp_sharding_strategy: \"HALF_SHARD\" is not FULL_SHARD, "
                                "SHARD_GRAD_OP, NO_SHARD or "
                                "HYBRID_SHARD"},
+      {"null_type.yaml", "distributed_type:\nnum_processes: 2\n",
+       dir.file("null_type.yaml") + ":2:1: distributed_type: is empty (expected NO, MULTI_GPU, FSDP"},
       {"dup.json", "{\"zero_optimization\": {\"stage\": 1, \"stage\": 2}}",
        dir.file("dup.json") + ": key \"stage\" appears twice (expected each key once)"},
       {"stage.json", "{\"zero_optimization\": {\"stage\": 4}}",

@@ -112,6 +112,18 @@ TEST_CASE("fuzz corpus: why-oom log, diff input, refs file and Hub response seed
 #endif
 }
 
+// Issue 30's readers: --from training configs (every framework) and pasted serving command lines.
+TEST_CASE("fuzz corpus: --from config and serving command-line seeds", "[fuzz]") {
+  auto [cfg_files, cfg_ok] = replay("from_config", memplan::fuzz::run_from_config);
+  auto [cmd_files, cmd_ok] = replay("serve_command", memplan::fuzz::run_serve_command);
+  CHECK(cfg_files >= 15);
+  CHECK(cfg_ok >= 8);
+  CHECK(cfg_files > cfg_ok);
+  CHECK(cmd_files >= 20);
+  CHECK(cmd_ok >= 15);
+  CHECK(cmd_files > cmd_ok);
+}
+
 TEST_CASE("fuzz corpus: the presets seeds parse as what they hold", "[fuzz]") {
   const std::string gpus = slurp(k_corpus / "presets" / "gpus.json");
   const std::string models = slurp(k_corpus / "presets" / "model_presets.json");

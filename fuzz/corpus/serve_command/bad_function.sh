@@ -1,0 +1,1 @@
+f() { vllm serve m; }

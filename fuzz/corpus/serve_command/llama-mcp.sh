@@ -1,0 +1,1 @@
+llama-server -m model.gguf --mcp-servers-config mcp.json
