@@ -1,7 +1,6 @@
-#include <curl/curl.h>
-
 #include <memplan/error.hpp>
 
+#include "net/curl_library.hpp"
 #include "net/http_client.hpp"
 #include "net/http_headers.hpp"
 
@@ -37,42 +36,40 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
 
 class CurlClient : public HttpClient {
  public:
-  explicit CurlClient(const HttpLimits& limits) : m_limits(limits) {
-    static const CURLcode init = curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (init != CURLE_OK) throw Error("network", "libcurl could not start");
-  }
+  // Loads libcurl on the first client (throws memplan::Error when it cannot be loaded).
+  explicit CurlClient(const HttpLimits& limits) : m_curl(curl_library()), m_limits(limits) {}
 
   HttpResponse get(const HttpRequest& r) override {
-    CURL* curl = curl_easy_init();
+    CURL* curl = m_curl.easy_init();
     if (!curl) throw Error("network", "libcurl could not start");
     Sink sink;
     sink.max_bytes = r.max_bytes;
     curl_slist* headers = nullptr;
-    for (const std::string& h : r.headers) headers = curl_slist_append(headers, h.c_str());
+    for (const std::string& h : r.headers) headers = m_curl.slist_append(headers, h.c_str());
     const std::string range =
         r.range ? std::to_string(r.range->first) + "-" + std::to_string(r.range->second) : std::string();
-    curl_easy_setopt(curl, CURLOPT_URL, r.url.c_str());
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-    if (r.range) curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, m_limits.max_redirects);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, m_limits.connect_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, m_limits.total_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, m_limits.low_speed_bytes_per_s);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, m_limits.low_speed_time_s);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "memplan");
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
-    const CURLcode rc = curl_easy_perform(curl);
+    m_curl.easy_setopt(curl, CURLOPT_URL, r.url.c_str());
+    m_curl.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    if (r.range) m_curl.easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    m_curl.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    m_curl.easy_setopt(curl, CURLOPT_MAXREDIRS, m_limits.max_redirects);
+    m_curl.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    m_curl.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    m_curl.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, m_limits.connect_timeout_s);
+    m_curl.easy_setopt(curl, CURLOPT_TIMEOUT, m_limits.total_timeout_s);
+    m_curl.easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, m_limits.low_speed_bytes_per_s);
+    m_curl.easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, m_limits.low_speed_time_s);
+    m_curl.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    m_curl.easy_setopt(curl, CURLOPT_USERAGENT, "memplan");
+    m_curl.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    m_curl.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    m_curl.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    m_curl.easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
+    const CURLcode rc = m_curl.easy_perform(curl);
     long status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
+    m_curl.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    m_curl.slist_free_all(headers);
+    m_curl.easy_cleanup(curl);
     if (sink.sizes.too_large)
       throw Error(r.url,
                   "the server sent a Content-Range or Content-Length above 2^63 - 1 bytes "
@@ -90,11 +87,12 @@ class CurlClient : public HttpClient {
                              std::to_string(m_limits.total_timeout_s) + " s, or under " +
                              std::to_string(m_limits.low_speed_bytes_per_s) + " B/s for " +
                              std::to_string(m_limits.low_speed_time_s) + " s)");
-    if (rc != CURLE_OK) throw Error(r.url, std::string(curl_easy_strerror(rc)));
+    if (rc != CURLE_OK) throw Error(r.url, std::string(m_curl.easy_strerror(rc)));
     return {status, std::move(sink.body), sink.sizes.total_size};
   }
 
  private:
+  const CurlApi& m_curl;
   HttpLimits m_limits;
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 // The network, behind one small interface: an HTTP GET of a URL (or a byte range of it), bounded in
-// bytes, time and redirects. The real client is libcurl (curl_client.cpp); tests use a fake or a
-// fixture server on 127.0.0.1. Nothing outside src/net/ calls curl; builds without libcurl (the
-// WebAssembly one) leave the folder out.
+// bytes, time and redirects. The real client is libcurl (curl_client.cpp), loaded with dlopen
+// on first use (curl_library.cpp); tests use a fake or a fixture server on 127.0.0.1. Nothing outside
+// src/net/ calls curl; builds without libcurl (the WebAssembly one) leave the folder out.
 
 #include <cstdint>
 #include <memory>
