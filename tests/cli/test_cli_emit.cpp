@@ -38,7 +38,9 @@ nlohmann::json emit_json_of(std::vector<std::string> args) {
 
 // The fragment's keys laid over the file's (mappings merged key by key, the rest replaced).
 void emit_overlay(ConfigNode& base, const ConfigNode& top) {
-  for (const auto& [key, value] : top.entries) {
+  for (const auto& entry : top.entries) {
+    const std::string& key = entry.first;
+    const ConfigNode& value = entry.second;
     auto it =
         std::find_if(base.entries.begin(), base.entries.end(), [&](const auto& e) { return e.first == key; });
     if (it == base.entries.end())

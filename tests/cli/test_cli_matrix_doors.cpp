@@ -153,6 +153,25 @@ TEST_CASE("matrix: max-batch's micro-batch fits and one more does not", "[cli][m
   }
 }
 
+TEST_CASE("matrix: max-batch's plan for an effective batch fits as printed", "[cli][matrix]") {
+  const Args run = {"--model",     "tinyllama-1.1b", "--precision", "amp-bf16",
+                    "--optimizer", "adamw",          "--seq",       "512"};
+  for (const char* effective : {"8", "12", "64"}) {
+    INFO("effective batch " << effective);
+    const json mb =
+        json_of(with(with({"max-batch"}, run), {"--gpu", "rtx-4090", "--effective-batch", effective}));
+    const json& res = mb.at("results").at(0);
+    const uint64_t micro = res.at("micro_batch");
+    const uint64_t steps = res.at("accumulation_steps");
+    REQUIRE(micro >= 1);
+    CHECK(micro * steps >= std::stoull(effective));
+    const json at = json_of(with(with({"fit"}, run), {"--gpu", "rtx-4090", "--batch", std::to_string(micro),
+                                                      "--grad-accum", std::to_string(steps)}));
+    CHECK(verdict_on(at, "rtx-4090") != "no");
+    CHECK(required_on(at, "rtx-4090") == res.at("required_bytes"));
+  }
+}
+
 namespace {
 
 // advise's change as the flags a user would type; empty when the knob has no flag form here.
@@ -163,6 +182,10 @@ Args flags_of(const json& s) {
   for (const std::string& k : knobs) {
     if (k == "micro-batch") {
       a = with(a, {"--batch", std::to_string(s.at("batch").get<uint64_t>())});
+      // "micro-batch M x S accumulation steps": the S gradients' micro-batches keep them allocated
+      const auto x = change.find(" x ");
+      if (x != std::string::npos)
+        a = with(a, {"--grad-accum", std::to_string(std::stoull(change.substr(x + 3)))});
     } else if (k == "sequence") {
       a = with(a, {"--seq", std::to_string(s.at("seq").get<uint64_t>())});
     } else if (k == "checkpointing") {
@@ -196,6 +219,15 @@ TEST_CASE("matrix: advise's change applied gives the requirement and verdict it 
         "2048"},
        "t4"},
       {{"--model", "llama-3-8b", "--lora", "16", "--quantize", "nf4", "--seq", "4096"}, "rtx-4090"},
+      // ZeRO-0 bf16 full fine-tune at batch 8: "2 x 4" once cost 77.6 GiB at one step; 4 steps keep
+      // the gradients through the later forwards.
+      {{"--model", "llama-3-8b", "--precision", "bf16", "--optimizer", "adamw", "--batch", "8", "--seq",
+        "2048"},
+       "a100-80gb"},
+      {{"--model", "llama-2-7b", "--lora", "16", "--batch", "16", "--seq", "2048"}, "rtx-4090"},
+      {{"--model", "gpt2", "--precision", "amp-fp16", "--optimizer", "adamw", "--batch", "64", "--seq",
+        "1024"},
+       "t4"},
   };
   int checked = 0;
   for (const auto& [run, gpu] : cases) {

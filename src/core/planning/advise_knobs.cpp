@@ -80,7 +80,10 @@ std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   if (r.batch < 2) return {};
   BatchPlan p;
   try {
-    p = max_batch(r, ctx.memory, r.mode == Mode::train ? r.batch : 0, r.batch);  // read only below r.batch
+    // The run's effective batch: r.batch on each data-parallel rank (max_batch divides it back).
+    const uint64_t effective =
+        r.mode == Mode::train ? checked_mul(r.batch, data_parallel_ranks(r), "batch") : 0;
+    p = max_batch(r, ctx.memory, effective, r.batch);  // read only below r.batch
   } catch (const Error&) {
     return {};  // the estimate does not grow with the batch
   }
@@ -96,6 +99,7 @@ std::vector<Candidate> micro_batch(const Candidate& c, const KnobContext& ctx) {
   const uint64_t micro = p.micro_batch ? p.micro_batch : 1;
   const uint64_t steps = p.micro_batch ? p.accumulation_steps : r.batch;
   n.batch = micro;
+  n.grad_accum = steps;  // the gradients stay allocated across the accumulated micro-batches
   ch.batch = micro;
   ch.steps = steps;
   ch.cost_rank = 10 + std::min(9, log2_floor(steps));

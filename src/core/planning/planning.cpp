@@ -76,17 +76,40 @@ BatchPlan max_batch(const EstimateRequest& base, uint64_t memory, uint64_t effec
   p.required_bytes = required_at(base, p.micro_batch ? p.micro_batch : 1);
   p.data_parallel_ranks = data_parallel_ranks(base);
   if (effective_batch && p.micro_batch) {
-    // Each rank contributes E / ranks samples (rounded up). Fewest steps the largest micro-batch
-    // allows, then the smallest micro-batch that still needs only that many: the effective batch
-    // lands as close above E as possible, on less memory.
+    // Each rank contributes P = E / ranks samples (rounded up). P in one step if it fits; otherwise
+    // the largest micro-batch b < P that fits while ceil(P / b) micro-batches accumulate (the
+    // gradients stay allocated through the later forwards, request.hpp grad_accum), and then the
+    // smallest micro-batch that still needs only that many steps: the effective batch lands as close
+    // above E as possible, on less memory.
     const uint64_t ranks = p.data_parallel_ranks;
     const uint64_t per_rank = (effective_batch + ranks - 1) / ranks;
-    const uint64_t largest_micro = std::min(p.micro_batch, per_rank);
-    p.accumulation_steps = (per_rank + largest_micro - 1) / largest_micro;
-    p.micro_batch = (per_rank + p.accumulation_steps - 1) / p.accumulation_steps;
+    auto steps_for = [&](uint64_t b) { return (per_rank + b - 1) / b; };
+    auto required_with = [&](uint64_t b, uint64_t limit) {
+      EstimateRequest r = base;
+      r.grad_accum = steps_for(b);
+      return required_at(r, b, limit);
+    };
+    uint64_t micro = 0;
+    if (p.micro_batch >= per_rank && required_with(per_rank, memory) <= memory) {
+      micro = per_rank;
+    } else {
+      bool capped = false;
+      const uint64_t below = std::min(p.micro_batch, per_rank - 1);  // per_rank >= 2 here
+      micro = below ? largest([&](uint64_t b) { return b <= below && required_with(b, memory) <= memory; },
+                              capped, 0, below)
+                    : 0;
+      micro = std::min(micro, below);
+    }
+    if (micro) {
+      p.accumulation_steps = steps_for(micro);
+      p.micro_batch = steps_for(p.accumulation_steps);
+    } else {  // not even one sample per micro-batch fits once gradients accumulate
+      p.accumulation_steps = per_rank;
+      p.micro_batch = 0;
+    }
     p.effective_batch = checked_mul(checked_mul(p.micro_batch, p.accumulation_steps, "effective batch"),
                                     ranks, "effective batch");
-    p.required_bytes = required_at(base, p.micro_batch);
+    p.required_bytes = required_with(p.micro_batch ? p.micro_batch : 1, UINT64_MAX);
   }
   return p;
 }
