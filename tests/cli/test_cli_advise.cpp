@@ -21,7 +21,7 @@ std::vector<std::string> example(std::vector<std::string> extra = {}) {
 
 }  // namespace
 
-TEST_CASE("advise: the example run gets tiers, verdicts and combinations", "[cli][advise]") {
+TEST_CASE("advise: the example run gets tiers, verdicts and combinations", "[cli][advise][many-runs]") {
   const auto r = run_cli(example());
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
@@ -51,7 +51,7 @@ TEST_CASE("advise: the example run gets tiers, verdicts and combinations", "[cli
   CHECK(r.out.find("divide the loss by the 16 steps") != std::string::npos);
 }
 
-TEST_CASE("advise: JSON follows memplan.advise/1", "[cli][advise]") {
+TEST_CASE("advise: JSON follows memplan.advise/1", "[cli][advise][many-runs]") {
   const auto r = run_cli(example({"--format", "json"}));
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(r.out);
@@ -88,7 +88,7 @@ TEST_CASE("advise: a run that fits shows its headroom, changes only with --all",
   CHECK(run_cli(all).out.find("Changes, cheapest first") != std::string::npos);
 }
 
-TEST_CASE("advise: --checklist prints tier 0, --limit trims, csv and markdown", "[cli][advise]") {
+TEST_CASE("advise: --checklist prints tier 0, --limit trims, csv and markdown", "[cli][advise][many-runs]") {
   const auto c = run_cli(example({"--checklist", "--limit", "2"}));
   REQUIRE(c.code == 0);
   CHECK(c.out.find("loss.item()") != std::string::npos);

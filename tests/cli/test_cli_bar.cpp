@@ -150,7 +150,7 @@ TEST_CASE("the bar: Unicode by the locale, eighth-blocks at the end of the fill,
         std::string::npos);
 }
 
-TEST_CASE("advise: the text table fits 100 columns", "[cli][advise][bar]") {
+TEST_CASE("advise: the text table fits 100 columns", "[cli][advise][bar][many-runs]") {
   const auto r = run_cli({"advise", "--model", "llama-2-7b", "--precision", "fp32", "--optimizer", "adamw",
                           "--batch", "16", "--seq", "2048", "--gpu", "rtx-4090"});
   CHECK(r.code != 2);

@@ -76,7 +76,7 @@ void check_goldens(const std::string& folder, size_t at_least) {
 
 TEST_CASE("diff: golden outputs", "[cli][golden][diff]") { check_goldens("diff", 4); }
 
-TEST_CASE("why-oom: golden outputs", "[cli][golden][oom]") { check_goldens("why_oom", 16); }
+TEST_CASE("why-oom: golden outputs", "[cli][golden][oom][many-runs]") { check_goldens("why_oom", 16); }
 
 TEST_CASE("diff and why-oom: bad inputs", "[cli][diff][oom]") {
   InSourceTree here;

@@ -134,7 +134,7 @@ const EmitCase k_emit_cases[] = {
 
 }  // namespace
 
-TEST_CASE("emit: the config written reads back through --from as the plan chosen", "[cli][emit]") {
+TEST_CASE("emit: the config written reads back through --from as the plan chosen", "[cli][emit][many-runs]") {
   const memplan::test::TempDir dir("emit_round_trip");
   for (const EmitCase& c : k_emit_cases) {
     INFO(c.command << " " << c.file << " " << c.both << " " << c.emit);
@@ -169,7 +169,7 @@ TEST_CASE("emit: the config written reads back through --from as the plan chosen
   }
 }
 
-TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's bytes", "[cli][emit]") {
+TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's bytes", "[cli][emit][many-runs]") {
   const std::string file = emit_sample("axolotl/fft-8b.yaml");
   const nlohmann::json emit = emit_json_of({"advise", "--from", file, "--gpu", "rtx-4090", "--model",
                                             "llama-3-8b", "--emit", "flags"})
@@ -188,7 +188,7 @@ TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's byt
   CHECK(listed);
 }
 
-TEST_CASE("emit: the text output is the config alone, the choice on stderr", "[cli][emit]") {
+TEST_CASE("emit: the text output is the config alone, the choice on stderr", "[cli][emit][many-runs]") {
   const std::string ds = emit_sample("deepspeed/ds_z3_config.json");
   const auto r = run_cli({"advise",
                           "--from",
@@ -255,7 +255,7 @@ TEST_CASE("emit: LLaMA-Factory's DeepSpeed files for sharding, trainer flags, an
   CHECK(t.err.find("--use_peft --lora_r 8") != std::string::npos);  // the adapters: TRL's flags, said
 }
 
-TEST_CASE("emit: bad values refused in one line", "[cli][emit]") {
+TEST_CASE("emit: bad values refused in one line", "[cli][emit][many-runs]") {
   const std::string axo = emit_sample("axolotl/fft-8b.yaml");
   const std::vector<std::string> run = {"advise",   "--from",  axo,         "--gpu",
                                         "rtx-4090", "--model", "llama-3-8b"};

@@ -102,7 +102,7 @@ const FromSampleCase k_from_samples[] = {
 
 }  // namespace
 
-TEST_CASE("from: --from reads each sample config into the plan its flags give", "[cli][from]") {
+TEST_CASE("from: --from reads each sample config into the plan its flags give", "[cli][from][many-runs]") {
   for (const FromSampleCase& s : k_from_samples) {
     for (const char* command : {"estimate", "fit", "max-batch", "advise"}) {
       INFO(s.file << " " << command);

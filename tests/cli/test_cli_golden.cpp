@@ -25,7 +25,7 @@ std::vector<std::string> split_args(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("golden CLI output", "[cli][golden]") {
+TEST_CASE("golden CLI output", "[cli][golden][many-runs]") {
   const fs::path dir = fs::path(MEMPLAN_SOURCE_DIR) / "tests" / "golden";
   const bool update = std::getenv("MEMPLAN_UPDATE_GOLDEN") != nullptr;
   std::vector<fs::path> files;

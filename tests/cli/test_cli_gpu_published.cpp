@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using memplan::test::run_cli;
 
 TEST_CASE("published GPU measurements: every row in its band, median error at most 5%",
-          "[cli][gpu-published]") {
+          "[cli][gpu-published][many-runs]") {
   const fs::path previous = fs::current_path();
   fs::current_path(MEMPLAN_SOURCE_DIR);  // the rows name configs by their path in the repository
   std::ifstream in("tests/data/gpu_measurements_replay.json");

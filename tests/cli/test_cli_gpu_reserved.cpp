@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using memplan::test::run_cli;
 
 TEST_CASE("H200 training steps: the reserved peak within -5% .. +10% of max_memory_reserved",
-          "[cli][gpu-measured]") {
+          "[cli][gpu-measured][many-runs]") {
   // Outside the band, with the error memplan had when they were recorded (docs/accuracy.md: the
   // fragmentation of checkpointed steps the replay does not reproduce).
   const std::map<std::string, double> listed = {

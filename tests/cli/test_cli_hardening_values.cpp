@@ -119,7 +119,7 @@ TEST_CASE("issue 32: why-oom's KV cache of the message's tokens past 2^64 exits 
 }
 
 TEST_CASE("issue 32: --seq past 32x a rotary model's positions is refused by every command that takes it",
-          "[cli][seq]") {
+          "[cli][seq][many-runs]") {
   // Llama 2 7B: max_position_embeddings 4,096, rotary; 32 x 4,096 = 131,072 is the most planned
   // (YaRN's 128k extension of it). --seq 1e7 gave 101.8 TiB of activations, exit 0.
   const std::string said = "--seq: 10,000,000 tokens are more than 32 times the 4,096 positions";

@@ -273,7 +273,7 @@ TEST_CASE("docs/json.md: memplan.serve-sglang/1 fields", "[cli][json][docs]") {
                                           1}}));
 }
 
-TEST_CASE("docs/json.md: memplan.diff/1 and memplan.why-oom/1 fields", "[cli][json][docs]") {
+TEST_CASE("docs/json.md: memplan.diff/1 and memplan.why-oom/1 fields", "[cli][json][docs][many-runs]") {
   const std::string d = MEMPLAN_TEST_DATA_DIR "/diff/", o = MEMPLAN_TEST_DATA_DIR "/oom_messages/";
   const Paths diff = printed(
       "memplan.diff/1",

@@ -56,7 +56,7 @@ TEST_CASE("matrix: every preset's weights are its published count x the bytes of
 }
 
 TEST_CASE("matrix: quantised weights lie between the format's rate and 16 bits, in the order of the bits",
-          "[cli][matrix]") {
+          "[cli][matrix][many-runs]") {
   // Presets and the MoE test configs (issue 27: a llama.cpp type on a fine-grained MoE counted every expert
   // at the dense width, Qwen3-30B-A3B 131.7 GiB).
   std::vector<std::pair<std::string, std::string>> models;

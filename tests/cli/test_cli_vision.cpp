@@ -450,7 +450,7 @@ TEST_CASE("training Qwen2.5-VL-7B with an image: RMSNorm merger, gated MLP", "[c
 }
 
 TEST_CASE("training Llama 4 Scout with an image: the frozen tower's tiles, the projector's input",
-          "[cli][vision]") {
+          "[cli][vision][many-runs]") {
   // Llama4ForConditionalGeneration: the tower (34 layers, 1408 wide) runs every tile frozen and
   // keeps nothing; Llama4MultiModalProjector.linear_1 (4096 -> 5120, no bias) keeps its input, the
   // pixel-shuffle adapter's 144 tokens x 4096 a tile. One tile (no --image-size): 144 + 3 tokens.
