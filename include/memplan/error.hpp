@@ -99,6 +99,7 @@ enum class Field {
   // reading model files
   assume_llama,
   prefill_chunk,
+  logits,
   // how LoRA adapters run
   lora_dtype,
   lora_dropout,
@@ -194,6 +195,7 @@ inline const char* field_key(Field f) {
       "optimizer_loop",
       "assume_llama",
       "prefill_chunk",
+      "logits",
       "lora_dtype",
       "lora_dropout",
       "keep_logits",

@@ -100,7 +100,7 @@ enum class Counted : uint8_t {
 };
 
 // The inference working buffer kinds (kv_cache.cpp).
-enum class KvBuffer : uint8_t { attention_scores, mlp_intermediate, logits, none };
+enum class KvBuffer : uint8_t { attention_scores, mlp_intermediate, logits, all_logits, none };
 
 // Plain data without initialisers: a term's unused line slots cost nothing to create (estimate()
 // fills every field of the lines it adds; `Line l{}` for a zeroed one).

@@ -76,6 +76,10 @@ struct EstimateRequest {
   // max_num_batched_tokens, llama.cpp's n_batch); the working buffer covers this many tokens,
   // not the whole batch at once. 0 = the whole batch in one pass.
   uint64_t prefill_chunk = k_default_prefill_chunk;
+  // Inference: the forward returns every position's logits (transformers' model(input_ids) with its
+  // default logits_to_keep=0: scoring, perplexity, prompt logprobs) instead of the last position's
+  // of each sequence (generation: transformers' generate() passes logits_to_keep=1, the engines).
+  bool all_logits = false;
   // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
   // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
   Framework framework = Framework::hf;

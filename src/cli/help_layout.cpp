@@ -55,6 +55,7 @@ const HelpRow k_rows[] = {
     {"--image-size", G::run, "N"},
     {"--train-vision", G::run, ""},
     {"--prefill-chunk", G::run, "N"},
+    {"--logits", G::run, "{last|all}"},
     {"--activation-bytes-per-row", G::run, "SIZE"},
     {"--loss", G::run, "{plain|chunked|fused}"},
     {"--keep-logits", G::run, ""},

@@ -21,6 +21,9 @@ void refuse_other_mode_flags(const PlanValues& v, const EstimateRequest& r) {
   }
   if (v.kv_format)
     throw Error(Field::kv_format, "applies to inference (--mode infer): a training step keeps no KV cache");
+  if (v.all_logits && *v.all_logits)
+    throw Error(Field::logits,
+                "applies to inference (--mode infer): a training step's logits follow its loss (--loss)");
   if (v.prefill_chunk && *v.prefill_chunk != k_default_prefill_chunk)
     throw Error(Field::prefill_chunk,
                 "applies to inference (--mode infer): the chunk of a prompt prefilled at once");

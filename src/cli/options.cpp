@@ -182,6 +182,11 @@ void zero_grad_rule(const std::string& flag, const std::string& text, V& v) {
   v.grads_kept = text == "zeros";
 }
 
+void logits_rule(const std::string& flag, const std::string& text, V& v) {
+  one_of(flag, text, {"last", "all"});
+  v.all_logits = text == "all";
+}
+
 void optimizer_loop_rule(const std::string& flag, const std::string& text, V& v) {
   one_of(flag, text, {"foreach", "per-tensor"});
   v.optimizer_loop = text == "foreach" ? OptimizerLoop::foreach : OptimizerLoop::per_tensor;
@@ -348,9 +353,14 @@ const std::vector<OptionSpec>& table() {
        "Count a config.json of an unknown model_type as a llama-style decoder (the output says so)",
        switch_rule<&V::assume_llama>, true},
       {"--prefill-chunk", F::prefill_chunk,
-       "Inference: tokens per prefill pass (default 2048, as vLLM and llama.cpp; 0: the whole batch; "
+       "Inference: tokens per prefill pass (default 2048, as vLLM and llama.cpp; --logits all: 0; 0: the "
+       "whole batch; "
        "2k = 2,048)",
        token_rule<&V::prefill_chunk, (1ull << 32), false>},
+      {"--logits", F::logits,
+       "Inference: logits of the last position of each sequence (generation: generate(), vLLM, "
+       "llama.cpp; default) or of all positions (a plain forward: scoring, perplexity)",
+       logits_rule},
       {"--lora-dtype", F::lora_dtype,
        "LoRA adapters in fp32 (peft's default: each adapted input cast to fp32) or the model's format "
        "(base, as Lit-GPT)",

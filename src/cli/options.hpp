@@ -70,6 +70,7 @@ struct PlanValues {
   std::optional<OptimizerLoop> optimizer_loop;
   bool assume_llama = false;  // an unknown config.json model_type counted as llama-style
   std::optional<uint64_t> prefill_chunk;
+  std::optional<bool> all_logits;      // --logits all
   std::optional<bool> lora_fp32;       // --lora-dtype fp32 (true) or base (false)
   std::optional<double> lora_dropout;  // in [0, 1)
   bool keep_logits = false;            // the training loop keeps the logits through backward

@@ -338,7 +338,9 @@ Plan resolve_plan(const RawPlan& raw) {
   r.seq = v.seq.value_or(0);
   if (v.seq) check_trained_positions(r, *v.seq);  // model_context.cpp: GPT-2 past 1,024, llama past 32x
   add_image_tokens(v, r);                         // vision_inputs.cpp
-  r.prefill_chunk = v.prefill_chunk.value_or(k_default_prefill_chunk);
+  r.all_logits = v.all_logits.value_or(false);
+  // --logits all is a plain forward (model(input_ids)): the whole batch in one pass, no engine's chunk.
+  r.prefill_chunk = v.prefill_chunk.value_or(r.all_logits ? 0 : k_default_prefill_chunk);
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
@@ -421,6 +423,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["cuda_module_loading"] = to_string(r.cuda.loading);
   in["torch"] = to_string(r.torch);
   in["prefill_chunk"] = r.prefill_chunk;
+  if (r.mode == Mode::infer) in["logits"] = r.all_logits ? "all" : "last";
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;
   if (r.llama_ftype) in["quantize"] = llama_ftype(*r.llama_ftype)->name;
   if (r.kv_format) in["kv_format"] = storage_format(*r.kv_format).name;

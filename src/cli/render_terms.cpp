@@ -113,10 +113,22 @@ const char* kv_buffer_name(KvBuffer b) {
       return "MLP intermediate";
     case KvBuffer::logits:
       return "logits";
+    case KvBuffer::all_logits:
+      return "logits of every position (--logits all) and the final norm's output";
     case KvBuffer::none:
       break;
   }
   return "";
+}
+
+// What the inference working buffer adds up: the hidden states (`stream`, as the caller words
+// them) and the largest buffer, or with --logits all the final norm's output and the logits.
+std::string working_buffer_parts(const Term& a, const std::string& stream) {
+  const KvBuffer k = a.line_count ? static_cast<KvBuffer>(a.lines[0].n[0]) : KvBuffer::none;
+  if (k == KvBuffer::all_logits)
+    return "the final norm's output (tokens of one pass x hidden) + every position's logits (batch x seq x "
+           "vocab, --logits all)";
+  return "hidden states (" + stream + ") + " + kv_buffer_name(k);
 }
 
 bool has_line(const Term& t, LineCode code) {
@@ -187,18 +199,16 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              " x " + format_name(l.format, r) + " = " + group_thousands(l.bytes) + " B";
     case LineCode::kv_cache: {
       const Term& a = e.term(TermKind::activations);
-      const char* buffer = a.line_count ? kv_buffer_name(static_cast<KvBuffer>(a.lines[0].n[0])) : "";
       return "KV cache = 2 x " + std::to_string(l.n[0]) + " layers x " + std::to_string(l.n[1]) +
              " kv heads x " + std::to_string(l.n[2]) + " head dim x " + std::to_string(l.n[3]) +
              " tokens x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
              std::to_string(l.bytes) +
-             " B; working buffer = hidden states (2 x tokens of one pass x hidden) + " + buffer + " = " +
+             " B; working buffer = " + working_buffer_parts(a, "2 x tokens of one pass x hidden") + " = " +
              std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_cache_layers:
     case LineCode::kv_cache_latent: {
       const Term& a = e.term(TermKind::activations);
-      const char* buffer = a.line_count ? kv_buffer_name(static_cast<KvBuffer>(a.lines[0].n[0])) : "";
       const std::string tokens = std::to_string(t.per_sample) + " tokens";
       std::string s =
           l.code == LineCode::kv_cache_latent
@@ -210,18 +220,17 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
                     std::to_string(l.n[1]) + " full layers x " + tokens + " + " + std::to_string(l.n[2]) +
                     " windowed layers x " + std::to_string(l.n[3]) + " tokens)";
       return s + " x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
-             std::to_string(l.bytes) + " B; working buffer = hidden states (2 x seq x hidden) + " + buffer +
+             std::to_string(l.bytes) + " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden") +
              " = " + std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_cache_cross: {
       const Term& a = e.term(TermKind::activations);
-      const char* buffer = a.line_count ? kv_buffer_name(static_cast<KvBuffer>(a.lines[0].n[0])) : "";
       return "KV cache = " + std::to_string(l.n[0]) + " elements per token (2 x kv heads x head dim) x (" +
              std::to_string(l.n[1]) + " self-attention layers x " + std::to_string(t.per_sample) +
              " text tokens + " + std::to_string(l.n[2]) + " cross-attention layers x " +
              std::to_string(l.n[3]) + " image tokens) x " + std::to_string(t.batch) + " batch x " +
              format_name(l.format, r) + " = " + std::to_string(l.bytes) +
-             " B; working buffer = hidden states (2 x seq x hidden) + " + buffer + " = " +
+             " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden") + " = " +
              std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_working_buffer:

@@ -169,7 +169,8 @@ TEST_CASE("emit: the config written reads back through --from as the plan chosen
   }
 }
 
-TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's bytes", "[cli][emit][many-runs]") {
+TEST_CASE("emit flags: memplan's flags beside the file give the suggestion's bytes",
+          "[cli][emit][many-runs]") {
   const std::string file = emit_sample("axolotl/fft-8b.yaml");
   const nlohmann::json emit = emit_json_of({"advise", "--from", file, "--gpu", "rtx-4090", "--model",
                                             "llama-3-8b", "--emit", "flags"})

@@ -264,6 +264,8 @@ const BadInput k_bad_inputs[] = {
      "--batchnorm: \"maybe\" is not valid (a switch: expected it alone, or =true / =false)"},
     {{"estimate", "--params", "7B", "--zero-grad", "maybe"},
      "--zero-grad: \"maybe\" is not valid (expected none or zeros)"},
+    {{"estimate", "--model", "llama-2-7b", "--mode", "infer", "--logits", "every"},
+     "--logits: \"every\" is not valid (expected last or all)"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--block-size", "0"},
      "--block-size: \"0\" must be at least 1"},
     {{"serve", "--model", "llama-3-8b", "--gpu", "a100-80gb", "--check-log", "/nonexistent/log.txt"},

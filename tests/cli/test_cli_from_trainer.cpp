@@ -65,7 +65,8 @@ const TrainerCase k_trainer_samples[] = {
 
 }  // namespace
 
-TEST_CASE("from trainer: each TrainingArguments sample reads into the plan its flags give", "[cli][from][many-runs]") {
+TEST_CASE("from trainer: each TrainingArguments sample reads into the plan its flags give",
+          "[cli][from][many-runs]") {
   for (const TrainerCase& s : k_trainer_samples) {
     for (const char* command : {"estimate", "fit", "max-batch", "advise"}) {
       INFO(s.file << " " << command);

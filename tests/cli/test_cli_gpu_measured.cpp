@@ -18,7 +18,8 @@
 namespace fs = std::filesystem;
 using memplan::test::run_cli;
 
-TEST_CASE("H200 training steps: every row within -5% .. +10% of the measured peak", "[cli][gpu-measured][many-runs]") {
+TEST_CASE("H200 training steps: every row within -5% .. +10% of the measured peak",
+          "[cli][gpu-measured][many-runs]") {
   const fs::path previous = fs::current_path();
   fs::current_path(MEMPLAN_SOURCE_DIR);  // the rows name configs by their path in the repository
   std::ifstream in("tests/data/gpu_h200_measured.json");

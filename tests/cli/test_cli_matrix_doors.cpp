@@ -210,7 +210,8 @@ Args flags_of(const json& s) {
 
 }  // namespace
 
-TEST_CASE("matrix: advise's change applied gives the requirement and verdict it printed", "[cli][matrix][many-runs]") {
+TEST_CASE("matrix: advise's change applied gives the requirement and verdict it printed",
+          "[cli][matrix][many-runs]") {
   const std::vector<std::pair<Args, std::string>> cases = {
       {{"--model", "llama-2-7b", "--precision", "fp32", "--optimizer", "adamw", "--batch", "16", "--seq",
         "2048"},

@@ -233,6 +233,7 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   o.attention = r.attention;
   o.fp32_logits = arch.causal;
   o.prefill_chunk = r.prefill_chunk;
+  o.all_logits = r.all_logits;
   const KvCache c = inference_memory(arch, o);
   Term& kv = e.term(TermKind::kv_cache);
   kv.bytes = c.bytes;

@@ -11,6 +11,13 @@
 //   - MLP intermediate: gated 3 x seq x intermediate (gate activation, up, product), else 2;
 //   - logits: vocab per position computed (last position only unless all_logits), plus an fp32
 //     copy when upcast.
+// With all_logits (a plain forward: transformers' LlamaForCausalLM.forward with logits_to_keep=0,
+// modeling_llama.py in 5.24.0, and the same in every causal LM there) the logits of every token of
+// the batch are the forward's output and stay while each chunk is prefilled; at the LM head the
+// residual stream is gone (LlamaModel.forward rebinds hidden_states to self.norm's output), so the
+// buffer is that output (t x hidden) + the logits (batch x seq x vocab in the model's format: no
+// upcast without labels). transformers' generate() passes logits_to_keep=1 (generation/utils.py,
+// _supports_logits_to_keep) and copies the last position's logits to fp32: the default above.
 
 #include "core/memory/kv_cache.hpp"
 
@@ -80,26 +87,33 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
   const uint64_t t = opts.prefill_chunk && opts.prefill_chunk < all_tokens ? opts.prefill_chunk : all_tokens;
   struct Candidate {
     KvBuffer kind;
-    uint64_t bytes;
+    uint64_t bytes;  // the whole working buffer while this is the largest
   };
+  // The residual stream and one norm output, beside the attention scores or the MLP intermediate.
+  const uint64_t stream = bytes_for(mul3(2, t, arch.hidden), opts.act_cost, "hidden states");
+  const auto beside_stream = [&](uint64_t b) { return checked_add(stream, b, "working buffer"); };
   std::array<Candidate, 3> candidates{};
   size_t n = 0;
   if (opts.attention == Attention::eager)  // the pass's queries against up to seq keys
-    candidates[n++] = {KvBuffer::attention_scores,
-                       bytes_for(checked_mul(2, mul3(arch.heads, t, s), "scores"), opts.act_cost, "scores")};
-  candidates[n++] = {KvBuffer::mlp_intermediate,
-                     bytes_for(mul3(arch.gated_mlp ? 3 : 2, t, ff), opts.act_cost, "MLP intermediate")};
-  if (arch.vocab > 0) {
-    uint64_t positions = opts.all_logits ? t : opts.batch;  // else the last position of each sequence
-    uint64_t logits = bytes_for(checked_mul(positions, arch.vocab, "logits"), opts.act_cost, "logits");
+    candidates[n++] = {
+        KvBuffer::attention_scores,
+        beside_stream(bytes_for(checked_mul(2, mul3(arch.heads, t, s), "scores"), opts.act_cost, "scores"))};
+  candidates[n++] = {KvBuffer::mlp_intermediate, beside_stream(bytes_for(mul3(arch.gated_mlp ? 3 : 2, t, ff),
+                                                                         opts.act_cost, "MLP intermediate"))};
+  if (arch.vocab > 0 && opts.all_logits) {  // the final norm's output and every token's logits
+    const uint64_t logits = bytes_for(checked_mul(all_tokens, arch.vocab, "logits"), opts.act_cost, "logits");
+    const uint64_t normed =
+        bytes_for(checked_mul(t, arch.hidden, "hidden states"), opts.act_cost, "hidden states");
+    candidates[n++] = {KvBuffer::all_logits, checked_add(logits, normed, "working buffer")};
+  } else if (arch.vocab > 0) {  // the last position of each sequence
+    uint64_t logits = bytes_for(checked_mul(opts.batch, arch.vocab, "logits"), opts.act_cost, "logits");
     if (opts.fp32_logits)
-      logits = checked_add(logits, checked_mul(4, checked_mul(positions, arch.vocab, "logits"), "logits"));
-    candidates[n++] = {KvBuffer::logits, logits};
+      logits = checked_add(logits, checked_mul(4, checked_mul(opts.batch, arch.vocab, "logits"), "logits"));
+    candidates[n++] = {KvBuffer::logits, beside_stream(logits)};
   }
   auto largest = std::max_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(n),
                                   [](const Candidate& a, const Candidate& b) { return a.bytes < b.bytes; });
-  uint64_t stream = bytes_for(mul3(2, t, arch.hidden), opts.act_cost, "hidden states");
-  kv.working_buffer_bytes = checked_add(stream, largest->bytes, "working buffer");
+  kv.working_buffer_bytes = largest->bytes;
   kv.working_buffer_per_sample = kv.working_buffer_bytes / opts.batch;
   kv.working_buffer = largest->kind;
   kv.prefill_tokens = t;

@@ -11,7 +11,7 @@ namespace {
 // The sizes the writers below were written for (64-bit libstdc++): a field added to one of these
 // structs changes its size, and the build stops here until the writer knows the field.
 #if defined(__GLIBCXX__) && UINTPTR_MAX == UINT64_MAX
-static_assert(sizeof(EstimateRequest) == 1840, "a request field: add it to step_request_key");
+static_assert(sizeof(EstimateRequest) == 1848, "a request field: add it to step_request_key");
 static_assert(sizeof(ModelSpec) == 1088, "a model field: add it to step_request_key");
 static_assert(sizeof(TransformerArch) == 496, "an arch field: add it to step_request_key");
 static_assert(sizeof(VisionTower) == 224, "a vision field: add it to step_request_key");
@@ -213,6 +213,7 @@ struct RequestKeyWriter {
     flag(r.grads_kept);
     code(r.optimizer_loop);
     u64(r.prefill_chunk);
+    flag(r.all_logits);
     code(r.framework);
     flag(r.train_vision);
     flag(r.expandable_segments);
