@@ -2,10 +2,13 @@
 // cached by the event list's fingerprint) against the reference it replaced
 // (reference_caching_allocator.hpp: one sorted vector per pool, a fresh allocator per replay): every
 // statistic after every request, on random request sequences (with and without a capacity,
-// expandable segments or not) and on the training steps of real plans, replayed twice.
+// expandable segments or not) and on the training steps of real plans, replayed twice. The replay's
+// fixed point (step_replay.cpp: a last step that starts from the state the step before started from,
+// with the same requests, is not replayed) against replaying every event.
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include <memplan/recipe.hpp>
 #include "core/memory/caching_allocator.hpp"
 #include "core/memory/step_events.hpp"
+#include "core/memory/step_replay.hpp"
 #include "reference_caching_allocator.hpp"
 
 using namespace memplan;
@@ -128,4 +132,109 @@ TEST_CASE("allocator: the fast replay equals the reference on real training step
       CHECK(e.timeline.reserved.reserved_peak == ref.stats.peak_reserved);
       CHECK(e.timeline.reserved.allocated_peak == ref.stats.peak_allocated);
     }
+}
+
+namespace {
+
+// Every event replayed, as replay_reserved did before the fixed point.
+ReservedPeak fixed_point_full_replay(const std::vector<StepEvent>& events, bool expandable) {
+  reference::ReferenceAllocator a(AllocatorConfig{expandable, 0});
+  ReservedPeak out;
+  uint64_t now = 0;
+  for (const StepEvent& ev : events) {
+    if (ev.alloc) {
+      a.malloc(ev.id, ev.bytes);
+      now += ev.bytes;
+      out.requested_peak = std::max(out.requested_peak, now);
+      ++out.tensors;
+      if (a.stats.peak_reserved > out.reserved_peak) {
+        out.reserved_peak = a.stats.peak_reserved;
+        out.reserved_phase = ev.phase;
+        out.reserved_step = ev.step;
+      }
+    } else {
+      a.free(ev.id);
+      now -= ev.bytes;
+    }
+  }
+  out.allocated_peak = a.stats.peak_allocated;
+  out.segments = a.stats.segments;
+  return out;
+}
+
+EstimateRequest fixed_point_plan(const char* model, const char* recipe, const char* optimizer, uint64_t seq,
+                                 uint64_t batch) {
+  EstimateRequest r;
+  r.model = find_model(builtin_presets(), "--model", model).model;
+  r.recipe = parse_recipe("--precision", recipe);
+  r.optimizer = parse_optimizer("--optimizer", optimizer);
+  r.seq = seq;
+  r.batch = batch;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("replay fixed point: the figures of a full replay", "[allocator]") {
+  std::vector<EstimateRequest> plans;
+  plans.push_back(fixed_point_plan("llama-2-7b", "amp-bf16", "adamw", 2048, 4));
+  plans.push_back(fixed_point_plan("llama-2-7b", "fp32", "adamw", 2048, 16));
+  plans.push_back(fixed_point_plan("llama-2-7b", "fp32", "adamw", 512, 1));
+  plans.push_back(fixed_point_plan("gpt2", "amp-fp16", "adamw", 1024, 8));
+  plans.push_back(fixed_point_plan("gpt2", "fp32", "adafactor", 256, 3));
+  plans.push_back(fixed_point_plan("llama-2-7b", "bf16", "adamw-8bit", 1024, 2));
+  EstimateRequest accum = fixed_point_plan("gpt2", "amp-bf16", "adamw", 512, 4);
+  accum.grad_accum = 3;
+  plans.push_back(accum);
+  EstimateRequest kept = fixed_point_plan("gpt2", "amp-bf16", "adamw", 512, 4);
+  kept.grads_kept = true;
+  plans.push_back(kept);
+  EstimateRequest full = fixed_point_plan("llama-2-7b", "amp-bf16", "adamw", 2048, 2);
+  full.checkpointing = Checkpointing::full;
+  plans.push_back(full);
+  EstimateRequest eager = fixed_point_plan("gpt2", "amp-fp16", "adamw", 1024, 2);
+  eager.attention = Attention::eager;
+  plans.push_back(eager);
+  const size_t n = plans.size();
+  for (size_t i = 0; i < n; ++i) {
+    EstimateRequest x = plans[i];
+    x.expandable_segments = true;
+    plans.push_back(x);
+  }
+  const uint64_t before = replay_fixed_points();
+  for (const EstimateRequest& r : plans) {
+    CAPTURE(r.model.parameters, r.seq, r.batch, r.grad_accum, r.grads_kept, r.expandable_segments);
+    const Estimate e = estimate(r);
+    REQUIRE(e.timeline.reserved.present);
+    const std::vector<StepEvent> events = step_events(r, e, k_replayed_steps);
+    const ReservedPeak want = fixed_point_full_replay(events, r.expandable_segments);
+    const ReservedPeak& got = e.timeline.reserved;
+    CHECK(got.requested_peak == want.requested_peak);
+    CHECK(got.allocated_peak == want.allocated_peak);
+    CHECK(got.reserved_peak == want.reserved_peak);
+    CHECK(got.segments == want.segments);
+    CHECK(got.tensors == want.tensors);
+    CHECK(got.reserved_phase == want.reserved_phase);
+    CHECK(got.reserved_step == want.reserved_step);
+  }
+  // Some of these plans reach the fixed point (the shortcut is exercised, not only skipped).
+  CHECK(replay_fixed_points() > before);
+}
+
+TEST_CASE("replay fixed point: the allocator state compared", "[allocator]") {
+  CachingAllocator a;
+  a.malloc(1, 4096);
+  a.malloc(2, 30 << 20);
+  a.free(1);
+  CachingAllocator b;
+  b.copy_from(a);
+  CHECK(b.same_state(a));
+  b.malloc(3, 4096);  // takes the cached block: the statistics agree, the blocks and live ids do not
+  CHECK_FALSE(b.same_state(a));
+  b.free(3);
+  CHECK(b.same_state(a));  // merged back: the same blocks, pools and statistics
+  CachingAllocator c;
+  c.copy_from(a);
+  c.free(2);
+  CHECK_FALSE(c.same_state(a));
 }

@@ -113,6 +113,21 @@ class Pool {
     if (b.empty()) drop_size(i);
   }
 
+  // Whether `o` holds free blocks of the same sizes in the same order, calling pair(index here,
+  // index in o) for the blocks at the same place (which bucket object holds a size is not compared).
+  template <class Pair>
+  bool same_blocks(const Pool& o, Pair pair) const {
+    if (sizes_ != o.sizes_) return false;
+    for (size_t i = 0; i < ids_.size(); ++i) {
+      const std::vector<Slot>& a = buckets_[ids_[i]];
+      const std::vector<Slot>& b = o.buckets_[o.ids_[i]];
+      if (a.size() != b.size()) return false;
+      for (size_t k = 0; k < a.size(); ++k)
+        if (a[k].addr != b[k].addr || !pair(a[k].index, b[k].index)) return false;
+    }
+    return true;
+  }
+
   // Removes every key for which `drop(key)` is true, visiting them in (size, address) order.
   template <class Drop>
   void remove_if(Drop drop) {
@@ -168,6 +183,7 @@ struct CachingAllocator::State {
   std::array<uint64_t, 2> tail_end{0, 0};       // expandable: the end of the mapped range
   std::vector<int32_t> live;                    // block index by allocation id (k_none: not live)
   uint64_t next_addr = 0;
+  mutable std::vector<int32_t> pair_scratch;  // same_as's pairing (kept: nothing allocated once grown)
 
   // Forgets every block, keeping the vectors' memory.
   void reset(AllocatorConfig c) {
@@ -180,6 +196,69 @@ struct CachingAllocator::State {
     tail_end = {0, 0};
     live.clear();
     next_addr = 0;
+  }
+
+  // Whether `o` is this state with its blocks renumbered (same_state). No request reads a block's
+  // index: pools order blocks by (size, address), neighbours, tails and live ids name blocks, and a new
+  // block takes any reusable index. The blocks are paired by the live id that holds them and by their
+  // place in the pools (every block not merged away is one or the other: a freed block goes to its pool,
+  // a taken one to its id, and the pairs must cover them all); paired blocks must agree in address,
+  // size and flags, and their neighbours and the tails must be paired. The pairing then carries every
+  // later request to the same blocks, sizes, addresses and statistics. The statistics' peaks and
+  // counters are not compared: no request reads them.
+  bool same_as(const State& o) const {
+    const AllocatorStats& a = stats;
+    const AllocatorStats& b = o.stats;
+    if (config.expandable_segments != o.config.expandable_segments || config.capacity != o.config.capacity ||
+        a.allocated != b.allocated || a.reserved != b.reserved || a.segments != b.segments ||
+        next_addr != o.next_addr || tail_end != o.tail_end)
+      return false;
+    const size_t blocks_here = blocks.size() - unused.size();
+    if (blocks_here != o.blocks.size() - o.unused.size()) return false;
+    pair_scratch.assign(blocks.size(), k_none);
+    o.pair_scratch.assign(o.blocks.size(), k_none);
+    size_t pairs = 0;
+    auto pair = [&](int32_t x, int32_t y) {
+      if (x == k_none || y == k_none) return x == y;
+      if (pair_scratch[x] != k_none || o.pair_scratch[y] != k_none)
+        return pair_scratch[x] == y && o.pair_scratch[y] == x;
+      pair_scratch[x] = y;
+      o.pair_scratch[y] = x;
+      ++pairs;
+      return true;
+    };
+    const size_t n = std::max(live.size(), o.live.size());
+    for (size_t id = 0; id < n; ++id)
+      if (!pair(id < live.size() ? live[id] : k_none, id < o.live.size() ? o.live[id] : k_none)) return false;
+    for (size_t p = 0; p < pools.size(); ++p)
+      if (!pools[p].same_blocks(o.pools[p], pair)) return false;
+    if (pairs != blocks_here) return false;
+    auto paired = [&](int32_t x, int32_t y) { return x == k_none ? y == k_none : pair_scratch[x] == y; };
+    for (size_t p = 0; p < tail.size(); ++p)
+      if (!paired(tail[p], o.tail[p])) return false;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const int32_t j = pair_scratch[i];
+      if (j == k_none) continue;
+      const Block& x = blocks[i];
+      const Block& y = o.blocks[j];
+      if (x.addr != y.addr || x.size != y.size || x.small != y.small || x.allocated != y.allocated ||
+          x.expandable != y.expandable || !paired(x.prev, y.prev) || !paired(x.next, y.next))
+        return false;
+    }
+    return true;
+  }
+
+  // This state made a copy of `o` (its scratch table left as it is).
+  void copy(const State& o) {
+    config = o.config;
+    stats = o.stats;
+    blocks = o.blocks;
+    unused = o.unused;
+    pools = o.pools;
+    tail = o.tail;
+    tail_end = o.tail_end;
+    live = o.live;
+    next_addr = o.next_addr;
   }
 
   Pool& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
@@ -360,5 +439,9 @@ uint64_t CachingAllocator::largest_free_block() const {
 }
 
 void CachingAllocator::reset(AllocatorConfig config) { s_->reset(config); }
+
+void CachingAllocator::copy_from(const CachingAllocator& other) { s_->copy(*other.s_); }
+
+bool CachingAllocator::same_state(const CachingAllocator& other) const { return s_->same_as(*other.s_); }
 
 }  // namespace memplan

@@ -72,6 +72,15 @@ class CachingAllocator {
   // Forgets every block and statistic, as a new allocator with `config`, keeping the memory its
   // tables hold (a replay reuses one allocator: nothing to allocate once they have grown).
   void reset(AllocatorConfig config);
+  // Becomes a copy of `other` (every block, pool, table and statistic), reusing this one's memory.
+  void copy_from(const CachingAllocator& other);
+  // Whether the two would answer every later sequence of requests alike, taking the same blocks and
+  // moving allocated, reserved and segments alike: the same configuration, those three statistics,
+  // address counter and expandable ends, and blocks that pair up one to one (by the live id that
+  // holds them, by their place in the free pools) with the same addresses, sizes, flags, neighbours
+  // and tails; which index a block has is not compared (no request reads it). The peaks and counters
+  // (peak_*, cuda_mallocs, releases) are not compared: they only record the path so far.
+  bool same_state(const CachingAllocator& other) const;
 
  private:
   struct State;

@@ -71,6 +71,8 @@ uint64_t request_key_hash(const std::string& key) {
 struct ReplayScratch {
   std::vector<StepEvent> events;
   CachingAllocator allocator;
+  CachingAllocator snapshot;  // the allocator at the start of the second-last step
+  uint64_t fixed_points = 0;  // replays whose last step was found to repeat the one before
   std::vector<std::pair<ReplayKey, ReservedPeak>> cache;  // filled round-robin
   size_t next = 0;
   std::string request_key;
@@ -87,6 +89,42 @@ ReplayScratch& replay_scratch() {
 
 namespace {
 
+// Whether the events from `last` to the end (the last step) are those of [second_last, last) (the
+// step before) with their ids renamed by f: an id below `ids_before` (a tensor made before the
+// step before) kept, any other moved by one constant D >= 0, f being one-to-one. Then, if the
+// allocator holds the same state at `last` as it held at `second_last` (every block, pool and
+// statistic, and the same block behind every live id: all of them below ids_before), each request
+// of the last step meets what the corresponding one of the step before met, by induction: the same
+// block is taken, split, merged or freed (a renamed id has the live block its original had, an id
+// the step before never named is not live in either), so every statistic follows the same path,
+// its peaks included, and the last step ends with the statistics it started with. Replaying it would
+// change nothing but the count of tensors.
+bool repeats_last_step(const std::vector<StepEvent>& events, size_t second_last, size_t last,
+                       uint64_t ids_before) {
+  if (events.size() - last != last - second_last) return false;
+  const uint8_t step = events[last].step;
+  bool shifted = false;
+  uint64_t shift = 0;
+  for (size_t k = 0; k < last - second_last; ++k) {
+    const StepEvent& x = events[second_last + k];
+    const StepEvent& y = events[last + k];
+    if (x.step + 1 != step || y.step != step || x.bytes != y.bytes || x.alloc != y.alloc ||
+        x.phase != y.phase)
+      return false;
+    if (x.id < ids_before) {
+      if (y.id != x.id) return false;
+      continue;
+    }
+    if (!shifted) {
+      if (y.id < x.id) return false;
+      shift = y.id - x.id;
+      shifted = true;
+    }
+    if (y.id - x.id != shift || y.id < x.id) return false;
+  }
+  return true;
+}
+
 // The replay of `events` (already built into the scratch) under `key`, or its cached result.
 ReservedPeak replay_events(ReplayScratch& scratch, const ReplayKey& key, bool expandable_segments,
                            uint64_t stop_above) {
@@ -97,7 +135,34 @@ ReservedPeak replay_events(ReplayScratch& scratch, const ReplayKey& key, bool ex
   CachingAllocator& a = scratch.allocator;
   a.reset(AllocatorConfig{expandable_segments, 0});
   uint64_t now = 0;
-  for (const StepEvent& ev : events) {
+  // The last two steps' bounds, for the fixed point (repeats_last_step); none: no such step.
+  const size_t none = events.size() + 1;
+  size_t second_last = none;
+  size_t last = none;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (second_last == none && events[i].step + 1 >= k_replayed_steps) second_last = i;
+    if (events[i].step >= k_replayed_steps) {
+      last = i;
+      break;
+    }
+  }
+  if (k_replayed_steps < 2 || last == none || second_last >= last) second_last = last = none;
+  uint64_t ids_before = 0;  // 1 + the largest id of the events before the second-last step
+  uint64_t now_at_second_last = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const StepEvent& ev = events[i];
+    if (i == second_last) {
+      scratch.snapshot.copy_from(a);
+      now_at_second_last = now;
+    } else if (i == last && now == now_at_second_last && a.same_state(scratch.snapshot) &&
+               repeats_last_step(events, second_last, last, ids_before)) {
+      // The last step starts where the one before started and makes the same requests: it repeats
+      // it, to the same peaks and the same final state (repeats_last_step): only its tensors count.
+      for (size_t k = last; k < events.size(); ++k) out.tensors += events[k].alloc ? 1 : 0;
+      ++scratch.fixed_points;
+      break;
+    }
+    if (i < second_last) ids_before = std::max(ids_before, ev.id + 1);
     if (ev.alloc) {
       a.malloc(ev.id, ev.bytes);
       now += ev.bytes;
@@ -138,6 +203,8 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
   return replay_events(scratch, replay_key(scratch.events, expandable_segments), expandable_segments,
                        stop_above);
 }
+
+uint64_t replay_fixed_points() { return replay_scratch().fixed_points; }
 
 ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
                             uint64_t stop_above) {

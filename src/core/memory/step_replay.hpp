@@ -23,4 +23,8 @@ ReservedPeak replay_reserved(const EstimateRequest& r, const Estimate& e, bool e
 ReservedPeak replay_request(const EstimateRequest& r, const Estimate& e, bool expandable_segments,
                             uint64_t stop_above = UINT64_MAX);
 
+// Replays on this thread whose last step was found to repeat the step before (step_replay.cpp's
+// fixed point) and was therefore not replayed: for tests and measurements.
+uint64_t replay_fixed_points();
+
 }  // namespace memplan
