@@ -132,6 +132,29 @@ TEST_CASE("gguf-fit --check-log reproduces Ollama's own placement line", "[cli][
     CHECK(j["buffers"][3]["predicted_mib"].get<double>() == Approx(570.7).margin(0.05));
     CHECK(j["all_within_5_percent"] == true);
   }
+  SECTION("dolphin-qwen2:72b Q4_K_S under Ollama 0.3 on a 24 GiB ROCm GPU (ollama/ollama#5913): partial") {
+    // Ollama placed 43 of 81 layers where llama.cpp's own buffers leave room for 46.
+    auto r =
+        run_cli({"gguf-fit", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-72B.json",
+                 "--quantize", "q4_k_s", "--gpu", "rx-7900-xtx", "--ctx-size", "2048", "--ollama-version",
+                 "0.3.0", "--check-log", logs + "ollama_5913_qwen2_72b_q4_k_s.log", "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["buffers"].size() == 4);
+    CHECK(j["buffers"][0]["predicted_mib"] == 43);
+    CHECK(j["buffers"][0]["logged_mib"] == 43);
+    CHECK(j["buffers"][2]["predicted_mib"].get<double>() == Approx(313.0).margin(0.05));
+    CHECK(j["all_within_5_percent"] == true);
+    auto fit =
+        run_cli({"gguf-fit", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-72B.json",
+                 "--quantize", "q4_k_s", "--gpu", "rx-7900-xtx", "--ctx-size", "2048", "--ollama-version",
+                 "0.3.0", "--format", "json"});
+    REQUIRE(fit.code == 0);
+    const auto f = nlohmann::json::parse(fit.out);
+    CHECK(f["ollama"]["num_gpu"] == 43);
+    CHECK(f["n_gpu_layers"].get<uint64_t>() > 43);  // llama.cpp's own fit is not what Ollama does
+  }
 }
 
 TEST_CASE("estimate --quantize q4_k_m counts the tensors llama-quantize writes", "[cli][gguf-fit]") {
