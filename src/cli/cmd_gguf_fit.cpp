@@ -141,7 +141,21 @@ OllamaPlacement ollama_placement(const Built& b, const std::vector<uint64_t>* fr
   o.minimum_bytes = (o.metal ? 512ull : 457ull) << 20;
   o.projector_bytes = q.mmproj_bytes;
   if (q.n_gpu_layers) o.num_gpu = static_cast<long>(*q.n_gpu_layers);
-  return place_ollama(o);
+  OllamaPlacement placed = place_ollama(o);
+  if (o.rule == OllamaRule::llama_server_fit) {
+    // llm/llama_server.go passes -ngl only when num_gpu is set; else llama.cpp's fit decides.
+    LlamaCppRequest fit = q;
+    if (free) fit.gpu_bytes = *free;
+    const LlamaCppPlan lp = plan_llamacpp(fit);
+    placed.layers = lp.n_gpu_layers;
+    placed.split.clear();
+    placed.allocations.clear();
+    for (const LlamaCppDevice& d : lp.gpus) {
+      placed.split.push_back(d.layers + d.output);
+      placed.allocations.push_back(d.total());
+    }
+  }
+  return placed;
 }
 
 Built build(const State& s) {

@@ -107,9 +107,9 @@ TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", 
   REQUIRE(table.code == 0);
   CHECK(table.out.find("-ngl 33 of 33") != std::string::npos);
   CHECK(table.out.find(std::string("ollama ") +
-                       "0.13.0: num_ctx 4096, num_batch 512 -> Ollama places num_gpu 33 of 33") !=
+                       "0.30.11: num_ctx 4096, num_batch 512 -> Ollama places num_gpu 33 of 33") !=
         std::string::npos);
-  CHECK(table.out.find("ollama 0.13.0 (llm/server.go llamaServer.Load") != std::string::npos);
+  CHECK(table.out.find("ollama 0.30.11 (llm/llama_server.go: upstream llama-server") != std::string::npos);
   CHECK(table.out.find("KV cache per layer: 4096 cells") != std::string::npos);
 }
 

@@ -56,7 +56,9 @@ TEST_CASE("Ollama versions map to their placement rule", "[ollama]") {
   CHECK(ollama_rule(parse_ollama_version("0.12.11")) == OllamaRule::layout);
   CHECK(ollama_rule(parse_ollama_version("0.13")) == OllamaRule::layout);
   CHECK(ollama_rule(parse_ollama_version("0.12.11-rc0")) == OllamaRule::layout);
-  CHECK(ollama_rule(parse_ollama_version(k_ollama_newest)) == OllamaRule::layout);
+  CHECK(ollama_rule(parse_ollama_version("0.25.0-rc0")) == OllamaRule::layout);
+  CHECK(ollama_rule(parse_ollama_version("0.30.0")) == OllamaRule::llama_server_fit);
+  CHECK(ollama_rule(parse_ollama_version(k_ollama_newest)) == OllamaRule::llama_server_fit);
   CHECK_THROWS_AS(parse_ollama_version("0.1.32"), Error);
   CHECK_THROWS_AS(parse_ollama_version("latest"), Error);
   CHECK_THROWS_AS(parse_ollama_version("0..4"), Error);

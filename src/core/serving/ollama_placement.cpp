@@ -55,7 +55,8 @@ OllamaRule ollama_rule(const OllamaVersion& v) {
   const uint64_t k = key(v.major, v.minor, v.patch);
   if (k < key(0, 7, 0)) return OllamaRule::memory_go_forward;
   if (k < key(0, 12, 11)) return OllamaRule::memory_go_backward;
-  return OllamaRule::layout;
+  if (k < key(0, 30, 0)) return OllamaRule::layout;
+  return OllamaRule::llama_server_fit;
 }
 
 const char* ollama_rule_source(OllamaRule r) {
@@ -65,9 +66,11 @@ const char* ollama_rule_source(OllamaRule r) {
     case OllamaRule::memory_go_backward:
       return "llm/memory.go estimateGPULayers (Ollama v0.7.0-v0.12.10)";
     case OllamaRule::layout:
+      return "llm/server.go llamaServer.Load and buildLayout (Ollama v0.12.11-v0.25)";
+    case OllamaRule::llama_server_fit:
       break;
   }
-  return "llm/server.go llamaServer.Load and buildLayout (Ollama v0.12.11 and later)";
+  return "llm/llama_server.go: upstream llama-server picks -ngl itself (Ollama v0.30.0 and later)";
 }
 
 namespace {
@@ -296,7 +299,7 @@ OllamaPlacement place_ollama(const OllamaPlacementRequest& req) {
   p.model_layers = req.graph.arch.layers + 1;
   p.output_bytes = L.output;
   p.layer_buffer = L.blk.empty() ? 0 : checked_add(L.blk[0], p.graph.kv[0]);
-  if (req.free_bytes.empty()) return p;
+  if (req.free_bytes.empty() || req.rule == OllamaRule::llama_server_fit) return p;
   if (req.rule == OllamaRule::layout) return place_layout(req, p, L);
   return place_memory_go(req, p, L);
 }

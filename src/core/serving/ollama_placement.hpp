@@ -5,8 +5,11 @@
 // places layers by its own rule. Three rules, each from ollama/ollama at the tags named:
 //   memory_go_forward  v0.2.0 - v0.6.8   llm/memory.go EstimateGPULayers, layers 0 .. n-1
 //   memory_go_backward v0.7.0 - v0.12.10 llm/memory.go estimateGPULayers, layers n-1 .. 0
-//   layout             v0.12.11 and later llm/server.go llamaServer.Load + buildLayout /
+//   layout             v0.12.11 - v0.25  llm/server.go llamaServer.Load + buildLayout /
 //                                        assignLayers / findBestFit / greedyFit (commit f560bd077)
+//   llama_server_fit   v0.30.0 and later llm/llama_server.go: Ollama starts upstream llama-server
+//                                        without -ngl when num_gpu is unset, so llama.cpp's own
+//                                        fit decides (the caller plans it with plan_llamacpp)
 
 #include <cstdint>
 #include <string>
@@ -16,7 +19,7 @@
 
 namespace memplan {
 
-enum class OllamaRule { memory_go_forward, memory_go_backward, layout };
+enum class OllamaRule { memory_go_forward, memory_go_backward, layout, llama_server_fit };
 
 struct OllamaVersion {
   uint64_t major = 0, minor = 0, patch = 0;
@@ -30,7 +33,7 @@ OllamaRule ollama_rule(const OllamaVersion& v);
 const char* ollama_rule_source(OllamaRule r);  // "llm/memory.go (v0.3.0-v0.6.8)" ...
 
 // The newest Ollama release whose rule memplan follows (the default of --ollama-version).
-constexpr const char* k_ollama_newest = "0.13.0";
+constexpr const char* k_ollama_newest = "0.30.11";
 
 struct OllamaPlacementRequest {
   OllamaGraphRequest graph;
@@ -54,6 +57,8 @@ struct OllamaPlacement {
   uint64_t graph_used = 0;            // the graph Ollama counted (full or partial)
 };
 
+// For llama_server_fit the graph and layer sizes are filled in but `layers` and `split` are left
+// 0: llama.cpp's fit decides them.
 OllamaPlacement place_ollama(const OllamaPlacementRequest& req);
 
 }  // namespace memplan
