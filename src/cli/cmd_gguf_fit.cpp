@@ -1,5 +1,7 @@
 // memplan gguf-fit: llama.cpp / Ollama on these GPUs - the largest -ngl that fits, where the
 // model, the KV cache and the compute buffers go, the flags; --check-log compares with a log.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <sstream>
 
@@ -17,6 +19,7 @@
 #include "core/models/gguf_mix.hpp"
 #include "core/serving/llamacpp.hpp"
 #include "core/serving/llamacpp_log.hpp"
+#include "core/serving/ollama_placement.hpp"
 
 namespace memplan::cli {
 namespace {
@@ -28,6 +31,7 @@ struct State {
   RawOutputOptions output;
   std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
   std::string mmproj, check_log;
+  std::string ollama_version = k_ollama_newest, ollama_parallel = "1", ollama_overhead = "0";
   bool flash_attn = false, swa_full = false;
 };
 
@@ -93,10 +97,17 @@ std::string flags_of(const LlamaCppRequest& q, const LlamaCppPlan& p, const std:
   return s;
 }
 
-// The Ollama equivalents: options of the API / Modelfile and the server's environment.
-std::string ollama_of(const LlamaCppRequest& q, const LlamaCppPlan& p) {
-  std::string s = "ollama: num_ctx " + std::to_string(q.n_ctx) + ", num_gpu " +
-                  std::to_string(p.n_gpu_layers) + ", num_batch " + std::to_string(q.n_ubatch);
+// The Ollama equivalents (options of the API / Modelfile and the server's environment) and the
+// num_gpu Ollama picks by its own estimate when none is set (ollama_placement.hpp).
+std::string ollama_of(const LlamaCppRequest& q, const OllamaPlacement& o, const OllamaVersion& v) {
+  std::string s = "ollama " + v.text + ": num_ctx " + std::to_string(q.n_ctx) + ", num_batch " +
+                  std::to_string(q.n_ubatch) + " -> Ollama places num_gpu " + std::to_string(o.layers) +
+                  " of " + std::to_string(o.model_layers);
+  if (o.split.size() > 1) {
+    std::string ts;
+    for (uint64_t n : o.split) ts += (ts.empty() ? "" : ",") + std::to_string(n);
+    s += " (split " + ts + ")";
+  }
   if (q.flash_attn) s += "; OLLAMA_FLASH_ATTENTION=1";
   if (q.cache_k != "F16") s += " OLLAMA_KV_CACHE_TYPE=" + cache_lower(q.cache_k);
   return s;
@@ -106,7 +117,46 @@ struct Built {
   LlamaCppRequest request;
   std::string model_arg;
   std::vector<GpuSpec> gpus;
+  OllamaVersion ollama_version;
+  uint64_t ollama_parallel = 1, ollama_overhead = 0;
 };
+
+// Ollama's view of the same run: its version's rule, the GPUs' free memory (`free`, default
+// what memplan counts usable), OLLAMA_NUM_PARALLEL and OLLAMA_GPU_OVERHEAD.
+OllamaPlacement ollama_placement(const Built& b, const std::vector<uint64_t>* free = nullptr) {
+  const LlamaCppRequest& q = b.request;
+  OllamaPlacementRequest o;
+  o.graph.weights = &q.weights;
+  o.graph.arch = q.arch;
+  o.graph.num_ctx = q.n_ctx;
+  o.graph.num_batch = q.n_ubatch;
+  o.graph.num_parallel = b.ollama_parallel;
+  o.graph.kv_type = cache_lower(q.cache_k);
+  o.graph.flash_attn = q.flash_attn;
+  o.rule = ollama_rule(b.ollama_version);
+  o.free_bytes = free ? *free : q.gpu_bytes;
+  o.gpu_overhead = b.ollama_overhead;
+  // ml/device.go MinimumMemory (discover/gpu.go before v0.12.11): 512 MiB on Metal, else 457 MiB.
+  o.metal = !b.gpus.empty() && gpu_runtime(b.gpus[0]) == GpuRuntime::metal;
+  o.minimum_bytes = (o.metal ? 512ull : 457ull) << 20;
+  o.projector_bytes = q.mmproj_bytes;
+  if (q.n_gpu_layers) o.num_gpu = static_cast<long>(*q.n_gpu_layers);
+  OllamaPlacement placed = place_ollama(o);
+  if (o.rule == OllamaRule::llama_server_fit) {
+    // llm/llama_server.go passes -ngl only when num_gpu is set; else llama.cpp's fit decides.
+    LlamaCppRequest fit = q;
+    if (free) fit.gpu_bytes = *free;
+    const LlamaCppPlan lp = plan_llamacpp(fit);
+    placed.layers = lp.n_gpu_layers;
+    placed.split.clear();
+    placed.allocations.clear();
+    for (const LlamaCppDevice& d : lp.gpus) {
+      placed.split.push_back(d.layers + d.output);
+      placed.allocations.push_back(d.total());
+    }
+  }
+  return placed;
+}
 
 Built build(const State& s) {
   RawPlan raw = s.plan;
@@ -160,6 +210,15 @@ Built build(const State& s) {
                                         " parts for " + std::to_string(q.gpu_bytes.size()) + " GPUs");
   }
   q.reserve_bytes = r.overhead_bytes;
+  try {
+    b.ollama_version = parse_ollama_version(s.ollama_version);
+  } catch (const Error& e) {
+    throw Error("--ollama-version", e.message());
+  }
+  b.ollama_parallel = parse_count("--ollama-parallel", s.ollama_parallel, 1024);
+  if (!b.ollama_parallel)
+    throw Error("--ollama-parallel", "\"" + s.ollama_parallel + "\" must be at least 1");
+  b.ollama_overhead = parse_size("--ollama-gpu-overhead", s.ollama_overhead);
   return b;
 }
 
@@ -195,6 +254,21 @@ long gpu_buffer_index(const std::string& dev) {
       return std::strtol(dev.c_str() + n, nullptr, 10);
   }
   return -1;
+}
+
+nlohmann::json ollama_json(const Built& b, const OllamaPlacement& o) {
+  return {{"version", b.ollama_version.text},
+          {"rule", ollama_rule_source(ollama_rule(b.ollama_version))},
+          {"num_gpu", o.layers},
+          {"model_layers", o.model_layers},
+          {"split", o.split},
+          {"allocations_bytes", o.allocations},
+          {"graph_family", o.graph.family},
+          {"graph_full_bytes", o.graph.full_offload},
+          {"graph_partial_bytes", o.graph.partial_offload},
+          {"kv_bytes", o.graph.kv_total},
+          {"layer_buffer_bytes", o.layer_buffer},
+          {"output_layer_bytes", o.output_bytes}};
 }
 
 int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& io) {
@@ -236,7 +310,8 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"gpus", gpus},
         {"host", {{"model_bytes", p.host.model}, {"kv_bytes", p.host.kv}, {"layers", p.host.layers}}},
         {"fits", p.fits},
-        {"llama_cpp", flags_of(q, p, b.model_arg)}};
+        {"llama_cpp", flags_of(q, p, b.model_arg)},
+        {"ollama", ollama_json(b, ollama_placement(b))}};
     io.out << doc.dump(2) << "\n";
     return p.fits ? k_ok : k_no_fit;
   }
@@ -264,7 +339,8 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
   io.out << "\n  -ngl " << p.n_gpu_layers << " of " << p.n_layers + 1 << " (" << p.n_layers
          << " repeating layers + the output layer)" << (q.n_gpu_layers ? "" : ": the largest that fits")
          << "\n";
-  io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, p) << "\n";
+  const OllamaPlacement o = ollama_placement(b);
+  io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, o, b.ollama_version) << "\n";
   if (out.explain) {
     io.out << "\n  KV cache per layer: " << p.n_ctx_cells << " cells (n_ctx " << q.n_ctx
            << " padded to 256) x ";
@@ -297,6 +373,14 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
     io.out << "  model: token_embd " << mib(p.token_embd_bytes) << " stays on the CPU; output layer "
            << mib(p.output_bytes) << "; repeating layer 0 "
            << mib(p.layer_bytes.empty() ? 0 : p.layer_bytes[0]) << "\n";
+    io.out << "  ollama " << b.ollama_version.text << " ("
+           << ollama_rule_source(ollama_rule(b.ollama_version)) << "): its own estimate, " << o.graph.family
+           << " graph: full offload " << mib(o.graph.full_offload) << ", partial "
+           << mib(o.graph.partial_offload) << " (counted: " << mib(o.graph_used) << "); KV "
+           << mib(o.graph.kv_total) << "; one-layer buffer " << mib(o.layer_buffer) << "; output layer "
+           << mib(o.output_bytes) << "; per GPU: minimum "
+           << (!b.gpus.empty() && gpu_runtime(b.gpus[0]) == GpuRuntime::metal ? "512" : "457")
+           << " MiB + OLLAMA_GPU_OVERHEAD " << mib(b.ollama_overhead) << "\n";
     io.out << "  other: " << runtime_name(b.gpus.empty() ? GpuRuntime::cuda : gpu_runtime(b.gpus[0]))
            << " context and workspaces (--overhead) and the projector (--mmproj)\n";
   }
@@ -316,14 +400,43 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   if (log.flash_attn) q.flash_attn = *log.flash_attn;
   if (!log.cache_k.empty()) q.cache_k = cache_type("--check-log", log.cache_k);
   if (!log.cache_v.empty()) q.cache_v = cache_type("--check-log", log.cache_v);
-  if (log.offloaded) q.n_gpu_layers = *log.offloaded;
-  q.reserve_bytes = 0;
-  const LlamaCppPlan p = plan_llamacpp(q);
   struct LogRow {
     std::string what;
     double predicted, logged;
+    double slack = 0;  // MiB the log's rounding allows besides the 5%
   };
   std::vector<LogRow> rows;
+  if (log.ollama) {
+    // Ollama's estimate before it started the runner: the same inputs (free memory, overhead,
+    // requested layers) through memplan's copy of that version's rule. The runner's -c is
+    // num_ctx x OLLAMA_NUM_PARALLEL.
+    const OllamaOffloadLine& ol = *log.ollama;
+    Built ob = b;
+    ob.request.n_ctx = std::max<uint64_t>(q.n_ctx / b.ollama_parallel, 1);
+    ob.request.n_gpu_layers.reset();
+    if (ol.requested >= 0) ob.request.n_gpu_layers = static_cast<uint64_t>(ol.requested);
+    if (ol.gpu_overhead) ob.ollama_overhead = static_cast<uint64_t>(*ol.gpu_overhead);
+    std::vector<uint64_t> free;
+    for (double x : ol.available) free.push_back(static_cast<uint64_t>(x));
+    if (free.empty()) free = q.gpu_bytes;
+    const OllamaPlacement o = ollama_placement(ob, &free);
+    // HumanBytes2 prints one decimal: a logged "1.3 GiB" is 1.25 - 1.35 GiB.
+    auto slack = [](double logged_mib) { return logged_mib >= 1024 ? 0.05 * 1024 : 0.05; };
+    rows.push_back(
+        {"Ollama num_gpu (layers)", static_cast<double>(o.layers), static_cast<double>(ol.offload)});
+    if (ol.kv)
+      rows.push_back({"Ollama KV estimate", in_mib(o.graph.kv_total), *ol.kv / k_mib, slack(*ol.kv / k_mib)});
+    if (ol.graph_full)
+      rows.push_back({"Ollama graph, full offload", in_mib(o.graph.full_offload), *ol.graph_full / k_mib,
+                      slack(*ol.graph_full / k_mib)});
+    if (ol.graph_partial)
+      rows.push_back({"Ollama graph, partial offload", in_mib(o.graph.partial_offload),
+                      *ol.graph_partial / k_mib, slack(*ol.graph_partial / k_mib)});
+    if (!log.offloaded) q.n_gpu_layers = o.layers;
+  }
+  if (log.offloaded) q.n_gpu_layers = *log.offloaded;
+  q.reserve_bytes = 0;
+  const LlamaCppPlan p = plan_llamacpp(q);
   for (const auto& [dev, v] : log.model_mib) {
     if (const long i = gpu_buffer_index(dev); i >= 0) {
       if (static_cast<size_t>(i) < p.gpus.size())
@@ -350,7 +463,9 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
                {"within 5%", A::left}});
   for (const LogRow& r : rows) {
     const double err = r.logged > 0 ? (r.predicted - r.logged) / r.logged : (r.predicted > 0 ? 1.0 : 0.0);
-    const bool ok = err <= 0.05 && err >= -0.05;
+    const bool layers = r.what.find("(layers)") != std::string::npos;
+    const bool ok = layers ? r.predicted == r.logged
+                           : (err <= 0.05 && err >= -0.05) || std::abs(r.predicted - r.logged) <= r.slack;
     all = all && ok;
     std::ostringstream e, pr, lg;
     e.setf(std::ios::fixed);
@@ -360,8 +475,12 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
     pr.precision(2);
     lg.precision(2);
     e << err * 100 << "%";
-    pr << r.predicted << " MiB";
-    lg << r.logged << " MiB";
+    if (layers) {
+      pr.precision(0);
+      lg.precision(0);
+    }
+    pr << r.predicted << (layers ? "" : " MiB");
+    lg << r.logged << (layers ? "" : " MiB");
     t.add_row({r.what, pr.str(), lg.str(), e.str(), ok ? "yes" : "no"});
     list.push_back({{"buffer", r.what},
                     {"predicted_mib", r.predicted},
@@ -410,6 +529,12 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
   sub.add_option("--n-cpu-moe", s->cpu_moe,
                  "llama.cpp --n-cpu-moe: expert tensors of the first N layers on the CPU");
   sub.add_option("--mmproj", s->mmproj, "A multimodal projector .gguf (loaded on the first GPU)");
+  sub.add_option(
+      "--ollama-version", s->ollama_version,
+      std::string("Ollama release whose placement rule to follow (default ") + k_ollama_newest + ")");
+  sub.add_option("--ollama-parallel", s->ollama_parallel, "OLLAMA_NUM_PARALLEL: sequences (default 1)");
+  sub.add_option("--ollama-gpu-overhead", s->ollama_overhead,
+                 "OLLAMA_GPU_OVERHEAD: memory Ollama keeps free per GPU (default 0)");
   sub.add_option("--check-log", s->check_log,
                  "A llama.cpp log: compare its printed buffer sizes with the prediction");
   run = [s](Io& io) {

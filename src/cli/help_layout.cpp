@@ -127,6 +127,9 @@ const HelpRow k_rows[] = {
     {"--flash-attn", G::runtime, ""},
     {"--n-cpu-moe", G::runtime, "N"},
     {"--check-log", G::runtime, "FILE"},
+    {"--ollama-version", G::runtime, "VERSION"},
+    {"--ollama-parallel", G::runtime, "N"},
+    {"--ollama-gpu-overhead", G::runtime, "SIZE"},
     // how the result is shown
     {"--format", G::output, "{table|json|markdown|csv}"},
     {"--units", G::output, "{gib|gb}"},

@@ -106,8 +106,55 @@ TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", 
       {"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--explain"});
   REQUIRE(table.code == 0);
   CHECK(table.out.find("-ngl 33 of 33") != std::string::npos);
-  CHECK(table.out.find("ollama: num_ctx 4096, num_gpu 33") != std::string::npos);
+  CHECK(table.out.find(std::string("ollama ") +
+                       "0.30.11: num_ctx 4096, num_batch 512 -> Ollama places num_gpu 33 of 33") !=
+        std::string::npos);
+  CHECK(table.out.find("ollama 0.30.11 (llm/llama_server.go: upstream llama-server") != std::string::npos);
   CHECK(table.out.find("KV cache per layer: 4096 cells") != std::string::npos);
+}
+
+TEST_CASE("gguf-fit --check-log reproduces Ollama's own placement line", "[cli][gguf-fit][ollama]") {
+  const std::string logs = std::string(MEMPLAN_TEST_DATA_DIR) + "/ollama_logs/";
+  SECTION("llama3.2:3b under Ollama 0.5 (ollama/ollama#8098): layers, KV, both graphs") {
+    auto r = run_cli({"gguf-fit", "--config",
+                      std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.2-3B-Instruct.json",
+                      "--quantize", "q4_k_m", "--gpu", "h100", "--ctx-size", "8192", "--ollama-parallel", "4",
+                      "--ollama-version", "0.5.4", "--check-log", logs + "ollama_8098_llama3.2_3b.log",
+                      "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["buffers"].size() == 4);
+    CHECK(j["buffers"][0]["buffer"] == "Ollama num_gpu (layers)");
+    CHECK(j["buffers"][0]["predicted_mib"] == 29);
+    CHECK(j["buffers"][1]["predicted_mib"].get<double>() == Approx(896.0));
+    CHECK(j["buffers"][2]["predicted_mib"].get<double>() == Approx(424.0).margin(0.05));
+    CHECK(j["buffers"][3]["predicted_mib"].get<double>() == Approx(570.7).margin(0.05));
+    CHECK(j["all_within_5_percent"] == true);
+  }
+  SECTION("dolphin-qwen2:72b Q4_K_S under Ollama 0.3 on a 24 GiB ROCm GPU (ollama/ollama#5913): partial") {
+    // Ollama placed 43 of 81 layers where llama.cpp's own buffers leave room for 46.
+    auto r =
+        run_cli({"gguf-fit", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-72B.json",
+                 "--quantize", "q4_k_s", "--gpu", "rx-7900-xtx", "--ctx-size", "2048", "--ollama-version",
+                 "0.3.0", "--check-log", logs + "ollama_5913_qwen2_72b_q4_k_s.log", "--format", "json"});
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["buffers"].size() == 4);
+    CHECK(j["buffers"][0]["predicted_mib"] == 43);
+    CHECK(j["buffers"][0]["logged_mib"] == 43);
+    CHECK(j["buffers"][2]["predicted_mib"].get<double>() == Approx(313.0).margin(0.05));
+    CHECK(j["all_within_5_percent"] == true);
+    auto fit =
+        run_cli({"gguf-fit", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen2-72B.json",
+                 "--quantize", "q4_k_s", "--gpu", "rx-7900-xtx", "--ctx-size", "2048", "--ollama-version",
+                 "0.3.0", "--format", "json"});
+    REQUIRE(fit.code == 0);
+    const auto f = nlohmann::json::parse(fit.out);
+    CHECK(f["ollama"]["num_gpu"] == 43);
+    CHECK(f["n_gpu_layers"].get<uint64_t>() > 43);  // llama.cpp's own fit is not what Ollama does
+  }
 }
 
 TEST_CASE("estimate --quantize q4_k_m counts the tensors llama-quantize writes", "[cli][gguf-fit]") {
@@ -154,6 +201,14 @@ TEST_CASE("gguf-fit and llama.cpp types: bad input is one line, exit 2", "[cli][
        "has no llama.cpp buffer lines"},
       {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--mmproj", "/nonexistent/mmproj.gguf"},
        "mmproj"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ollama-version", "latest"},
+       "--ollama-version: \"latest\" is not a version"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ollama-version", "0.1.30"},
+       "--ollama-version: \"0.1.30\" is older than 0.2.0"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ollama-parallel", "0"},
+       "--ollama-parallel: \"0\" must be at least 1"},
+      {{"gguf-fit", "--model", "llama-3-8b", "--gpu", "rtx-4090", "--ollama-gpu-overhead", "lots"},
+       "--ollama-gpu-overhead"},
       {{"estimate", "--model", "llama-3-8b", "--quantize", "q4_k_m"},
        "--quantize: \"q4_k_m\" is a llama.cpp file type, for inference (--mode infer)"},
       {{"estimate", "--model", "llama-3-8b", "--mode", "infer", "--quantize", "q4_k_x"},

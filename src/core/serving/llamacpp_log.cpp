@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <string>
 
 namespace memplan {
 namespace {
@@ -40,7 +41,106 @@ std::string word_in_parens_after(std::string_view line, std::string_view key) {
   return std::string(line.substr(at + key.size(), close - at - key.size()));
 }
 
+// The value of `key=` in a slog line: the quoted text, or up to the next space.
+std::optional<std::string> slog_value(std::string_view line, std::string_view key) {
+  size_t at = 0;
+  for (;;) {
+    at = line.find(key, at);
+    if (at == std::string_view::npos) return std::nullopt;
+    const bool starts = at == 0 || line[at - 1] == ' ';
+    if (starts && at + key.size() < line.size() && line[at + key.size()] == '=') break;
+    at += key.size();
+  }
+  size_t begin = at + key.size() + 1;
+  size_t end;
+  if (begin < line.size() && line[begin] == '"') {
+    ++begin;
+    end = line.find('"', begin);
+    if (end == std::string_view::npos) end = line.size();
+  } else {
+    end = line.find(' ', begin);
+    if (end == std::string_view::npos) end = line.size();
+  }
+  return std::string(line.substr(begin, end - begin));
+}
+
+// "[22.0 GiB 4.6 GiB]" -> each size.
+std::vector<double> human_bytes_list(std::string text) {
+  std::vector<double> out;
+  for (char& c : text)
+    if (c == '[' || c == ']') c = ' ';
+  size_t at = 0;
+  while (at < text.size()) {
+    while (at < text.size() && text[at] == ' ') ++at;
+    const size_t num_end = text.find(' ', at);
+    if (num_end == std::string::npos) break;
+    size_t unit_end = text.find(' ', num_end + 1);
+    if (unit_end == std::string::npos) unit_end = text.size();
+    if (auto v = parse_human_bytes(text.substr(at, unit_end - at))) out.push_back(*v);
+    at = unit_end;
+  }
+  return out;
+}
+
+void read_ollama_offload(std::string_view line, LlamaCppLog& log) {
+  OllamaOffloadLine o;
+  auto number = [&](std::string_view key) -> std::optional<double> {
+    const auto v = slog_value(line, key);
+    if (!v || v->empty()) return std::nullopt;
+    char* end = nullptr;
+    const double x = std::strtod(v->c_str(), &end);
+    if (end == v->c_str()) return std::nullopt;
+    return x;
+  };
+  if (auto v = number("layers.requested")) o.requested = static_cast<long>(*v);
+  if (auto v = number("layers.model")) o.model_layers = static_cast<uint64_t>(*v);
+  if (auto v = number("layers.offload")) o.offload = static_cast<uint64_t>(*v);
+  if (auto v = slog_value(line, "layers.split"); v && !v->empty()) {
+    size_t at = 0;
+    while (at <= v->size()) {
+      size_t comma = v->find(',', at);
+      if (comma == std::string::npos) comma = v->size();
+      o.split.push_back(std::strtoull(v->substr(at, comma - at).c_str(), nullptr, 10));
+      at = comma + 1;
+    }
+  }
+  if (auto v = slog_value(line, "memory.available")) o.available = human_bytes_list(*v);
+  if (auto v = slog_value(line, "memory.required.allocations")) o.allocations = human_bytes_list(*v);
+  auto size = [&](std::string_view key) -> std::optional<double> {
+    const auto v = slog_value(line, key);
+    return v ? parse_human_bytes(*v) : std::nullopt;
+  };
+  o.gpu_overhead = size("memory.gpu_overhead");
+  o.kv = size("memory.required.kv");
+  o.graph_full = size("memory.graph.full");
+  o.graph_partial = size("memory.graph.partial");
+  log.ollama = o;
+}
+
 }  // namespace
+
+std::optional<double> parse_human_bytes(std::string_view text) {
+  const size_t space = text.find(' ');
+  if (space == std::string_view::npos || space == 0) return std::nullopt;
+  const std::string num(text.substr(0, space));
+  char* end = nullptr;
+  const double x = std::strtod(num.c_str(), &end);
+  if (end != num.c_str() + num.size()) return std::nullopt;
+  const std::string_view unit = text.substr(space + 1);
+  double scale = 0;
+  if (unit == "B")
+    scale = 1;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "TiB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  if (scale == 0) return std::nullopt;
+  return x * scale;
+}
 
 LlamaCppLog parse_llamacpp_log(std::string_view text) {
   LlamaCppLog log;
@@ -51,7 +151,10 @@ LlamaCppLog parse_llamacpp_log(std::string_view text) {
     const std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     size_t at;
-    if ((at = line.find(" compute buffer size")) != std::string_view::npos) {
+    if (line.find("msg=offload") != std::string_view::npos ||
+        line.find("msg=\"offload to") != std::string_view::npos) {
+      read_ollama_offload(line, log);
+    } else if ((at = line.find(" compute buffer size")) != std::string_view::npos) {
       if (auto v = number_after_key(line, "compute buffer size"))
         log.compute_mib[device_before(line, at)] = *v;
     } else if ((at = line.find(" KV buffer size")) != std::string_view::npos) {

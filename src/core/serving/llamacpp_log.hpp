@@ -8,10 +8,23 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memplan {
 
+// Ollama's own "msg=offload" line (llm/memory.go, llm/server.go): its estimate before starting
+// the runner. Sizes as Ollama prints them (format.HumanBytes2: one decimal, 1024-based), in bytes.
+struct OllamaOffloadLine {
+  long requested = -1;
+  uint64_t model_layers = 0, offload = 0;
+  std::vector<uint64_t> split;      // empty: one GPU
+  std::vector<double> available;    // per GPU
+  std::vector<double> allocations;  // per GPU
+  std::optional<double> gpu_overhead, kv, graph_full, graph_partial;
+};
+
 struct LlamaCppLog {
+  std::optional<OllamaOffloadLine> ollama;
   std::map<std::string, double> model_mib;    // "CPU", "CUDA0", ... -> MiB (load_tensors)
   std::map<std::string, double> kv_mib;       // per device KV buffer
   std::map<std::string, double> compute_mib;  // per device compute buffer
@@ -19,11 +32,16 @@ struct LlamaCppLog {
   std::optional<uint64_t> n_ctx, n_ubatch, offloaded, layers_total;
   std::optional<bool> flash_attn;
   std::string cache_k, cache_v;  // "f16", "q8_0" as printed, or ""
-  bool empty() const { return model_mib.empty() && kv_mib.empty() && compute_mib.empty() && !kv_total_mib; }
+  bool empty() const {
+    return model_mib.empty() && kv_mib.empty() && compute_mib.empty() && !kv_total_mib && !ollama;
+  }
 };
 
 // Reads the lines it knows; others are ignored. Ollama's "time=... msg=..." prefixes and
 // journald prefixes are fine: a line is matched by what it contains.
 LlamaCppLog parse_llamacpp_log(std::string_view text);
+
+// "22.0 GiB", "313.0 MiB", "0 B" (Ollama's format.HumanBytes2) in bytes; nullopt if not one.
+std::optional<double> parse_human_bytes(std::string_view text);
 
 }  // namespace memplan
