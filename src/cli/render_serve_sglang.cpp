@@ -126,7 +126,8 @@ std::string sglang_table(const SglangServeResult& r, const OutputOptions& out) {
         o += "  reserved = 512 (metadata) + max(" + std::to_string(s.chunked_prefill_size) +
              ", 2048) x 1.5 (one prefill chunk's activations) + " + std::to_string(s.cuda_graph_max_bs) +
              " x 2 (CUDA graphs) + " + std::to_string(s.tp * s.pp) + " / 8 x 1024 (parallel size)";
-        if (s.rules.piecewise_reserve) o += " + " + fixed(b.piecewise_mib, 1) + " (prefill CUDA graphs)";
+        if (s.rules.piecewise_reserve && s.pp == 1)
+          o += " + " + fixed(b.piecewise_mib, 1) + " (prefill CUDA graphs)";
         o += std::string(b.gpu_mem_mib > 60 * 1024 ? ", at least 10,240 above 60 GiB" : "") + " = " +
              fixed(b.reserved_mib, 1) + " MiB\n";
       } else if (b.reserved_mib > 0) {

@@ -67,6 +67,8 @@ TEST_CASE("sglang rules: the default mem_fraction_static of each row", "[sglang]
   // MLA: the prefill graphs reserve a flat 1.5 GiB.
   const SglangRules r = sglang_newest_rules();
   CHECK(sglang_default_fraction(r, 81559, 1, 1, 8192, 256, true).piecewise_mib == 1536.0);
+  // pp > 1 turns the prefill graphs off (_handle_piecewise_cuda_graph).
+  CHECK(sglang_default_fraction(r, 81559, 1, 2, 8192, 256, false).piecewise_mib == 0.0);
 }
 
 TEST_CASE("sglang tp set-up: NCCL buffers and the custom all-reduce as named parts", "[sglang][versions]") {

@@ -200,7 +200,7 @@ SglangFraction sglang_default_fraction(const SglangRules& r, uint64_t gpu_mem_mi
   reserved += static_cast<double>(std::max<uint64_t>(chunk, 2048)) * 1.5;
   reserved += static_cast<double>(graph_bs) * 2.0;
   reserved += static_cast<double>(p) / 8.0 * 1024.0;
-  if (r.piecewise_reserve) {
+  if (r.piecewise_reserve && pp == 1) {  // pp > 1 turns the prefill graphs off
     f.piecewise_mib = mla ? 1.5 * 1024 : static_cast<double>(sglang_piecewise_sizes(chunk)) * 8.0;
     reserved += f.piecewise_mib;
   }
@@ -208,7 +208,8 @@ SglangFraction sglang_default_fraction(const SglangRules& r, uint64_t gpu_mem_mi
   f.reserved_mib = reserved;
   f.fraction = mem > reserved ? sglang_round3((mem - reserved) / mem) : 0.0;
   f.rule = "reserved = 512 + max(chunk, 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024";
-  if (r.piecewise_reserve) f.rule += mla ? " + 1.5 GiB (MLA prefill graphs)" : " + prefill graph sizes x 8";
+  if (r.piecewise_reserve && pp == 1)
+    f.rule += mla ? " + 1.5 GiB (MLA prefill graphs)" : " + prefill graph sizes x 8";
   f.rule += " MiB, at least 10 GiB above 60 GiB";
   return f;
 }

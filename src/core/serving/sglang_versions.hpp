@@ -25,6 +25,7 @@
 //         (disable_piecewise_cuda_graph False): + 8 MiB per captured prefill size (1.5 GiB with
 //         MLA), before the 10 GiB floor; the sizes run 4..32 by 4, 48..256 by 16, 288..512 by 32,
 //         576..1024 by 64, 1280..4096 by 256, 4608.. by 512 up to chunked_prefill_size (2048 MLA).
+//         pp > 1 turns them off (_handle_piecewise_cuda_graph; 0.5.23 cuda_graph_hook.py likewise).
 //  0.5.20 (read in 0.5.20 and 0.5.23, arg_groups/memory_hook.py) 20-35 GiB: chunked_prefill_size
 //         4096, cuda_graph_max_bs 48 (tp < 4) or 160.
 #include <cstdint>
