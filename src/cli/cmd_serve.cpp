@@ -154,9 +154,8 @@ void add_serve(CLI::App& sub, Runner& run) {
   sub.add_option("--context-length", a->context_length,
                  "SGLang: context length per request (default: the model's)");
   sub.add_option("--kv-cache-dtype", a->kv_cache_dtype, "SGLang: auto|fp8_e4m3|fp8_e5m2|bf16");
-  sub.add_option(
-      "--sglang-version", a->sglang_version,
-      "SGLang: whose defaults apply, 0.5 (default: mem_fraction_static by GPU size) or 0.4 (by tp)");
+  sub.add_option("--sglang-version", a->sglang_version,
+                 "SGLang: the release whose rules apply, X.Y[.Z] from 0.3 (default: the newest, 0.5.23)");
   sub.add_option("--cuda-graph-max-bs", a->cuda_graph_max_bs,
                  "SGLang: largest CUDA-graph batch (default by GPU size; enters the default fraction)");
   sub.add_option("--from", a->from_file,

@@ -15,7 +15,14 @@ namespace {
 
 std::string count(uint64_t v) { return group_thousands(v); }
 
-std::string version(const SglangSettings& s) { return s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version; }
+std::string version(const SglangSettings& s) { return sglang_rules_name(s.rules); }
+
+nlohmann::json comm_parts_json(const SglangBudget& b) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const SglangCommPart& p : b.comm_parts)
+    parts.push_back({{"name", p.name}, {"bytes", p.bytes}, {"source", p.source}, {"assumed", p.assumed}});
+  return parts;
+}
 
 }  // namespace
 
@@ -61,7 +68,14 @@ std::string sglang_table(const SglangServeResult& r, const OutputOptions& out) {
   using A = TextTable::Align;
   TextTable t({{"budget (one GPU)", A::left}, {"memory", A::right}});
   t.add_row({"GPU total", format_bytes(b.gpu_total_bytes, u)});
-  t.add_row({"- non-torch memory (CUDA context, NCCL)", format_bytes(b.non_torch_bytes, u)});
+  if (r.non_torch_default && !b.comm_parts.empty()) {
+    uint64_t comm = 0;
+    for (const SglangCommPart& p : b.comm_parts) comm += p.bytes;
+    t.add_row({"- CUDA context", format_bytes(b.context_bytes, u)});
+    t.add_row({"- NCCL and custom all-reduce (tp/pp set-up)", format_bytes(comm, u)});
+  } else {
+    t.add_row({"- non-torch memory (CUDA context, NCCL)", format_bytes(b.non_torch_bytes, u)});
+  }
   t.add_row({"= free before the weights (total_gpu_memory)", format_bytes(b.total_bytes, u)});
   t.add_row({"- weights", format_bytes(b.weight_bytes, u)});
   t.add_row({"= free after the weights", format_bytes(b.avail_bytes, u)});
@@ -102,35 +116,51 @@ std::string sglang_table(const SglangServeResult& r, const OutputOptions& out) {
     const InferenceSplit& sp = b.split;
     o += "\nexplain (SGLang " + version(s) +
          ": model_runner.py profile_max_num_token, server_args.py _handle_gpu_memory_settings):\n";
-    if (b.mem_fraction_default && s.rule_0_4) {
-      o += "  GPU " + count(b.gpu_mem_mib) + " MiB (nvidia-smi's total) " + b.gpu_bucket +
-           ": chunked_prefill_size " + std::to_string(s.chunked_prefill_size) + ", cuda_graph_max_bs " +
-           std::to_string(s.cuda_graph_max_bs) + "\n";
-      o += "  mem_fraction_static = " + fixed(fraction, 3) +
-           " (0.4's rule by tp alone: 0.88, 0.87 from tp 2, 0.85 "
-           "from 4, 0.81 from 8, 0.79 from 16)\n";
-    } else if (b.mem_fraction_default) {
+    o += "  version row: SGLang " + version(s) + ", " + s.rules.source + "\n";
+    if (b.mem_fraction_default) {
       o += "  GPU bucket " + b.gpu_bucket + " (" + count(b.gpu_mem_mib) +
            " MiB, nvidia-smi's total): chunked_prefill_size " + std::to_string(s.chunked_prefill_size) +
            ", cuda_graph_max_bs " + std::to_string(s.cuda_graph_max_bs) + "\n";
-      o += "  reserved = 512 (metadata) + max(" + std::to_string(s.chunked_prefill_size) +
-           ", 2048) x 1.5 (one prefill chunk's activations) + " + std::to_string(s.cuda_graph_max_bs) +
-           " x 2 (CUDA graphs) + " + std::to_string(s.tp * s.pp) + " / 8 x 1024 (parallel size)" +
-           (b.gpu_mem_mib > 60 * 1024 ? ", at least 10,240 above 60 GiB" : "") + " = " +
-           fixed(b.reserved_mib, 1) + " MiB\n";
-      o += "  mem_fraction_static = round((" + count(b.gpu_mem_mib) + " - " + fixed(b.reserved_mib, 1) +
-           ") / " + count(b.gpu_mem_mib) + ", 3) = " + fixed(fraction, 3) + "\n";
+      o += "  mem_fraction_static rule: " + b.fraction_rule + "\n";
+      if (b.reserved_mib > 0 && s.rules.fraction == SglangFractionRule::reserve_terms) {
+        o += "  reserved = 512 (metadata) + max(" + std::to_string(s.chunked_prefill_size) +
+             ", 2048) x 1.5 (one prefill chunk's activations) + " + std::to_string(s.cuda_graph_max_bs) +
+             " x 2 (CUDA graphs) + " + std::to_string(s.tp * s.pp) + " / 8 x 1024 (parallel size)";
+        if (s.rules.piecewise_reserve && s.pp == 1)
+          o += " + " + fixed(b.piecewise_mib, 1) + " (prefill CUDA graphs)";
+        o += std::string(b.gpu_mem_mib > 60 * 1024 ? ", at least 10,240 above 60 GiB" : "") + " = " +
+             fixed(b.reserved_mib, 1) + " MiB\n";
+      } else if (b.reserved_mib > 0) {
+        o += "  reserved = " + fixed(b.reserved_mib, 1) + " MiB\n";
+      }
+      if (b.reserved_mib > 0)
+        o += "  mem_fraction_static = round((" + count(b.gpu_mem_mib) + " - " + fixed(b.reserved_mib, 1) +
+             ") / " + count(b.gpu_mem_mib) + ", 3) = " + fixed(fraction, 3) + "\n";
+      else
+        o += "  mem_fraction_static = " + fixed(fraction, 3) + "\n";
     } else {
       o += "  mem_fraction_static = " + fixed(fraction, 3) + " (given)\n";
     }
     o += "  GPU total: " + count(b.gpu_total_bytes) +
          " B (torch's total: NVML total minus the driver's reserved share, or --gpu-memory)\n";
     o += "  non-torch memory = " + count(b.non_torch_bytes) + " B (" +
-         (r.non_torch_default
-              ? "the CUDA context, 400 MiB with lazy loading (pytorch#109888); --overhead overrides it"
-              : "--overhead") +
-         "): SGLang measures free memory after torch.distributed is up, so the CUDA context, NCCL and "
-         "anything outside torch are already gone from its total\n";
+         (r.non_torch_default ? "memplan's parts below; --overhead overrides them" : "--overhead") +
+         "): SGLang measures free memory after torch.distributed is up (model_runner.py "
+         "init_torch_distributed, "
+         "the minimum over the ranks with tp > 1), so the CUDA context, NCCL and anything outside torch are "
+         "already gone from its total\n";
+    if (r.non_torch_default) {
+      o += "    CUDA context " + count(b.context_bytes) + " B (400 MiB with lazy loading, pytorch#109888)\n";
+      for (const SglangCommPart& p : b.comm_parts)
+        o += "    " + p.name + " " + count(p.bytes) + " B (" + p.source + ")" +
+             (p.assumed ? " [assumed: not derivable from code; set high so the pool is not over-promised]"
+                        : "") +
+             "\n";
+      if (!b.comm_parts.empty())
+        o +=
+            "    not counted: the NCCL library's kernels loaded at the warm-up (the NCCL build's), the world "
+            "group's communicator (made at its first collective, after the pool)\n";
+    }
     o += "  total_gpu_memory = " + count(b.gpu_total_bytes) + " - " + count(b.non_torch_bytes) + " = " +
          count(b.total_bytes) + " B (\"Load weight begin. avail mem\")\n";
     o += "  weights = parameters " + count(b.parameter_bytes) + " B on this GPU";
@@ -187,6 +217,7 @@ nlohmann::json sglang_json(const SglangServeResult& r, const nlohmann::json& inp
   return {{"schema", "memplan.serve-sglang/1"},
           {"engine", "sglang"},
           {"engine_version", version(s)},
+          {"engine_rules", s.rules.label},
           {"inputs", inputs},
           {"gpu", r.gpu_id},
           {"settings",
@@ -202,6 +233,7 @@ nlohmann::json sglang_json(const SglangServeResult& r, const nlohmann::json& inp
           {"budget",
            {{"gpu_total_bytes", b.gpu_total_bytes},
             {"non_torch_bytes", b.non_torch_bytes},
+            {"comm_parts", comm_parts_json(b)},
             {"free_before_weights_bytes", b.total_bytes},
             {"weight_bytes", b.weight_bytes},
             {"parameter_bytes", b.parameter_bytes},

@@ -2,6 +2,7 @@
 // concurrency at --context-length and the `python -m sglang.launch_server` flags; --check-log
 // compares an SGLang start-up log.
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <memplan/error.hpp>
@@ -40,13 +41,22 @@ void refuse_vllm_flags(const ServeArgs& a) {
     }
 }
 
+std::string sglang_newest_version_text() { return sglang_newest_rules().label; }
+
 SglangSettings sglang_settings_from(const ServeArgs& a) {
   SglangSettings s;
   if (!a.sglang_version.empty()) {
-    if (a.sglang_version != "0.4" && a.sglang_version != "0.5")
-      throw Error("--sglang-version",
-                  "\"" + a.sglang_version + "\" is not a version memplan models (expected 0.4 or 0.5)");
-    s.rule_0_4 = a.sglang_version == "0.4";
+    const std::optional<VllmVersion> v = parse_vllm_version(a.sglang_version);
+    if (!v)
+      throw Error("--sglang-version", "\"" + a.sglang_version +
+                                          "\" is not an SGLang release (expected X.Y or X.Y.Z, e.g. " +
+                                          sglang_newest_version_text() + ")");
+    const std::optional<SglangRules> rules = sglang_rules_for(*v);
+    if (!rules)
+      throw Error("--sglang-version", "\"" + a.sglang_version +
+                                          "\" is older than the releases memplan models (0.3.0 to " +
+                                          sglang_newest_version_text() + ")");
+    s.rules = *rules;
   }
   if (!a.mem_fraction.empty()) {
     const double f = parse_real("--mem-fraction-static", a.mem_fraction);
@@ -116,6 +126,7 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
                 "serve plans one GPU type at a time (got " + std::to_string(plan.targets.gpus.size()) + ")");
   const GpuSpec& gpu = plan.targets.gpus[0];
   SglangSettings s = sglang_settings_from(a);
+  s.nvlink = sglang_gpu_nvlink(gpu.id, gpu.name);
   if (plan.request.overhead_given) s.non_torch_bytes = plan.request.overhead_bytes;
   if (plan.request.parallel) {
     const ParallelLayout& l = *plan.request.parallel;
@@ -173,9 +184,13 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
   if (!served.dtype_note.empty()) res.notes.push_back(served.dtype_note);
   if (res.non_torch_default)
     res.notes.push_back(
-        "non-torch memory is the CUDA context (400 MiB with lazy loading, pytorch#109888); NCCL's buffers at "
-        "tp > 1 are not predicted. SGLang's log prints the free memory it leaves (\"Load weight begin. avail "
-        "mem\"); --overhead to set it");
+        std::string("non-torch memory is the CUDA context (400 MiB with lazy loading, pytorch#109888)") +
+        (res.budget.comm_parts.empty()
+             ? ""
+             : " and the tp/pp set-up's NCCL buffers and custom all-reduce, whose NCCL channel count is "
+               "assumed high (--explain)") +
+        ". SGLang's log prints the free memory it leaves (\"Load weight begin. avail mem\"); --overhead to "
+        "set it");
   if (auto n = sglang_window_note(plan.request.model)) res.notes.push_back(*n);
   // sglang/srt/configs/model_config.py: a context_length above the derived one is a ValueError
   // unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1.
@@ -186,7 +201,7 @@ ExitCode run_sglang(const ServeArgs& a, Io& io, const OutputOptions& out) {
       !n.empty())
     res.notes.push_back(n);
   res.notes.push_back(
-      std::string("SGLang ") + (s.rule_0_4 ? k_sglang_version_0_4 : k_sglang_version) +
+      "SGLang " + sglang_rules_name(s.rules) +
       ": page_size 1; sliding-window and hybrid (mamba) pools, speculative decoding, DP attention "
       "and the multimodal adjustment of mem_fraction_static are not modelled");
 

@@ -101,24 +101,28 @@ TEST_CASE("serve --engine sglang --check-log reads each log and agrees within th
     std::vector<std::string> args;
     std::string log;
     size_t figures;
+    std::string version;  // the release the log came from (README.md)
   };
   const std::string llama = k_sglang_configs + "Llama-3.1-8B-Instruct.json";
   const std::vector<Case> cases = {
-      {{"--config", llama, "--gpu", "h100-80gb"}, "llama-3.1-8b-instruct_h100_pr4760.log", 4},
+      {{"--config", llama, "--gpu", "h100-80gb"}, "llama-3.1-8b-instruct_h100_pr4760.log", 4, "0.4.4"},
       {{"--config", llama, "--gpu", "h100-80gb"},
        "meta-llama-3.1-8b-instruct_80gb_docs_2025-01-23.log",
-       6},  // free before, after, tokens, pool, mem_fraction_static, context_len
+       6,  // free before, after, tokens, pool, mem_fraction_static, context_len
+       "0.4.1"},
       {{"--config", llama, "--gpu", "rtx-4090", "--gpu-memory", "22.39GiB", "--overhead", "0"},
        "llama-3.1-8b-instruct_24gb_thesis.log",
-       5},
+       5,
+       "0.4.9"},
       {{"--config", k_sglang_configs + "QwQ-32B-Preview.json", "--gpu", "l4", "--tp", "4", "--context-length",
         "131072", "--gpu-memory", "21.63GiB", "--overhead", "0"},
        "qwq-32b_4xl4_tp4_aws.log",
-       7},
+       7,
+       "0.4.3.post4"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = c.args;
-    args.insert(args.end(), {"--sglang-version", "0.4", "--check-log", k_sglang_logs + c.log});
+    args.insert(args.end(), {"--sglang-version", c.version, "--check-log", k_sglang_logs + c.log});
     const auto j = serve_sglang_json(args);
     INFO(c.log << "\n" << j["log_checks"].dump(1));
     CHECK(j["log_checks"].size() == c.figures);
@@ -132,21 +136,23 @@ TEST_CASE("serve --engine sglang --check-log reads each log and agrees within th
   CHECK(off.out.find("KV tokens (max_total_num_tokens)") != std::string::npos);
 }
 
-TEST_CASE("serve --engine sglang: 0.5's mem_fraction_static by GPU size (server_args.py after PR 10975)",
+TEST_CASE("serve --engine sglang: 0.5.3's mem_fraction_static by GPU size (server_args.py after PR 10975)",
           "[serve][sglang]") {
   // H100 80GB (81,559 MiB): chunked prefill 8192, CUDA graphs to bs 256; reserved 512 + 8192 x 1.5
   // + 256 x 2 + 1/8 x 1024 = 13,440 MiB (above the 10 GiB floor); (81,559 - 13,440) / 81,559 = 0.835.
-  const auto h100 = serve_sglang_json({"--model", "llama-3-8b", "--gpu", "h100-80gb"});
+  const auto h100 =
+      serve_sglang_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--sglang-version", "0.5.4"});
   CHECK(h100["settings"]["chunked_prefill_size"] == 8192);
   CHECK(h100["settings"]["cuda_graph_max_bs"] == 256);
   CHECK(h100["settings"]["mem_fraction_static"] == 0.835);
   // RTX 4090 (24,564 MiB): 2048, bs 24: reserved 512 + 3072 + 48 + 128 = 3,760 MiB: 0.847.
-  const auto rtx = serve_sglang_json({"--model", "llama-3-8b", "--gpu", "rtx-4090"});
+  const auto rtx =
+      serve_sglang_json({"--model", "llama-3-8b", "--gpu", "rtx-4090", "--sglang-version", "0.5.4"});
   CHECK(rtx["settings"]["chunked_prefill_size"] == 2048);
   CHECK(rtx["settings"]["mem_fraction_static"] == 0.847);
   // A given --chunked-prefill-size enters the reserve: 16,384 x 1.5 = 24,576 MiB.
-  const auto big =
-      serve_sglang_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--chunked-prefill-size", "16384"});
+  const auto big = serve_sglang_json({"--model", "llama-3-8b", "--gpu", "h100-80gb", "--chunked-prefill-size",
+                                      "16384", "--sglang-version", "0.5.3"});
   CHECK(big["settings"]["mem_fraction_static"] == 0.685);  // (81,559 - 25,728) / 81,559
 }
 
@@ -210,7 +216,8 @@ TEST_CASE("serve: each engine's flags with the other engine, and bad SGLang valu
       {"--engine", "sglang", "--context-length", "0"},
       {"--engine", "sglang", "--kv-cache-dtype", "int3"},
       {"--engine", "sglang", "--cuda-graph-max-bs", "0"},
-      {"--engine", "sglang", "--sglang-version", "0.3"},
+      {"--engine", "sglang", "--sglang-version", "0.2.15"},
+      {"--engine", "sglang", "--sglang-version", "latest"},
       {"--engine", "sglang", "--max-model-len", "4096"},
       {"--engine", "sglang", "--gpu-memory-utilization", "0.9"},
       {"--engine", "sglang", "--kv-cache-dtype", "fp8_e4m3", "--kv-format", "fp8"},

@@ -19,7 +19,6 @@ namespace {
 
 uint64_t mul_serving(uint64_t a, uint64_t b) { return checked_mul(a, b, "serving bytes"); }
 
-constexpr uint64_t k_gib_mib = 1024;
 constexpr uint64_t k_mib = 1ull << 20;
 constexpr uint64_t k_round_large = 2 * k_mib;       // CUDACachingAllocator kRoundLarge
 constexpr uint64_t k_min_large_alloc = 10 * k_mib;  // kMinLargeAlloc: from here a tensor is its own segment
@@ -51,29 +50,6 @@ uint64_t rounding_bytes(const TransformerArch& a, const InferenceSplit& sp, uint
 
 }  // namespace
 
-SglangGpuDefaults sglang_gpu_defaults(uint64_t mem, uint64_t tp) {
-  // server_args.py's buckets for CUDA GPUs (the NPU ones are left out).
-  if (mem < 20 * k_gib_mib) return {2048, 8, "under 20 GiB (T4, RTX 4080)"};
-  if (mem < 35 * k_gib_mib) return {2048, tp < 4 ? 24u : 80u, "20-35 GiB (A10, RTX 4090, RTX 5090)"};
-  if (mem < 60 * k_gib_mib) return {4096, tp < 4 ? 32u : 160u, "35-60 GiB (A100 40GB, L40)"};
-  if (mem < 90 * k_gib_mib) return {8192, tp < 4 ? 256u : 512u, "60-90 GiB (H100, A100 80GB)"};
-  if (mem < 160 * k_gib_mib) return {8192, tp < 4 ? 256u : 512u, "90-160 GiB (H20, H200)"};
-  return {16384, 512, "160 GiB and more (B200, MI300)"};
-}
-
-SglangGpuDefaults sglang_gpu_defaults_0_4(uint64_t mem, uint64_t tp) {
-  if (mem < 25000) return {2048, tp < 4 ? 8u : 80u, "under 25,000 MiB"};
-  return {8192, 160, "25,000 MiB and more"};
-}
-
-double sglang_fraction_0_4(uint64_t tp) {
-  if (tp >= 16) return 0.79;
-  if (tp >= 8) return 0.81;
-  if (tp >= 4) return 0.85;
-  if (tp >= 2) return 0.87;
-  return 0.88;
-}
-
 SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, uint64_t gpu_mem_mib,
                            const SglangSettings& in) {
   if (!r.model.arch)
@@ -95,32 +71,34 @@ SglangBudget sglang_budget(const EstimateRequest& r, uint64_t gpu_total_bytes, u
 
   // The defaults that hang on the GPU's size, then mem_fraction_static.
   b.gpu_mem_mib = gpu_mem_mib;
-  const SglangGpuDefaults d =
-      s.rule_0_4 ? sglang_gpu_defaults_0_4(gpu_mem_mib, s.tp) : sglang_gpu_defaults(gpu_mem_mib, s.tp);
+  const SglangGpuDefaults d = sglang_gpu_defaults(s.rules, gpu_mem_mib, s.tp);
   b.gpu_bucket = d.bucket;
   if (s.chunked_prefill_size == 0) s.chunked_prefill_size = d.chunked_prefill_size;
   if (s.cuda_graph_max_bs == 0) s.cuda_graph_max_bs = d.cuda_graph_max_bs;
-  if (!s.mem_fraction_static && s.rule_0_4) {
+  if (!s.mem_fraction_static) {
     b.mem_fraction_default = true;
-    s.mem_fraction_static = sglang_fraction_0_4(s.tp);
-  } else if (!s.mem_fraction_static) {
-    b.mem_fraction_default = true;
-    double reserved = 512.0;
-    reserved += static_cast<double>(std::max<uint64_t>(s.chunked_prefill_size, 2048)) * 1.5;
-    reserved += static_cast<double>(s.cuda_graph_max_bs) * 2.0;
-    reserved += static_cast<double>(s.tp * s.pp) / 8.0 * 1024.0;
-    if (gpu_mem_mib > 60 * k_gib_mib) reserved = std::max(reserved, 10.0 * 1024.0);
-    b.reserved_mib = reserved;
-    const double mem = static_cast<double>(gpu_mem_mib);
-    if (!(mem > reserved))
+    const SglangFraction f = sglang_default_fraction(s.rules, gpu_mem_mib, s.tp, s.pp, s.chunked_prefill_size,
+                                                     s.cuda_graph_max_bs, arch.mla());
+    b.reserved_mib = f.reserved_mib;
+    b.piecewise_mib = f.piecewise_mib;
+    b.fraction_rule = f.rule;
+    if (!(f.fraction > 0.0))
       throw Error("mem_fraction_static", "the GPU is smaller than SGLang's reserve; give one");
-    s.mem_fraction_static = std::round((mem - reserved) / mem * 1000.0) / 1000.0;
+    s.mem_fraction_static = f.fraction;
   }
   const double fraction = *s.mem_fraction_static;
 
   // Free memory before the weights: the GPU less what lives outside torch's allocator.
   b.gpu_total_bytes = gpu_total_bytes;
-  b.non_torch_bytes = s.non_torch_bytes.value_or(k_cuda_context_bytes);
+  if (s.non_torch_bytes) {
+    b.non_torch_bytes = *s.non_torch_bytes;
+  } else {
+    b.context_bytes = k_cuda_context_bytes;
+    b.comm_parts = sglang_comm_parts(s.tp, s.pp, s.nvlink);
+    b.non_torch_bytes = b.context_bytes;
+    for (const SglangCommPart& p : b.comm_parts)
+      b.non_torch_bytes = checked_add(b.non_torch_bytes, p.bytes, "non-torch memory");
+  }
   b.total_bytes = gpu_total_bytes > b.non_torch_bytes ? gpu_total_bytes - b.non_torch_bytes : 0;
 
   // Weights on this GPU, with the rotary cos/sin cache the model builds on the GPU at init.

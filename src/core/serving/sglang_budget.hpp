@@ -13,27 +13,25 @@
 //   cell_size = kv_heads per GPU x head_dim x layers x 2 (k, v) x bytes   (MHA / GQA)
 //             = (kv_lora_rank + qk_rope_head_dim) x layers x bytes        (MLA: one latent)
 //
-// The default mem_fraction_static reserves megabytes for what comes after the pool (activations
-// of one chunked-prefill step, CUDA graphs, metadata): reserved = 512 + max(chunked_prefill_size,
-// 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024, at least 10 GiB above 60 GiB of GPU
-// memory; mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3), gpu_mem in MiB as
-// nvidia-smi reports it. chunked_prefill_size and cuda_graph_max_bs default by GPU size.
-// Before that PR (0.4 series) it was by tp alone: 0.88, 0.87 (tp >= 2), 0.85 (4), 0.81 (8),
-// 0.79 (16).
+// The default mem_fraction_static, chunked_prefill_size and cuda_graph_max_bs come from the release's
+// row (sglang_versions.hpp). At tp > 1 `total` is also short of what the distributed set-up
+// allocated before the measure (NCCL, the custom all-reduce: sglang_comm.hpp).
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <memplan/request.hpp>
 #include "core/parallel/inference_split.hpp"
+#include "core/serving/sglang_comm.hpp"
+#include "core/serving/sglang_versions.hpp"
 
 namespace memplan {
 
-inline constexpr const char* k_sglang_version = "0.5 (server_args.py after PR #10975)";
-
 // The engine settings that change the budget; 0 / none = SGLang's default.
 struct SglangSettings {
-  bool rule_0_4 = false;  // the 0.4 series' defaults (mem_fraction_static by tp alone)
+  SglangRules rules = sglang_newest_rules();  // --sglang-version's row
+  bool nvlink = true;                         // the GPUs are on NVLink (NCCL channels, custom all-reduce)
   std::optional<double> mem_fraction_static;
   uint64_t chunked_prefill_size = 0;
   uint64_t cuda_graph_max_bs = 0;
@@ -42,33 +40,23 @@ struct SglangSettings {
   uint64_t page_size = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
-  std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = the CUDA context
+  std::optional<uint64_t> non_torch_bytes;  // the user's figure (--overhead); none = context + comm parts
 };
-
-// chunked_prefill_size and cuda_graph_max_bs by GPU memory (MiB), as server_args.py buckets them.
-struct SglangGpuDefaults {
-  uint64_t chunked_prefill_size = 0;
-  uint64_t cuda_graph_max_bs = 0;
-  std::string bucket;  // "< 20 GiB (T4, 4080)", ...
-};
-SglangGpuDefaults sglang_gpu_defaults(uint64_t gpu_mem_mib, uint64_t tp);
-// The 0.4 series (server_args.py __post_init__ before PR #10975): chunked_prefill_size 2048 below
-// 25,000 MiB else 8192; cuda_graph_max_bs 8 (tp < 4) or 80 below 25,000 MiB, else 160.
-SglangGpuDefaults sglang_gpu_defaults_0_4(uint64_t gpu_mem_mib, uint64_t tp);
-// The 0.4 series' mem_fraction_static: 0.88, 0.87 from tp 2, 0.85 from 4, 0.81 from 8, 0.79 from 16.
-double sglang_fraction_0_4(uint64_t tp);
-inline constexpr const char* k_sglang_version_0_4 = "0.4 (server_args.py before PR #10975)";
 
 // Every number of the budget, for one GPU (the most-loaded one with tp/pp).
 struct SglangBudget {
   SglangSettings settings;  // with the defaults resolved
   bool mem_fraction_default = false;
   std::string gpu_bucket;
-  uint64_t gpu_mem_mib = 0;      // the GPU's memory as nvidia-smi reports it (the rule's input)
-  double reserved_mib = 0;       // the rule's reserve (when mem_fraction_static is the default)
-  uint64_t gpu_total_bytes = 0;  // as torch reports it
-  uint64_t non_torch_bytes = 0;  // CUDA context, NCCL, cuBLAS: outside SGLang's "total"
-  uint64_t total_bytes = 0;      // SGLang's total_gpu_memory: free before the weights
+  uint64_t gpu_mem_mib = 0;                // the GPU's memory as nvidia-smi reports it (the rule's input)
+  double reserved_mib = 0;                 // the rule's reserve (when mem_fraction_static is the default)
+  double piecewise_mib = 0;                // the prefill graphs' part of it (0.5.10 on)
+  std::string fraction_rule;               // how the row makes the default fraction
+  uint64_t gpu_total_bytes = 0;            // as torch reports it
+  uint64_t non_torch_bytes = 0;            // CUDA context, NCCL, cuBLAS: outside SGLang's "total"
+  uint64_t context_bytes = 0;              // the CUDA context's part (when non_torch_bytes is memplan's)
+  std::vector<SglangCommPart> comm_parts;  // tp / pp set-up before the measure (when memplan's)
+  uint64_t total_bytes = 0;                // SGLang's total_gpu_memory: free before the weights
   uint64_t model_weight_bytes = 0;
   uint64_t weight_bytes = 0;      // on this GPU ("mem usage" at "Load weight end"): the three below
   uint64_t parameter_bytes = 0;   // the parameters' bytes on this GPU
