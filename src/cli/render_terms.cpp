@@ -123,11 +123,15 @@ const char* kv_buffer_name(KvBuffer b) {
 
 // What the inference working buffer adds up: the hidden states (`stream`, as the caller words
 // them) and the largest buffer, or with --logits all the final norm's output and the logits.
-std::string working_buffer_parts(const Term& a, const std::string& stream) {
+std::string working_buffer_parts(const Term& a, const std::string& stream, bool all_logits) {
   const KvBuffer k = a.line_count ? static_cast<KvBuffer>(a.lines[0].n[0]) : KvBuffer::none;
   if (k == KvBuffer::all_logits)
     return "the final norm's output (tokens of one pass x hidden) + every position's logits (batch x seq x "
            "vocab, --logits all)";
+  if (all_logits)  // transformers' forward: inputs_embeds, the layer's input, its residual, the norm output
+    return "hidden states (4 x tokens of one pass x hidden: a transformers forward keeps inputs_embeds and "
+           "the layer's input) + " +
+           std::string(kv_buffer_name(k));
   return "hidden states (" + stream + ") + " + kv_buffer_name(k);
 }
 
@@ -202,8 +206,8 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "KV cache = 2 x " + std::to_string(l.n[0]) + " layers x " + std::to_string(l.n[1]) +
              " kv heads x " + std::to_string(l.n[2]) + " head dim x " + std::to_string(l.n[3]) +
              " tokens x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
-             std::to_string(l.bytes) +
-             " B; working buffer = " + working_buffer_parts(a, "2 x tokens of one pass x hidden") + " = " +
+             std::to_string(l.bytes) + " B; working buffer = " +
+             working_buffer_parts(a, "2 x tokens of one pass x hidden", r.all_logits) + " = " +
              std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_cache_layers:
@@ -220,8 +224,9 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
                     std::to_string(l.n[1]) + " full layers x " + tokens + " + " + std::to_string(l.n[2]) +
                     " windowed layers x " + std::to_string(l.n[3]) + " tokens)";
       return s + " x " + std::to_string(t.batch) + " batch x " + format_name(l.format, r) + " = " +
-             std::to_string(l.bytes) + " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden") +
-             " = " + std::to_string(a.lines[0].bytes) + " B";
+             std::to_string(l.bytes) +
+             " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden", r.all_logits) + " = " +
+             std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_cache_cross: {
       const Term& a = e.term(TermKind::activations);
@@ -230,7 +235,7 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
              " text tokens + " + std::to_string(l.n[2]) + " cross-attention layers x " +
              std::to_string(l.n[3]) + " image tokens) x " + std::to_string(t.batch) + " batch x " +
              format_name(l.format, r) + " = " + std::to_string(l.bytes) +
-             " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden") + " = " +
+             " B; working buffer = " + working_buffer_parts(a, "2 x seq x hidden", r.all_logits) + " = " +
              std::to_string(a.lines[0].bytes) + " B";
     }
     case LineCode::kv_working_buffer:

@@ -44,6 +44,9 @@ TEST_CASE("logits all: the forward's peak above the weights matches the H200's",
       {"Qwen3-1.7B.json", "4", 5241078784ull - 3508831232ull},
       {"gpt2.json", "1", 467295232ull - 324523008ull},
       {"gpt2.json", "8", 1463333888ull - 324580352ull},
+      // the peak in the last layer's MLP: 14,336-wide, beside four hidden-sized tensors
+      {"Mistral-7B-v0.1.json", "1", 14809080832ull - 14552679424ull},
+      {"Mistral-7B-v0.1.json", "4", 15576663040ull - 14552704000ull},
   };
   for (const Row& row : rows) {
     INFO(row.config << " batch " << row.batch);

@@ -90,7 +90,11 @@ KvCache inference_memory(const TransformerArch& arch, const InferenceOptions& op
     uint64_t bytes;  // the whole working buffer while this is the largest
   };
   // The residual stream and one norm output, beside the attention scores or the MLP intermediate.
-  const uint64_t stream = bytes_for(mul3(2, t, arch.hidden), opts.act_cost, "hidden states");
+  // A transformers forward (all_logits) holds four inside a layer: LlamaModel.forward keeps
+  // inputs_embeds to its end, its loop variable keeps the layer's input, and the layer holds the
+  // attention sum (the MLP's residual) and the norm output (modeling_llama.py, 5.24.0).
+  const uint64_t stream_tensors = opts.all_logits ? 4 : 2;
+  const uint64_t stream = bytes_for(mul3(stream_tensors, t, arch.hidden), opts.act_cost, "hidden states");
   const auto beside_stream = [&](uint64_t b) { return checked_add(stream, b, "working buffer"); };
   std::array<Candidate, 3> candidates{};
   size_t n = 0;
