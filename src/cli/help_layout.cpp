@@ -122,6 +122,8 @@ const HelpRow k_rows[] = {
     {"--ctx-size", G::runtime, "N"},
     {"--ubatch-size", G::runtime, "N"},
     {"--swa-full", G::runtime, ""},
+    {"--no-op-offload", G::runtime, ""},
+    {"--ngl-order", G::runtime, "{output-first|layers-first}"},
     {"--cache-type-k", G::runtime, "NAME"},
     {"--cache-type-v", G::runtime, "NAME"},
     {"--flash-attn", G::runtime, ""},

@@ -141,6 +141,7 @@ const std::vector<EngineFlag> k_llama = {
     {"-ctv --cache-type-v", T::value, A::to, "--cache-type-v", ""},
     {"-fa --flash-attn", T::maybe, A::flash_attn, "", ""},
     {"--swa-full", T::none, A::to, "--swa-full", ""},
+    {"--no-op-offload", T::none, A::to, "--no-op-offload", ""},
     {"-ncmoe --n-cpu-moe", T::value, A::to, "--n-cpu-moe", ""},
     {"-cmoe --cpu-moe", T::none, A::cpu_moe, "", ""},
     {"-ts --tensor-split", T::value, A::tensor_split, "", ""},

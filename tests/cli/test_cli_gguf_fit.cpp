@@ -86,6 +86,78 @@ TEST_CASE("gguf-fit --check-log reproduces public llama.cpp logs within 5%", "[c
   }
 }
 
+namespace {
+
+// --check-log's rows as buffer name -> error (a fraction), and whether all passed.
+std::map<std::string, double> log_errors(const std::vector<std::string>& args, bool* all = nullptr) {
+  auto r = run_cli(args);
+  INFO(r.out << r.err);
+  REQUIRE(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, double> out;
+  for (const auto& b : j["buffers"]) out[b["buffer"].get<std::string>()] = b["error"].get<double>();
+  if (all) *all = j["all_within_5_percent"].get<bool>();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gguf-fit --check-log: compute buffers under partial offload and with experts on the CPU",
+          "[cli][gguf-fit]") {
+  const std::string hf = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/";
+  SECTION("Mistral-7B Q4_K_M at -ngl 20 of 33 (arXiv 2509.11947): the output product on GPU 0") {
+    // Layers 0-11 and the output layer in host memory; CUDA0's 137.79 MiB is the q6_K output
+    // matrix copied in (32000 x 4096 x 210/256 B), the logits 32000 x 256 x 4 and the normed state.
+    bool all = false;
+    const auto e = log_errors(
+        {"gguf-fit", "--config", hf + "Mistral-7B-v0.1.json", "--quantize", "q4_k_m", "--gpu", "8GiB",
+         "--check-log", k_logs + "arxiv_2509.11947_mistral_7b_v0.1_q4_k_m.log", "--format", "json"},
+        &all);
+    CHECK(all);
+    CHECK(std::abs(e.at("CUDA0 compute")) < 0.001);
+    CHECK(std::abs(e.at("CUDA0 model")) < 0.001);
+    // Without op offload CUDA0 would hold its own layers' attention stage alone.
+    const auto off = log_errors({"gguf-fit", "--config", hf + "Mistral-7B-v0.1.json", "--quantize", "q4_k_m",
+                                 "--gpu", "8GiB", "--no-op-offload", "--check-log",
+                                 k_logs + "arxiv_2509.11947_mistral_7b_v0.1_q4_k_m.log", "--format", "json"});
+    CHECK(off.at("CUDA0 compute") < -0.5);
+  }
+  SECTION("Qwen3-30B-A3B Q4_K_M, every expert on the CPU, RTX 4090 + RTX 5090 (ik_llama.cpp#514)") {
+    bool all = false;
+    const auto e =
+        log_errors({"gguf-fit", "--config", hf + "Qwen3-30B-A3B.json", "--quantize", "q4_k_m", "--gpu",
+                    "rtx-4090,rtx-5090", "--tensor-split", "9862,31518", "--n-cpu-moe", "48", "--check-log",
+                    k_logs + "ik_llama_514_qwen3_30b_a3b_q4_k_m_2gpu_ot.log", "--format", "json"},
+                   &all);
+    CHECK(all);
+    CHECK(std::abs(e.at("CUDA0 compute")) < 0.02);
+    CHECK(std::abs(e.at("CUDA1 compute")) < 0.02);
+  }
+  SECTION("Qwen3-235B-A22B Q6_K: the expert stage on CUDA0 (ik_llama.cpp#357 and #370, b5269/b5271)") {
+    const std::string cfg = k_logs + "qwen3-235b-a22b.config.json";
+    // All 95 layers on the GPU, the experts of 89 layers in host memory (the log's -ot keeps layers
+    // 5-93's; --n-cpu-moe 89 moves as many): CUDA0 holds one 630 MiB q6_K expert tensor copied in.
+    const auto one = log_errors(
+        {"gguf-fit", "--config", cfg, "--quantize", "q6_k", "--gpu", "rtx-3090", "--n-cpu-moe", "89",
+         "--check-log", k_logs + "ik_llama_357_qwen3_235b_a22b_q6_k_1x3090_ot.log", "--format", "json"});
+    CHECK(std::abs(one.at("CUDA0 compute")) < 0.05);
+    // Two GPUs: the expert copies land on CUDA0 only, CUDA1 holds the output stage (304.75 MiB).
+    const auto two = log_errors(
+        {"gguf-fit", "--config", cfg, "--quantize", "q6_k", "--gpu", "rtx-3090,rtx-3090", "--n-cpu-moe", "80",
+         "--check-log", k_logs + "ik_llama_370_qwen3_235b_a22b_q6_k_2x3090_ot.log", "--format", "json"});
+    CHECK(std::abs(two.at("CUDA0 compute")) < 0.05);
+    CHECK(std::abs(two.at("CUDA1 compute")) < 0.001);
+    // -ngl 0: b5269 kept the output product on the CPU (its CPU compute buffer of 304.75 MiB is the
+    // logits), so CUDA0's 742.00 MiB is the expert stage; memplan, following today's scheduler,
+    // also counts the output matrix there: over, never under.
+    const auto none = log_errors(
+        {"gguf-fit", "--config", cfg, "--quantize", "q6_k", "--gpu", "rtx-3090,rtx-3090", "--check-log",
+         k_logs + "ik_llama_357_qwen3_235b_a22b_q6_k_ngl0_2x3090.log", "--format", "json"});
+    CHECK(none.at("CUDA0 compute") >= 0);
+    CHECK(none.at("CUDA0 compute") < 0.07);
+  }
+}
+
 TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", "[cli][gguf-fit]") {
   auto r = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
                     "--ctx-size", "131072", "--flash-attn", "--format", "json"});

@@ -90,9 +90,16 @@ TEST_CASE("issue 27: q4_k_m on Qwen3-30B-A3B counts 128 experts 768 wide, not 6,
   r.weights = g;
   r.gpu_bytes = {24ull << 30};
   r.n_gpu_layers = 30;
+  r.output_first = false;  // b5466 predates llama.cpp PR 18148: the last 30 repeating layers
   const LlamaCppPlan p = plan_llamacpp(r);
   CHECK(p.gpus[0].model == gpu);
   CHECK(p.host.model == cpu);
+  // Builds from PR 18148 on give -ngl 30 the output layer and layers 19..47.
+  r.output_first = true;
+  const LlamaCppPlan now = plan_llamacpp(r);
+  CHECK(now.gpus[0].output);
+  CHECK(now.gpus[0].model == gpu - qwen3_moe_layer_bytes(18) + output);
+  CHECK(now.host.model == cpu + qwen3_moe_layer_bytes(18) - output);
 }
 
 TEST_CASE("issue 27: q8_0 and q6_k on Qwen3-30B-A3B match bartowski's published files", "[llamacpp][moe]") {

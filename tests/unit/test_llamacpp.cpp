@@ -169,7 +169,19 @@ TEST_CASE("layers split over two GPUs as llama.cpp's tensor split does", "[llama
   CHECK(even.gpus[1].layers == 15);
   CHECK(even.gpus[1].output);
   CHECK_FALSE(even.gpus[0].output);
-  CHECK(even.gpus[0].compute == even.compute_attention);
+  // Every layer and the output on two GPUs: pipeline parallelism, each split input kept 4 times on
+  // its GPU: 3 more f32 masks of 4096 cells x 512 rows and 4 hidden states of 4096 x 512 f32.
+  CHECK(even.pipeline_copies == 4);
+  CHECK(even.gpus[0].compute == even.compute_attention + 3 * (4096ull * 512 * 4) + 4 * (4096ull * 512 * 4));
+  // -ngl 32: layer 0 stays in host memory (the output layer goes first): no pipeline; GPU 0 runs
+  // that layer's attention with its K and V copied in, GPU 1 the output stage.
+  r.n_gpu_layers = 32;
+  const LlamaCppPlan partial = plan_llamacpp(r);
+  CHECK(partial.pipeline_copies == 1);
+  CHECK(partial.host.layers == 1);
+  CHECK(partial.gpus[0].compute == partial.compute_attention + 2 * 4096ull * 1024 * 2);
+  CHECK(partial.gpus[1].compute == std::max(partial.compute_attention, partial.compute_output));
+  r.n_gpu_layers = 33;
   r.tensor_split = {3, 1};
   const LlamaCppPlan uneven = plan_llamacpp(r);
   CHECK(uneven.gpus[0].layers == 25);  // il / 33 < 0.75: il <= 24
@@ -213,4 +225,73 @@ TEST_CASE("llama.cpp log lines are read", "[llamacpp]") {
   CHECK_FALSE(*log.flash_attn);
   CHECK(log.cache_k == "f16");
   CHECK(*log.offloaded == 41);
+}
+
+TEST_CASE("op offload: the host's layers and output run on GPU 0 with their weights copied in",
+          "[llamacpp]") {
+  // Llama-3.1-8B Q4_K_M, -ngl 20 on one GPU: 12 layers and the output layer stay in host memory.
+  // ggml_backend_sched gives their products to CUDA0 (32 tokens or more), copying each weight in.
+  LlamaCppRequest r;
+  r.arch = llama3_8b();
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.gpu_bytes = {24ull << 30};
+  r.n_gpu_layers = 20;
+  r.output_first = false;  // builds before llama.cpp PR 18148: -ngl 20 is the last 20 layers
+  const LlamaCppPlan p = plan_llamacpp(r);
+  REQUIRE_FALSE(p.gpus[0].output);
+  // The output matrix of Q4_K_M is q6_K: 210 bytes per 256 weights, 128256 x 4096 of them.
+  const uint64_t output_matrix = 128256ull * 4096 / 256 * 210;
+  const uint64_t logits = 128256ull * 512 * 4, normed = 4096ull * 512 * 4;
+  CHECK(p.compute_host_output == logits + normed + output_matrix);
+  CHECK(p.gpus[0].compute == p.compute_host_output);
+  // A host layer's attention reads its whole K and V (4096 cells x 1024 f16 each) copied in.
+  CHECK(p.compute_host_attention == p.compute_attention + 2 * 4096ull * 1024 * 2);
+  // -ngl 0 still uses GPU 0 for the products (llama.cpp keeps op offload on).
+  r.n_gpu_layers = 0;
+  CHECK(plan_llamacpp(r).gpus[0].compute == p.compute_host_output);
+  // --no-op-offload, or micro-batches under 32 tokens: the host computes its own share.
+  r.op_offload = false;
+  CHECK(plan_llamacpp(r).gpus[0].compute == 0);
+  r.op_offload = true;
+  r.n_ubatch = 16;
+  CHECK(plan_llamacpp(r).gpus[0].compute == 0);
+  // From PR 18148 on -ngl 20 is the output layer and the last 19: no output matrix to copy, the
+  // GPU's own output stage instead.
+  r.n_ubatch = 512;
+  r.n_gpu_layers = 20;
+  r.output_first = true;
+  const LlamaCppPlan now = plan_llamacpp(r);
+  CHECK(now.gpus[0].output);
+  CHECK(now.gpus[0].layers == 19);
+  CHECK(now.compute_host_output == 0);
+  CHECK(now.gpus[0].compute == std::max(now.compute_output, now.compute_host_attention));
+  // Every layer and the output on the GPU: nothing of the host's.
+  r.n_gpu_layers = 33;
+  const LlamaCppPlan full = plan_llamacpp(r);
+  CHECK(full.compute_host_output == 0);
+  CHECK(full.compute_host_attention == 0);
+  CHECK(full.gpus[0].compute == std::max(full.compute_attention, full.compute_output));
+}
+
+TEST_CASE("n_cpu_moe: the largest host expert tensor is copied into GPU 0's compute buffer", "[llamacpp]") {
+  // Qwen3-30B-A3B: 48 layers, 2048, 32 heads, 4 KV heads, 128 experts of 768, 8 per token.
+  LlamaCppRequest r;
+  r.arch = llama(48, 2048, 32, 4, 768, 151936, false, "qwen3moe");
+  r.arch.head_dim = 128;
+  r.arch.experts = 128;
+  r.arch.experts_per_token = 8;
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.gpu_bytes = {24ull << 30};
+  r.n_gpu_layers = 49;
+  r.n_cpu_moe = 10;
+  uint64_t largest = 0;
+  for (const GgufTensor& t : r.weights.tensors)
+    if (t.name.find("_exps.") != std::string::npos && gguf_tensor_layer(t.name) < 10)
+      largest = std::max(largest, t.bytes);
+  const LlamaCppPlan p = plan_llamacpp(r);
+  // The expert tensor beside GPU 0's f32 mask (4096 cells x 512), the residual and the MLP's
+  // peak: at the down product the gated [768, 8, 512] and the down output [2048, 8, 512], f32.
+  const uint64_t mask = 4096ull * 512 * 4, residual = 2048ull * 512 * 4;
+  CHECK(p.compute_host_weight == largest + mask + residual + (8ull * 768 + 8ull * 2048) * 512 * 4);
+  CHECK(p.pipeline_copies == 1);
 }

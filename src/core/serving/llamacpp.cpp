@@ -14,6 +14,7 @@ namespace {
 constexpr uint64_t k_kv_cell_pad = 256;  // llama.cpp pads the cache to 256 cells
 constexpr uint64_t k_mask_pad = 64;      // GGML_KQ_MASK_PAD: the mask's rows are padded to 64
 constexpr uint64_t k_f32 = 4;
+constexpr uint64_t k_offload_min_batch = 32;  // ggml-cuda.cu offload_op: min_batch_size
 
 uint64_t pad(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -26,32 +27,50 @@ const GgufType& llamacpp_type(const std::string& name) {
 struct Split {
   std::vector<uint64_t> layer_bytes;
   std::vector<uint64_t> host_expert_bytes;  // per layer: expert tensors kept on the CPU (llama.cpp n_cpu_moe)
+  std::vector<uint64_t>
+      layer_largest_expert;  // per layer: its largest expert tensor outside host_expert_bytes
+  std::vector<uint64_t> layer_largest_dense;  // per layer: its largest tensor that is not an expert's
+  uint64_t host_expert_largest = 0;           // the largest expert tensor kept on the CPU
   uint64_t token_embd = 0, output = 0;
+  uint64_t output_matrix = 0;  // output.weight, or token_embd loaded again for tied embeddings
 };
 
 Split split_tensors(const LlamaCppRequest& req) {
   Split s;
   s.layer_bytes.assign(req.arch.layers, 0);
   s.host_expert_bytes.assign(req.arch.layers, 0);
+  s.layer_largest_expert.assign(req.arch.layers, 0);
+  s.layer_largest_dense.assign(req.arch.layers, 0);
   bool has_output = false;
   for (const GgufTensor& t : req.weights.tensors) {
     const int64_t layer = gguf_tensor_layer(t.name);
     if (layer >= 0 && static_cast<uint64_t>(layer) < req.arch.layers) {
       const auto l = static_cast<size_t>(layer);
-      if (static_cast<uint64_t>(layer) < req.n_cpu_moe && t.name.find("_exps.") != std::string::npos)
+      const bool expert = t.name.find("_exps.") != std::string::npos;
+      if (static_cast<uint64_t>(layer) < req.n_cpu_moe && expert) {
         s.host_expert_bytes[l] = checked_add(s.host_expert_bytes[l], t.bytes);
-      else
+        s.host_expert_largest = std::max(s.host_expert_largest, t.bytes);
+      } else {
         s.layer_bytes[l] = checked_add(s.layer_bytes[l], t.bytes);
+        uint64_t& largest = expert ? s.layer_largest_expert[l] : s.layer_largest_dense[l];
+        largest = std::max(largest, t.bytes);
+      }
     } else if (t.name.rfind("token_embd.", 0) == 0) {
       s.token_embd = checked_add(s.token_embd, t.bytes);
     } else {
       s.output = checked_add(s.output, t.bytes);  // output.weight, output_norm, rope factors
-      if (t.name == "output.weight") has_output = true;
+      if (t.name == "output.weight") {
+        has_output = true;
+        s.output_matrix = t.bytes;
+      }
     }
   }
   // Tied embeddings: llama.cpp loads token_embd a second time as the output matrix
   // (TENSOR_DUPLICATED), in the output layer's buffer.
-  if (!has_output) s.output = checked_add(s.output, s.token_embd);
+  if (!has_output) {
+    s.output = checked_add(s.output, s.token_embd);
+    s.output_matrix = s.token_embd;
+  }
   return s;
 }
 
@@ -78,6 +97,66 @@ uint64_t ggml_row_bytes(const std::string& type, uint64_t n) {
 }
 
 namespace {
+
+// What the host's share of the graph adds on GPU 0 (see llamacpp.hpp): op offload runs the
+// host's matrix products there with their weights copied in, one weight per split; the host
+// layers' attention reads their K and V copied in; the output product copies the output matrix.
+// Pipeline parallelism keeps n_copies of every split input. `T` tokens, `act` one [hidden, T] f32.
+void host_work_on_gpu(const LlamaCppRequest& req, const Split& s, uint64_t T, uint64_t act, LlamaCppPlan& p) {
+  const TransformerArch& a = req.arch;
+  LlamaCppDevice& g0 = p.gpus[0];
+  if (req.op_offload && T >= k_offload_min_batch) {
+    uint64_t host_kv = 0, expert_w = s.host_expert_largest, dense_w = 0;
+    for (uint64_t il = 0; il < a.layers && il < p.host.layers; ++il) {  // the host holds layers 0..
+      const bool swa = !p.swa_layers.empty() && p.swa_layers[il];
+      host_kv = std::max(host_kv, swa ? p.kv_swa_layer_bytes : p.kv_layer_bytes);
+      expert_w = std::max(expert_w, s.layer_largest_expert[il]);
+      dense_w = std::max(dense_w, s.layer_largest_dense[il]);
+    }
+    if (p.host.layers) p.compute_host_attention = checked_add(p.compute_attention, host_kv);
+    // A host weight's product: the copy beside GPU 0's mask (live through every layer), the
+    // residual, and what the MLP holds at its peak: the normed input with the gate and up products,
+    // or the gated product with the down product (experts: per routed expert, the down product
+    // [hidden, n_used, T]); all f32.
+    const uint64_t f32_row = checked_mul(T, k_f32);
+    const uint64_t base = checked_add(p.compute_mask, act);
+    auto stage = [&](uint64_t w, uint64_t ff, uint64_t out_rows) {
+      const uint64_t up = checked_add(act, checked_mul(2 * ff, f32_row));
+      const uint64_t down = checked_mul(checked_add(ff, out_rows), f32_row);
+      return checked_add(w, checked_add(base, std::max(up, down)));
+    };
+    const uint64_t used = std::max<uint64_t>(a.experts_per_token, 1);
+    const uint64_t expert_ff =
+        checked_mul(used, a.expert_intermediate ? a.expert_intermediate : a.intermediate);
+    const uint64_t dense_ff = !a.experts || a.dense_layers
+                                  ? (a.dense_intermediate ? a.dense_intermediate : a.intermediate)
+                                  : a.shared_intermediate;
+    if (expert_w) p.compute_host_weight = stage(expert_w, expert_ff, checked_mul(used, a.hidden));
+    if (dense_w) p.compute_host_weight = std::max(p.compute_host_weight, stage(dense_w, dense_ff, a.hidden));
+    const bool output_on_gpu =
+        std::any_of(p.gpus.begin(), p.gpus.end(), [](const LlamaCppDevice& d) { return d.output; });
+    if (!output_on_gpu) p.compute_host_output = checked_add(p.compute_output, s.output_matrix);
+    g0.compute =
+        std::max({g0.compute, p.compute_host_attention, p.compute_host_weight, p.compute_host_output});
+  }
+  // ggml_backend_sched with n_copies > 1: every split input is kept n_copies times for the whole
+  // graph (input and output flags, never freed): the hidden state each GPU receives and the mask.
+  p.pipeline_copies = llamacpp_pipeline_parallel(req, p) ? std::max<uint64_t>(req.sched_max_copies, 1) : 1;
+  if (p.pipeline_copies > 1) {
+    const uint64_t mask = p.compute_mask;
+    p.compute_pipeline_extra =
+        checked_add(checked_mul(p.pipeline_copies - 1, mask), checked_mul(p.pipeline_copies, act));
+    const uint64_t all_masks = checked_mul(p.pipeline_copies, mask);
+    for (LlamaCppDevice& d : p.gpus) {
+      if (!d.layers && !d.output) continue;
+      uint64_t c = d.layers ? checked_add(p.compute_attention, p.compute_pipeline_extra) : 0;
+      if (d.output)
+        c = std::max(
+            c, checked_add(p.compute_output, checked_add(all_masks, checked_mul(p.pipeline_copies, act))));
+      d.compute = std::max(d.compute, c);
+    }
+  }
+}
 
 LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
   const TransformerArch& a = req.arch;
@@ -113,15 +192,19 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
   // tests/data/llamacpp_logs (105.00 MiB exactly for TriLM, -1.4% for phi-4).
   const uint64_t T = std::min(req.n_ctx, req.n_ubatch), n_kv = p.n_ctx_cells;
   const uint64_t act = checked_mul(checked_mul(a.hidden, T), k_f32);  // one f32 activation [hidden, T]
+  // The queries [q head, heads, T] f32 (heads x head_dim need not be hidden: Qwen3-30B-A3B 32 x 128
+  // on 2048; MLA's q heads are qk_nope + qk_rope wide).
+  const uint64_t q_head = a.mla() ? a.qk_nope_head_dim + a.qk_rope_head_dim : a.resolved_head_dim();
+  const uint64_t q_act = checked_mul(checked_mul(checked_mul(a.heads, q_head), T), k_f32);
+  p.compute_mask = checked_mul(checked_mul(n_kv, pad(T, k_mask_pad)), req.flash_attn ? 2 : k_f32);
   if (req.flash_attn) {
     // FA: the f16 mask, the residual stream, the queries and the attention output.
-    p.compute_attention = checked_add(checked_mul(checked_mul(n_kv, pad(T, k_mask_pad)), 2), 3 * act);
+    p.compute_attention = checked_add(p.compute_mask, checked_add(act, 2 * q_act));
   } else {
     // Without FA: the f32 scores KQ [n_kv, T, heads] (softmax in place), the f32 mask, the
     // residual stream and the queries.
-    p.compute_attention =
-        checked_add(checked_mul(checked_mul(checked_mul(n_kv, T), a.heads), k_f32),
-                    checked_add(checked_mul(checked_mul(n_kv, pad(T, k_mask_pad)), k_f32), 2 * act));
+    p.compute_attention = checked_add(checked_mul(checked_mul(checked_mul(n_kv, T), a.heads), k_f32),
+                                      checked_add(p.compute_mask, checked_add(act, q_act)));
   }
   // The output stage: f32 logits [vocab, T] and the normed hidden state feeding them.
   p.compute_output = checked_add(checked_mul(checked_mul(a.vocab, T), k_f32), act);
@@ -129,7 +212,11 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
   const size_t n_gpu = req.gpu_bytes.size();
   p.gpus.assign(n_gpu, LlamaCppDevice{});
   const uint64_t n = a.layers;
-  const uint64_t gpu_start = ngl >= n ? 0 : n - ngl;
+  // llama-model.cpp load_tensors: layer il (the output layer is il = n) is on a GPU from
+  // i_gpu_start on. Since PR 18148 (2025-12-17) i_gpu_start = max(n + 1 - ngl, 0): the output layer
+  // first, then the last ngl - 1 layers; before it max(n - ngl, 0): the last ngl layers, the output
+  // layer only at ngl = n + 1.
+  const uint64_t gpu_start = req.output_first ? (ngl >= n + 1 ? 0 : n + 1 - ngl) : (ngl >= n ? 0 : n - ngl);
   const uint64_t act_layers = n_gpu ? std::min(ngl, n + 1) : 0;
   p.n_gpu_layers = act_layers;
   std::vector<double> splits(n_gpu, 0.0);
@@ -162,6 +249,7 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
     if (d.layers) d.compute = p.compute_attention;
     if (d.output) d.compute = std::max(d.compute, p.compute_output);
   }
+  if (n_gpu) host_work_on_gpu(req, s, T, act, p);
   if (!p.gpus.empty()) {
     p.gpus[0].projector = req.mmproj_bytes;
     for (LlamaCppDevice& d : p.gpus) d.reserve = req.reserve_bytes;
@@ -175,6 +263,10 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
 }
 
 }  // namespace
+
+bool llamacpp_pipeline_parallel(const LlamaCppRequest& req, const LlamaCppPlan& plan) {
+  return plan.gpus.size() > 1 && plan.n_gpu_layers > req.arch.layers && req.n_cpu_moe == 0;
+}
 
 std::optional<uint64_t> largest_ngl(const LlamaCppRequest& req) {
   // Every count from the top (layers + 1 is everything, the output layer included) down: with

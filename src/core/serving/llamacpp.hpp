@@ -31,6 +31,9 @@ struct LlamaCppRequest {
   uint64_t n_cpu_moe = 0;                // n_cpu_moe: expert tensors of the first N layers stay on the CPU
   uint64_t mmproj_bytes = 0;             // the multimodal projector's tensors (on GPU 0)
   uint64_t reserve_bytes = 0;            // per GPU: CUDA context and what else is not llama.cpp's buffers
+  bool op_offload = true;                // llama.cpp's default; --no-op-offload turns it off
+  bool output_first = true;              // -ngl gives the output layer first (llama.cpp PR 18148 on)
+  uint64_t sched_max_copies = 4;         // GGML_SCHED_MAX_COPIES of the build (CMake default 4)
 };
 
 struct LlamaCppDevice {
@@ -54,6 +57,20 @@ struct LlamaCppPlan {
   uint64_t kv_swa_layer_bytes = 0;  // K + V of one window layer for n_swa_cells
   std::vector<bool> swa_layers;     // which layers use the window cache
   uint64_t compute_attention = 0, compute_output = 0;  // the two stages of the compute buffer
+  uint64_t compute_mask = 0;  // the KQ mask [n_kv, pad64(T)] (f16 with FA, else f32), one per GPU
+  // What the host's share of the graph adds on GPU 0 (0 when it adds nothing): ggml_backend_sched
+  // gives an op whose weight is in host memory to the first GPU when the GPU backend's offload_op
+  // wants it (ggml-cuda.cu: 32 tokens or more, never GET_ROWS), copying the weight into the split's
+  // inputs, in the GPU's compute buffer; a split ends before each further host weight, so one weight
+  // copy is live at a time (ggml-backend.cpp ggml_backend_sched_split_graph, pass 5).
+  uint64_t compute_host_attention = 0;  // a host layer's attention stage with its K and V copied in
+  uint64_t compute_host_weight = 0;     // the largest host weight's product (CPU layers, n_cpu_moe experts)
+  uint64_t compute_host_output = 0;     // the output stage with the output matrix copied in
+  // Pipeline parallelism (llama-context.cpp: several GPUs, every layer and the output on them, layer
+  // split, KV offloaded, no tensor overrides): the scheduler keeps GGML_SCHED_MAX_COPIES (4) copies
+  // of each split input on its GPU for the whole graph.
+  uint64_t pipeline_copies = 1;
+  uint64_t compute_pipeline_extra = 0;  // on a GPU with layers: 3 more masks and 4 received hidden states
   bool fits = true;
   std::vector<bool> gpu_fits;
 };
@@ -61,6 +78,10 @@ struct LlamaCppPlan {
 // The plan for req.n_gpu_layers (or, when unset, for the largest that fits: when even 0 does not
 // fit, the plan at 0 with fits = false).
 LlamaCppPlan plan_llamacpp(const LlamaCppRequest& req);
+
+// Whether llama.cpp runs this plan with pipeline parallelism (llama_context: n_devices > 1,
+// n_gpu_layers > n_layer, split mode layer, offload_kqv, no tensor overrides such as n_cpu_moe).
+bool llamacpp_pipeline_parallel(const LlamaCppRequest& req, const LlamaCppPlan& plan);
 
 // The largest -ngl (0 ... layers + 1) whose plan fits; nullopt when none does.
 std::optional<uint64_t> largest_ngl(const LlamaCppRequest& req);

@@ -151,6 +151,17 @@ LlamaCppLog parse_llamacpp_log(std::string_view text) {
     const std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     size_t at;
+    if (!line.empty() && line[0] == '#') continue;  // a note above a pasted excerpt, not llama.cpp's
+    if ((at = line.find("n_copies=")) != std::string_view::npos ||
+        (at = line.find("sched copies = ")) != std::string_view::npos) {
+      const std::string_view rest = line.substr(line.find_first_of("=", at) + 1);
+      log.sched_copies =
+          std::strtoull(std::string(rest.substr(rest.find_first_not_of(' '))).c_str(), nullptr, 10);
+      continue;
+    }
+    if (line.find("offloading output layer to GPU") != std::string_view::npos ||
+        line.find("offloading non-repeating layers to GPU") != std::string_view::npos)
+      log.output_offloaded = true;
     if (line.find("msg=offload") != std::string_view::npos ||
         line.find("msg=\"offload to") != std::string_view::npos) {
       read_ollama_offload(line, log);
