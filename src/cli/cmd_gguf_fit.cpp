@@ -18,6 +18,7 @@
 #include "core/models/gguf.hpp"
 #include "core/models/gguf_mix.hpp"
 #include "core/serving/llamacpp.hpp"
+#include "core/serving/llamacpp_failure.hpp"
 #include "core/serving/llamacpp_log.hpp"
 #include "core/serving/ollama_placement.hpp"
 
@@ -310,6 +311,26 @@ void explain_host_work(const LlamaCppRequest& q, const LlamaCppPlan& p, uint64_t
            << mib(p.compute_pipeline_extra) << " on each GPU with layers\n";
 }
 
+const char* stage_name(LlamaCppStage s) {
+  switch (s) {
+    case LlamaCppStage::model:
+      return "model";
+    case LlamaCppStage::kv:
+      return "KV cache";
+    case LlamaCppStage::compute:
+      return "compute";
+    case LlamaCppStage::projector:
+      return "projector";
+  }
+  return "";
+}
+
+// The first allocation llama.cpp would fail, with its log lines (CUDA and ROCm builds).
+std::optional<LlamaCppFailure> start_failure(const Built& b, const LlamaCppPlan& p) {
+  if (p.fits || b.gpus.empty()) return std::nullopt;
+  return llamacpp_start_failure(b.request, p, device_prefix(b.gpus[0]));
+}
+
 int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& io) {
   const LlamaCppRequest& q = b.request;
   if (out.format == Format::json) {
@@ -352,12 +373,19 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"compute_host_weight_bytes", p.compute_host_weight},
         {"compute_host_output_bytes", p.compute_host_output},
         {"pipeline_copies", p.pipeline_copies},
+        {"pipeline_retried", p.pipeline_retried},
         {"compute_pipeline_extra_bytes", p.compute_pipeline_extra},
         {"gpus", gpus},
         {"host", {{"model_bytes", p.host.model}, {"kv_bytes", p.host.kv}, {"layers", p.host.layers}}},
         {"fits", p.fits},
         {"llama_cpp", flags_of(q, p, b.model_arg)},
         {"ollama", ollama_json(b, ollama_placement(b))}};
+    if (const auto f = start_failure(b, p))
+      doc["start_failure"] = {{"stage", stage_name(f->stage)},
+                              {"gpu", device_name(b.gpus[f->gpu], f->gpu)},
+                              {"bytes", f->bytes},
+                              {"free_bytes", f->free},
+                              {"log", f->lines}};
     io.out << doc.dump(2) << "\n";
     return p.fits ? k_ok : k_no_fit;
   }
@@ -387,6 +415,15 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
          << "\n";
   const OllamaPlacement o = ollama_placement(b);
   io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, o, b.ollama_version) << "\n";
+  if (p.pipeline_retried)
+    io.out << "  pipeline parallelism's 4 copies do not fit: llama.cpp reserves again with one (\"compute "
+              "buffer allocation failed, retrying without pipeline parallelism\")\n";
+  if (const auto f = start_failure(b, p)) {
+    io.out << "  llama.cpp stops at the " << stage_name(f->stage) << " buffer of "
+           << device_name(b.gpus[f->gpu], f->gpu) << " (" << mib(f->bytes) << ", " << mib(f->free)
+           << " left):\n";
+    for (const std::string& l : f->lines) io.out << "    " << l << "\n";
+  }
   if (out.explain) {
     io.out << "\n  KV cache per layer: " << p.n_ctx_cells << " cells (n_ctx " << q.n_ctx
            << " padded to 256) x ";

@@ -158,6 +158,28 @@ TEST_CASE("gguf-fit --check-log: compute buffers under partial offload and with 
   }
 }
 
+TEST_CASE("gguf-fit: a plan that does not fit names the allocation llama.cpp fails, in its words",
+          "[cli][gguf-fit]") {
+  // -ngl 33 at 64k on a 12 GiB card: the weights load, the 8 GiB f16 KV cache does not.
+  auto r = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
+                    "--n-gpu-layers", "33", "--ctx-size", "64k"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("llama.cpp stops at the KV cache buffer of CUDA0 (8192.00 MiB") != std::string::npos);
+  CHECK(r.out.find("alloc_tensor_range: failed to allocate CUDA0 buffer of size 8589934592") !=
+        std::string::npos);
+  CHECK(r.out.find("failed to allocate buffer for kv cache") != std::string::npos);
+  auto j = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
+                    "--n-gpu-layers", "33", "--ctx-size", "64k", "--format", "json"});
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["start_failure"]["stage"] == "KV cache");
+  CHECK(doc["start_failure"]["bytes"] == 8589934592ull);
+  // A plan that fits has no failure.
+  auto ok = run_cli(
+      {"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060", "--format", "json"});
+  CHECK_FALSE(nlohmann::json::parse(ok.out).contains("start_failure"));
+}
+
 TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", "[cli][gguf-fit]") {
   auto r = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
                     "--ctx-size", "131072", "--flash-attn", "--format", "json"});

@@ -232,9 +232,13 @@ TEST_CASE("docs/json.md: memplan.gguf-fit/1, gguf-fit-check/1 and models-fits/1 
           "[cli][json][docs]") {
   const std::string logs = std::string(MEMPLAN_TEST_DATA_DIR) + "/llamacpp_logs/";
   check_documented("memplan.gguf-fit/1",
-                   printed("memplan.gguf-fit/1", {{{"gguf-fit", "--model", "llama-3-8b", "--quantize",
-                                                    "q4_k_m", "--gpu", "rtx-4090", "--format", "json"},
-                                                   0}}));
+                   printed("memplan.gguf-fit/1",
+                           {{{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu",
+                              "rtx-4090", "--format", "json"},
+                             0},
+                            {{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu",
+                              "rtx-3060", "--n-gpu-layers", "33", "--ctx-size", "64k", "--format", "json"},
+                             1}}));
   check_documented(
       "memplan.gguf-fit-check/1",
       printed("memplan.gguf-fit-check/1",

@@ -10,6 +10,7 @@
 #include "core/formats/llama_quant.hpp"
 #include "core/models/gguf_mix.hpp"
 #include "core/serving/llamacpp.hpp"
+#include "core/serving/llamacpp_failure.hpp"
 #include "core/serving/llamacpp_log.hpp"
 
 using namespace memplan;
@@ -294,4 +295,74 @@ TEST_CASE("n_cpu_moe: the largest host expert tensor is copied into GPU 0's comp
   const uint64_t mask = 4096ull * 512 * 4, residual = 2048ull * 512 * 4;
   CHECK(p.compute_host_weight == largest + mask + residual + (8ull * 768 + 8ull * 2048) * 512 * 4);
   CHECK(p.pipeline_copies == 1);
+}
+
+TEST_CASE("llama.cpp's start-up failure: the first allocation that does not fit, in its words",
+          "[llamacpp]") {
+  // Llama-3.1-8B Q4_K_M, every layer on a 12 GiB card with 512 MiB reserved.
+  LlamaCppRequest r;
+  r.arch = llama3_8b();
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.gpu_bytes = {12ull << 30};
+  r.reserve_bytes = 512ull << 20;
+  r.n_gpu_layers = 33;
+  r.n_ctx = 16384;
+  CHECK_FALSE(llamacpp_start_failure(r, plan_llamacpp(r)).has_value());  // fits
+  // 64k cells: the f16 KV cache alone is 32 x 65536 x 2 x 1024 x 2 B = 8 GiB, past what the
+  // weights leave; llama.cpp allocates it before the compute buffers.
+  r.n_ctx = 65536;
+  const LlamaCppPlan kv = plan_llamacpp(r);
+  const auto f = llamacpp_start_failure(r, kv);
+  REQUIRE(f.has_value());
+  CHECK(f->stage == LlamaCppStage::kv);
+  CHECK(f->bytes == 32ull * 65536 * 2 * 1024 * 2);
+  CHECK(f->free == (12ull << 30) - (512ull << 20) - kv.gpus[0].model);
+  REQUIRE(f->lines.size() == 3);
+  CHECK(f->lines[0] ==
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: "
+        "out "
+        "of memory");
+  CHECK(f->lines[1] == "alloc_tensor_range: failed to allocate CUDA0 buffer of size 8589934592");
+  CHECK(f->lines[2] ==
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache");
+  // 44k: the cache fits and the scores of 45056 cells x 512 x 32 heads in f32 (2.75 GiB) do not.
+  r.n_ctx = 45056;
+  const auto c = llamacpp_start_failure(r, plan_llamacpp(r));
+  REQUIRE(c.has_value());
+  CHECK(c->stage == LlamaCppStage::compute);
+  CHECK(c->lines.back() ==
+        "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers");
+  // A model larger than the card fails while loading.
+  r.gpu_bytes = {4ull << 30};
+  const auto m = llamacpp_start_failure(r, plan_llamacpp(r));
+  REQUIRE(m.has_value());
+  CHECK(m->stage == LlamaCppStage::model);
+  CHECK(m->lines.back() == "llama_model_load: error loading model: unable to allocate CUDA0 buffer");
+}
+
+TEST_CASE("pipeline parallelism that does not fit is reserved again with one copy", "[llamacpp]") {
+  // Two GPUs, every layer offloaded: 4 copies of each split input. When they do not fit but one
+  // would, llama-context.cpp retries without pipeline parallelism.
+  LlamaCppRequest r;
+  r.arch = llama3_8b();
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.n_gpu_layers = 33;
+  r.n_ctx = 32768;
+  r.gpu_bytes = {24ull << 30, 24ull << 30};
+  r.tensor_split = {1, 1};  // the layers stay where they are when GPU 0 shrinks
+  const LlamaCppPlan big = plan_llamacpp(r);
+  REQUIRE(big.pipeline_copies == 4);
+  const uint64_t extra = big.compute_pipeline_extra;
+  // GPU 0 with room for everything but the pipeline's extra copies.
+  const LlamaCppDevice& g0 = big.gpus[0];
+  r.gpu_bytes[0] = g0.model + g0.kv + big.compute_attention + extra / 2;
+  const LlamaCppPlan tight = plan_llamacpp(r);
+  CHECK(tight.pipeline_retried);
+  CHECK(tight.pipeline_copies == 1);
+  CHECK(tight.fits);
+  // Room for less than one copy's stage: no retry saves it, and llama.cpp fails in the compute stage.
+  r.gpu_bytes[0] = g0.model + g0.kv + big.compute_attention / 2;
+  const LlamaCppPlan none = plan_llamacpp(r);
+  CHECK_FALSE(none.fits);
+  CHECK(llamacpp_start_failure(r, none)->stage == LlamaCppStage::compute);
 }

@@ -259,6 +259,23 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
     p.gpu_fits[i] = p.gpus[i].total() <= req.gpu_bytes[i];
     p.fits = p.fits && p.gpu_fits[i];
   }
+  if (!p.fits && p.pipeline_copies > 1) {
+    // llama-context.cpp sched_reserve: when the pipeline's compute buffers cannot be allocated
+    // ("compute buffer allocation failed, retrying without pipeline parallelism") it reserves
+    // again with one copy. The model and the KV cache are allocated by then: only a failure in
+    // the compute stage retries.
+    bool before_compute = true;
+    for (size_t i = 0; i < n_gpu; ++i)
+      before_compute =
+          before_compute && p.gpus[i].model + p.gpus[i].kv + p.gpus[i].reserve <= req.gpu_bytes[i];
+    if (before_compute) {
+      LlamaCppRequest one = req;
+      one.sched_max_copies = 1;
+      LlamaCppPlan retried = plan_at(one, ngl);
+      retried.pipeline_retried = true;
+      return retried;
+    }
+  }
   return p;
 }
 

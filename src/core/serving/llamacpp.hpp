@@ -71,6 +71,7 @@ struct LlamaCppPlan {
   // of each split input on its GPU for the whole graph.
   uint64_t pipeline_copies = 1;
   uint64_t compute_pipeline_extra = 0;  // on a GPU with layers: 3 more masks and 4 received hidden states
+  bool pipeline_retried = false;        // the pipeline's buffers did not fit: reserved again with one copy
   bool fits = true;
   std::vector<bool> gpu_fits;
 };
