@@ -33,7 +33,8 @@ struct State {
   std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
   std::string mmproj, check_log, ngl_order = "output-first";
   std::string ollama_version = k_ollama_newest, ollama_parallel = "1", ollama_overhead = "0";
-  bool flash_attn = false, swa_full = false, no_op_offload = false;
+  std::string parallel = "1";
+  bool flash_attn = false, swa_full = false, no_op_offload = false, kv_unified = false;
 };
 
 // --cache-type-k/-v: the types llama.cpp accepts for the cache (common/arg.cpp kv_cache_types).
@@ -87,6 +88,7 @@ std::string flags_of(const LlamaCppRequest& q, const LlamaCppPlan& p, const std:
   if (q.flash_attn) s += " -fa on";
   if (q.swa_full) s += " --swa-full";
   if (!q.op_offload) s += " --no-op-offload";
+  if (!(q.n_seq == 4 && q.kv_unified)) s += " -np " + std::to_string(q.n_seq) + (q.kv_unified ? " -kvu" : "");
   if (q.cache_k != "F16") s += " --cache-type-k " + cache_lower(q.cache_k);
   if (q.cache_v != "F16") s += " --cache-type-v " + cache_lower(q.cache_v);
   if (q.gpu_bytes.size() > 1) {
@@ -148,6 +150,9 @@ OllamaPlacement ollama_placement(const Built& b, const std::vector<uint64_t>* fr
     // llm/llama_server.go passes -ngl only when num_gpu is set; else llama.cpp's fit decides.
     LlamaCppRequest fit = q;
     if (free) fit.gpu_bytes = *free;
+    // Its runner's sequences are OLLAMA_NUM_PARALLEL's, in one cache (not llama-server's 4).
+    fit.n_seq = b.ollama_parallel;
+    fit.kv_unified = true;
     const LlamaCppPlan lp = plan_llamacpp(fit);
     placed.layers = lp.n_gpu_layers;
     placed.split.clear();
@@ -194,6 +199,12 @@ Built build(const State& s) {
   q.flash_attn = s.flash_attn;
   q.swa_full = s.swa_full;
   q.op_offload = !s.no_op_offload;
+  // llama-server (tools/server/server.cpp, PR 16736): -np 1 without -kvu becomes 4 sequences in
+  // one unified cache; -np N > 1 alone gives each sequence its own stream.
+  const uint64_t np = parse_count("--parallel", s.parallel, 256);
+  if (np == 0) throw Error("--parallel", "\"" + s.parallel + "\" must be at least 1");
+  q.n_seq = np == 1 && !s.kv_unified ? 4 : np;
+  q.kv_unified = s.kv_unified || np == 1;
   if (s.ngl_order != "output-first" && s.ngl_order != "layers-first")
     throw Error("--ngl-order",
                 "\"" + s.ngl_order + "\" is not an order (expected output-first or layers-first)");
@@ -368,6 +379,8 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"compute_attention_bytes", p.compute_attention},
         {"compute_output_bytes", p.compute_output},
         {"op_offload", q.op_offload},
+        {"n_seq", q.n_seq},
+        {"kv_unified", q.kv_unified},
         {"ngl_order", q.output_first ? "output-first" : "layers-first"},
         {"compute_host_attention_bytes", p.compute_host_attention},
         {"compute_host_weight_bytes", p.compute_host_weight},
@@ -483,6 +496,9 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   if (log.n_ubatch) q.n_ubatch = *log.n_ubatch;
   if (log.flash_attn) q.flash_attn = *log.flash_attn;
   if (log.sched_copies) q.sched_max_copies = *log.sched_copies;  // a build's GGML_SCHED_MAX_COPIES
+  // The log's own sequences; builds before llama.cpp PR 14363 print neither and always unify.
+  q.n_seq = log.n_seq_max.value_or(1);
+  q.kv_unified = log.kv_unified.value_or(true);
   if (!log.cache_k.empty()) q.cache_k = cache_type("--check-log", log.cache_k);
   if (!log.cache_v.empty()) q.cache_v = cache_type("--check-log", log.cache_v);
   struct LogRow {
@@ -616,6 +632,12 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
                "llama.cpp -fa: flash attention (no n_ctx x n_ubatch score matrix)");
   sub.add_flag("--swa-full", s->swa_full,
                "llama.cpp --swa-full: sliding-window layers keep the whole context (default: the window)");
+  sub.add_option("--parallel", s->parallel,
+                 "llama-server -np: sequences (default: -np 1 without --kv-unified, which llama-server runs "
+                 "as 4 sequences in one unified cache)");
+  sub.add_flag(
+      "--kv-unified", s->kv_unified,
+      "llama.cpp -kvu: one cache for every sequence (without it -np N > 1 splits n_ctx per sequence)");
   sub.add_flag("--no-op-offload", s->no_op_offload,
                "llama.cpp --no-op-offload: host layers' products stay on the CPU (default: on GPU 0 from 32 "
                "tokens, their weights copied into its compute buffer)");

@@ -123,6 +123,8 @@ const HelpRow k_rows[] = {
     {"--ubatch-size", G::runtime, "N"},
     {"--swa-full", G::runtime, ""},
     {"--no-op-offload", G::runtime, ""},
+    {"--parallel", G::runtime, "N"},
+    {"--kv-unified", G::runtime, ""},
     {"--ngl-order", G::runtime, "{output-first|layers-first}"},
     {"--cache-type-k", G::runtime, "NAME"},
     {"--cache-type-v", G::runtime, "NAME"},

@@ -211,9 +211,6 @@ void ServeFromReader::apply(const EngineFlag& f, const CommandWord& w, const std
     }
     case FlagAct::cpu_moe:
       return set(w, name, "true", "--n-cpu-moe", "999", "every layer's experts on the CPU");
-    case FlagAct::slots:
-      r_.notes.push_back(name + " " + value + ": the slots share the -c cache (its size follows -c alone)");
-      return;
     case FlagAct::ctx_size:
       if (value == "0")
         return not_modelled(name, value, "0: the model's training context; give --ctx-size with that length");

@@ -38,7 +38,6 @@ enum class FlagAct {
   gpu_layers,    // llama.cpp -ngl N|auto|all
   tensor_split,  // llama.cpp -ts 3,1: also the GPU count
   cpu_moe,       // llama.cpp -cmoe: every layer's experts on the CPU
-  slots,         // llama.cpp -np: slots share -c's cache
   ctx_size,      // llama.cpp -c N (0: the model's)
   split_mode,    // llama.cpp -sm layer|row|none
 };

@@ -146,7 +146,8 @@ const std::vector<EngineFlag> k_llama = {
     {"-cmoe --cpu-moe", T::none, A::cpu_moe, "", ""},
     {"-ts --tensor-split", T::value, A::tensor_split, "", ""},
     {"-mm --mmproj", T::value, A::to, "--mmproj", ""},
-    {"-np --parallel", T::value, A::slots, "", ""},
+    {"-np --parallel", T::value, A::to, "--parallel", ""},
+    {"-kvu --kv-unified", T::none, A::to, "--kv-unified", ""},
     {"-sm --split-mode", T::value, A::split_mode, "", ""},
     {"-nkvo --no-kv-offload", T::none, A::not_modelled, "",
      "the KV cache stays on the host: the GPUs hold none of it"},
@@ -175,9 +176,9 @@ const std::vector<EngineFlag> k_llama = {
      T::value, A::known, "", ""},
     {"--embedding --embeddings --reranking --rerank --jinja --no-jinja --metrics --slots --no-slots "
      "--cont-batching -cb -nocb --no-cont-batching --no-webui -v --verbose --log-verbose --log-disable "
-     "--no-warmup --mlock --no-mmap --no-perf -kvu --kv-unified --props --log-colors --log-prefix "
+     "--no-warmup --mlock --no-mmap --no-perf --props --log-colors --log-prefix "
      "--log-timestamps -e --escape --no-escape --offline --check-tensors --context-shift --no-context-shift "
-     "-fa-off --no-op-offload --repack -nr --no-repack --no-host --no-mmproj",
+     "-fa-off --repack -nr --no-repack --no-host --no-mmproj",
      T::none, A::known, "", ""},
 };
 

@@ -187,6 +187,8 @@ const BadInput k_bad_inputs[] = {
     {{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--tensor-split",
       "x"},
      "--tensor-split: "},
+    {{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--parallel", "0"},
+     "--parallel: \"0\" must be at least 1"},
     {{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090", "--ngl-order",
       "last"},
      "--ngl-order: \"last\" is not an order (expected output-first or layers-first)"},

@@ -117,7 +117,8 @@ TEST_CASE("from serve: --from-command takes the command line itself, env and all
        "--cache-type-k q8_0 -fa on --host 0.0.0.0",
        "--gpu", "rtx-4090"},
       "gguf-fit", "--model llama-3-8b --quantize q4_k_m",
-      "--gpu rtx-4090,rtx-4090 --ctx-size 8192 --n-gpu-layers 99 --cache-type-k q8_0 --flash-attn");
+      "--gpu rtx-4090,rtx-4090 --ctx-size 8192 --n-gpu-layers 99 --parallel 4 --cache-type-k q8_0 "
+      "--flash-attn");
   // --no-op-offload: the host layers' products stay on the CPU (GPU 0's compute buffer shrinks).
   check_serve_from(
       {"serve", "--from-command", "llama-server -m model.gguf -ngl 20 --no-op-offload", "--gpu", "rtx-3060"},

@@ -466,14 +466,32 @@ TEST_CASE("issue 27: gguf-fit counts Gemma 3's window layers as llama.cpp's SWA 
           "[cli][gguf-fit]") {
   const std::string config = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/gemma-3-1b-it.json";
   auto r = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
-                    "--ctx-size", "32768", "--format", "json"});
+                    "--ctx-size", "32768", "--parallel", "1", "--kv-unified", "--format", "json"});
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  // 4 full layers x 32768 cells + 22 window layers x pad(512 + 512, 256) = 1024 cells, each cell
-  // K and V of 1 x 256 f16 = 1024 bytes: 150 MiB (832 MiB before, every layer at 32768 cells).
+  // One sequence: 4 full layers x 32768 cells + 22 window layers x pad(512 + 512, 256) = 1024
+  // cells, each cell K and V of 1 x 256 f16 = 1024 bytes: 150 MiB (832 MiB before, every layer at
+  // 32768 cells).
   CHECK(j["kv_swa_cells"] == 1024);
   CHECK(j["gpus"][0]["kv_bytes"] == 4ull * 32768 * 1024 + 22ull * 1024 * 1024);
+  // llama-server's default, 4 sequences in one unified cache: the window cache holds
+  // pad(512 x 4 + 512, 256) = 2560 cells (llama-kv-cache-iswa.cpp: n_swa x n_seq_max + n_ubatch).
+  auto d = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                    "--ctx-size", "32768", "--format", "json"});
+  const auto dj = nlohmann::json::parse(d.out);
+  CHECK(dj["n_seq"] == 4);
+  CHECK(dj["kv_swa_cells"] == 2560);
+  CHECK(dj["gpus"][0]["kv_bytes"] == 4ull * 32768 * 1024 + 22ull * 2560 * 1024);
+  // -np 4 without -kvu: a stream of pad(32768 / 4, 256) = 8192 cells per sequence, and a window
+  // stream of pad(min(8192, 512 + 512), 256) = 1024 each.
+  auto n = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
+                    "--ctx-size", "32768", "--parallel", "4", "--format", "json"});
+  const auto nj = nlohmann::json::parse(n.out);
+  CHECK(nj["kv_unified"] == false);
+  CHECK(nj["kv_cells"] == 32768);
+  CHECK(nj["kv_swa_cells"] == 4096);
+  CHECK(nj["llama_cpp"].get<std::string>().find(" -np 4") != std::string::npos);
   auto full = run_cli({"gguf-fit", "--config", config, "--quantize", "q4_k_m", "--gpu", "h100-80gb",
                        "--ctx-size", "32768", "--swa-full", "--explain"});
   REQUIRE(full.code == 0);

@@ -169,19 +169,27 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
 
   // The cache rows of one layer, as estimate and serve count them (kv_cache.hpp): K and V of
   // kv_heads x head_dim, or MLA's one K row of kv_lora_rank + qk_rope_head_dim.
-  p.n_ctx_cells = pad(req.n_ctx, k_kv_cell_pad);
+  // llama-context.cpp pads n_ctx to 256; a cache that is not unified has one stream per sequence
+  // of n_ctx_seq = GGML_PAD(n_ctx / n_seq_max, 256) cells (llama-kv-cache.cpp n_stream).
+  const uint64_t n_seq = std::max<uint64_t>(req.n_seq, 1);
+  const bool streams = !req.kv_unified && n_seq > 1;
+  const uint64_t cells_per_stream =
+      streams ? pad(pad(req.n_ctx, k_kv_cell_pad) / n_seq, k_kv_cell_pad) : pad(req.n_ctx, k_kv_cell_pad);
+  p.n_ctx_cells = streams ? checked_mul(cells_per_stream, n_seq) : cells_per_stream;
   const KvRowElements row = kv_row_elements(a);
   const uint64_t row_bytes =
       checked_add(ggml_row_bytes(req.cache_k, row.k), row.v ? ggml_row_bytes(req.cache_v, row.v) : 0);
   p.kv_k_layer_bytes = checked_mul(ggml_row_bytes(req.cache_k, row.k), p.n_ctx_cells);
   p.kv_layer_bytes = checked_mul(row_bytes, p.n_ctx_cells);
-  // Window layers (llama-kv-cache-iswa.cpp): their own cache of
-  // GGML_PAD(min(n_ctx, n_swa + n_ubatch), 256) cells (one sequence), n_ctx with --swa-full.
+  // Window layers (llama-kv-cache-iswa.cpp): their own cache of GGML_PAD(min(size, n_swa x
+  // (unified ? n_seq_max : 1) + n_ubatch), 256) cells per stream, the whole size with --swa-full.
   p.swa_layers = llamacpp_swa_layers(a);
   if (!p.swa_layers.empty()) {
-    p.n_swa_cells = req.swa_full ? p.n_ctx_cells
-                                 : pad(std::min(p.n_ctx_cells, checked_add(a.attention_window, req.n_ubatch)),
-                                       k_kv_cell_pad);
+    const uint64_t window_cells =
+        checked_add(checked_mul(a.attention_window, streams ? 1 : n_seq), req.n_ubatch);
+    const uint64_t per_stream =
+        req.swa_full ? cells_per_stream : pad(std::min(cells_per_stream, window_cells), k_kv_cell_pad);
+    p.n_swa_cells = streams ? checked_mul(per_stream, n_seq) : per_stream;
     p.kv_swa_layer_bytes = checked_mul(row_bytes, p.n_swa_cells);
   }
 

@@ -17,14 +17,16 @@
 namespace memplan {
 
 struct LlamaCppRequest {
-  GgufFile weights;                      // the tensors (a real GGUF's, or gguf_of_arch's)
-  TransformerArch arch;                  // layers, heads, kv heads, head size, vocabulary
-  uint64_t n_ctx = 4096;                 // -c
-  uint64_t n_ubatch = 512;               // -ub: tokens per graph evaluation
-  std::string cache_k = "F16";           // llama.cpp type_k, a ggml type name
-  std::string cache_v = "F16";           // type_v
-  bool flash_attn = false;               // -fa
-  bool swa_full = false;                 // --swa-full: window layers get n_ctx cells too
+  GgufFile weights;             // the tensors (a real GGUF's, or gguf_of_arch's)
+  TransformerArch arch;         // layers, heads, kv heads, head size, vocabulary
+  uint64_t n_ctx = 4096;        // -c
+  uint64_t n_ubatch = 512;      // -ub: tokens per graph evaluation
+  std::string cache_k = "F16";  // llama.cpp type_k, a ggml type name
+  std::string cache_v = "F16";  // type_v
+  bool flash_attn = false;      // -fa
+  bool swa_full = false;        // --swa-full: window layers get n_ctx cells too
+  uint64_t n_seq = 1;           // n_seq_max: the sequences (llama-server -np)
+  bool kv_unified = true;       // one cache for all sequences; false: one stream of n_ctx / n_seq each
   std::optional<uint64_t> n_gpu_layers;  // -ngl; none: the largest that fits
   std::vector<uint64_t> gpu_bytes;       // memory of each GPU
   std::vector<double> tensor_split;      // -ts; empty: in proportion to gpu_bytes

@@ -159,6 +159,16 @@ LlamaCppLog parse_llamacpp_log(std::string_view text) {
           std::strtoull(std::string(rest.substr(rest.find_first_not_of(' '))).c_str(), nullptr, 10);
       continue;
     }
+    if (line.find("n_seq_max") != std::string_view::npos && !log.n_seq_max) {
+      if (auto v = number_after_key(line, "n_seq_max")) log.n_seq_max = static_cast<uint64_t>(*v);
+      continue;
+    }
+    if ((at = line.find("kv_unified")) != std::string_view::npos && !log.kv_unified) {
+      const std::string_view rest = line.substr(at);
+      log.kv_unified =
+          rest.find("true") != std::string_view::npos || rest.find("= 1") != std::string_view::npos;
+      continue;
+    }
     if (line.find("offloading output layer to GPU") != std::string_view::npos ||
         line.find("offloading non-repeating layers to GPU") != std::string_view::npos)
       log.output_offloaded = true;

@@ -30,7 +30,10 @@ struct LlamaCppLog {
   std::map<std::string, double> compute_mib;  // per device compute buffer
   std::optional<double> kv_total_mib;         // "KV self size" / "llama_kv_cache: size"
   std::optional<uint64_t> n_ctx, n_ubatch, offloaded, layers_total;
-  std::optional<uint64_t> sched_copies;  // "pipeline parallelism enabled (n_copies=N)", "sched copies = N"
+  std::optional<uint64_t> sched_copies;
+  std::optional<uint64_t> n_seq_max;  // "n_seq_max     = 4"
+  std::optional<bool> kv_unified;  // "kv_unified    = true"  // "pipeline parallelism enabled (n_copies=N)",
+                                   // "sched copies = N"
   std::optional<bool> flash_attn;
   bool output_offloaded = false;  // "offloading output layer to GPU" / "offloading non-repeating layers"
   std::string cache_k, cache_v;   // "f16", "q8_0" as printed, or ""
