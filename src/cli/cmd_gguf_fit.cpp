@@ -19,6 +19,7 @@
 #include "core/models/gguf_mix.hpp"
 #include "core/serving/llamacpp.hpp"
 #include "core/serving/llamacpp_failure.hpp"
+#include "core/serving/llamacpp_fit.hpp"
 #include "core/serving/llamacpp_log.hpp"
 #include "core/serving/ollama_placement.hpp"
 
@@ -33,7 +34,8 @@ struct State {
   std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
   std::string mmproj, check_log, ngl_order = "output-first";
   std::string ollama_version = k_ollama_newest, ollama_parallel = "1", ollama_overhead = "0";
-  std::string parallel = "1";
+  std::string parallel = "1", fit_target = "1024", fit_ctx = "4096";
+  bool fit = false, ctx_given = false;
   bool flash_attn = false, swa_full = false, no_op_offload = false, kv_unified = false;
 };
 
@@ -123,6 +125,7 @@ struct Built {
   std::vector<GpuSpec> gpus;
   OllamaVersion ollama_version;
   uint64_t ollama_parallel = 1, ollama_overhead = 0;
+  std::optional<LlamaCppFit> fit;  // --fit: what llama.cpp's own fit changed
 };
 
 // Ollama's view of the same run: its version's rule, the GPUs' free memory (`free`, default
@@ -342,6 +345,22 @@ std::optional<LlamaCppFailure> start_failure(const Built& b, const LlamaCppPlan&
   return llamacpp_start_failure(b.request, p, device_prefix(b.gpus[0]));
 }
 
+// --fit: llama.cpp's own fit of what the user left unset (llamacpp_fit.hpp).
+void apply_fit(const State& s, Built& b) {
+  LlamaCppFitOptions o;
+  o.margin_bytes = parse_count("--fit-target", s.fit_target, 1ull << 24) << 20;
+  o.n_ctx_min = parse_tokens("--fit-ctx", s.fit_ctx, 1ull << 24);
+  o.n_ctx_train = b.request.arch.max_positions;
+  if (!s.ctx_given && !o.n_ctx_train)
+    throw Error("--fit",
+                "the model's training context is unknown (llama.cpp starts from it): give --ctx-size");
+  o.ctx_set = s.ctx_given;
+  o.ngl_set = !s.ngl.empty();
+  o.split_set = !s.split.empty();
+  b.fit = llamacpp_fit(b.request, o);
+  b.request = b.fit->request;
+}
+
 int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& io) {
   const LlamaCppRequest& q = b.request;
   if (out.format == Format::json) {
@@ -393,6 +412,12 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"fits", p.fits},
         {"llama_cpp", flags_of(q, p, b.model_arg)},
         {"ollama", ollama_json(b, ollama_placement(b))}};
+    if (b.fit)
+      doc["fit"] = {{"steps", b.fit->steps},
+                    {"failure", b.fit->failure},
+                    {"changed", b.fit->changed},
+                    {"n_ctx", b.request.n_ctx},
+                    {"n_cpu_moe", b.request.n_cpu_moe}};
     if (const auto f = start_failure(b, p))
       doc["start_failure"] = {{"stage", stage_name(f->stage)},
                               {"gpu", device_name(b.gpus[f->gpu], f->gpu)},
@@ -428,6 +453,10 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
          << "\n";
   const OllamaPlacement o = ollama_placement(b);
   io.out << "  " << flags_of(q, p, b.model_arg) << "\n  " << ollama_of(q, o, b.ollama_version) << "\n";
+  if (b.fit) {
+    io.out << "  llama.cpp --fit (llama_params_fit):\n";
+    for (const std::string& st : b.fit->steps) io.out << "    " << st << "\n";
+  }
   if (p.pipeline_retried)
     io.out << "  pipeline parallelism's 4 copies do not fit: llama.cpp reserves again with one (\"compute "
               "buffer allocation failed, retrying without pipeline parallelism\")\n";
@@ -623,7 +652,16 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
   auto s = std::make_shared<State>();
   add_plan_options(sub, s->plan, PlanScope::llamacpp);
   add_output_options(sub, s->output);
-  sub.add_option("--ctx-size", s->ctx, "llama.cpp -c: context length in tokens (default 4096; 8k = 8,192)");
+  CLI::Option* ctx_opt = sub.add_option("--ctx-size", s->ctx,
+                                        "llama.cpp -c: context length in tokens (default 4096; 8k = 8,192)");
+  sub.add_flag(
+      "--fit", s->fit,
+      "llama.cpp -fit on: lower what is not given (--ctx-size from the model's training context, then "
+      "-ngl or the experts on the CPU) until every GPU keeps --fit-target free");
+  sub.add_option("--fit-target", s->fit_target,
+                 "llama.cpp -fitt: MiB --fit keeps free on each GPU (default 1024)");
+  sub.add_option("--fit-ctx", s->fit_ctx,
+                 "llama.cpp -fitc: the shortest context --fit may set (default 4096)");
   sub.add_option("--ubatch-size", s->ubatch, "llama.cpp -ub: tokens per evaluation (default 512; k = 1,024)");
   sub.add_option("--cache-type-k", s->cache_k, "K cache type: f16 (default), q8_0, q4_0, ...");
   sub.add_option("--cache-type-v", s->cache_v,
@@ -659,10 +697,12 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
                  "OLLAMA_GPU_OVERHEAD: memory Ollama keeps free per GPU (default 0)");
   sub.add_option("--check-log", s->check_log,
                  "A llama.cpp log: compare its printed buffer sizes with the prediction");
-  run = [s](Io& io) {
+  run = [s, ctx_opt](Io& io) {
     const OutputOptions out = resolve_output_options(s->output, io);
+    s->ctx_given = ctx_opt->count() > 0;
     Built b = build(*s);
     validate(b.request);
+    if (s->fit) apply_fit(*s, b);
     if (!s->check_log.empty()) return check_log(b, s->check_log, out, io);
     const LlamaCppPlan p = plan_llamacpp(b.request);
     return render(b, p, out, io);

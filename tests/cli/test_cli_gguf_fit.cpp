@@ -180,6 +180,56 @@ TEST_CASE("gguf-fit: a plan that does not fit names the allocation llama.cpp fai
   CHECK_FALSE(nlohmann::json::parse(ok.out).contains("start_failure"));
 }
 
+TEST_CASE("gguf-fit --fit follows llama.cpp's own fit of what the user left unset", "[cli][gguf-fit]") {
+  const std::string cfg = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.1-8B-Instruct.json";
+  // Llama-3.1-8B Q4_K_M on a 12 GiB card with flash attention and no -c: llama_params_fit starts
+  // from the training context, 131072, where the f16 cache is 32 x 2 x 1024 x 2 = 131072 B per
+  // token (16 GiB), and cuts the context by the deficit (with the 1024 MiB margin) over those bytes.
+  auto full = run_cli({"gguf-fit", "--config", cfg, "--quantize", "q4_k_m", "--gpu", "rtx-3060",
+                       "--flash-attn", "--ctx-size", "131072", "--n-gpu-layers", "33", "--format", "json"});
+  const auto g = nlohmann::json::parse(full.out)["gpus"][0];
+  const int64_t free_bytes = g["memory_bytes"].get<int64_t>() - g["reserve_bytes"].get<int64_t>();
+  const int64_t used =
+      g["model_bytes"].get<int64_t>() + g["kv_bytes"].get<int64_t>() + g["compute_bytes"].get<int64_t>();
+  CHECK(g["kv_bytes"] == 131072ll * 131072);
+  const int64_t deficit = (1ll << 30) - (free_bytes - used);
+  const int64_t expected_ctx = 131072 - (deficit + 131071) / 131072;
+  auto fit = run_cli({"gguf-fit", "--config", cfg, "--quantize", "q4_k_m", "--gpu", "rtx-3060",
+                      "--flash-attn", "--fit", "--format", "json"});
+  INFO(fit.out << fit.err);
+  REQUIRE(fit.code == 0);
+  const auto j = nlohmann::json::parse(fit.out);
+  CHECK(j["n_ctx"] == expected_ctx);
+  CHECK(j["n_gpu_layers"] == 33);
+  CHECK(j["fit"]["steps"].back() == "the whole model fits across the GPUs with the shorter context");
+  // A user -ngl stops it, in llama.cpp's words, after the context step.
+  auto ngl = run_cli({"gguf-fit", "--config", cfg, "--quantize", "q4_k_m", "--gpu", "rtx-3060", "--fit",
+                      "--n-gpu-layers", "33", "--format", "json"});
+  const auto nj = nlohmann::json::parse(ngl.out);
+  CHECK(nj["fit"]["failure"] == "n_gpu_layers already set by user to 33, abort");
+  CHECK(nj["n_ctx"].get<uint64_t>() ==
+        4096);  // cut to --fit-ctx: without flash attention the scores dominate
+  // Llama-3-70B at a user -c 8192 on a 24 GB card: the context stays and the layers are
+  // extrapolated from the plans at 1 and at 80 layers; one more layer leaves less than the margin.
+  auto big = run_cli({"gguf-fit", "--model", "llama-3-70b", "--quantize", "q4_k_m", "--gpu", "rtx-4090",
+                      "--flash-attn", "--ctx-size", "8192", "--fit", "--format", "json"});
+  const auto bj = nlohmann::json::parse(big.out);
+  CHECK(bj["n_ctx"] == 8192);
+  const uint64_t layers = bj["n_gpu_layers"].get<uint64_t>();
+  CHECK(layers > 30);
+  CHECK(layers < 81);
+  CHECK(bj["fit"]["steps"][1] == "context size set by user to 8192: no change");
+  // An MoE model on one GPU moves the first layers' experts to the CPU.
+  auto moe =
+      run_cli({"gguf-fit", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Qwen3-30B-A3B.json",
+               "--quantize", "q4_k_m", "--gpu", "16GiB", "--flash-attn", "--fit", "--format", "json"});
+  const auto mj = nlohmann::json::parse(moe.out);
+  CHECK(mj["n_ctx"] == 4096);
+  CHECK(mj["n_gpu_layers"] == 49);
+  CHECK(mj["fit"]["n_cpu_moe"].get<uint64_t>() > 0);
+  CHECK(mj["fits"] == true);
+}
+
 TEST_CASE("gguf-fit: the largest -ngl, the flags, one more layer does not fit", "[cli][gguf-fit]") {
   auto r = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-3060",
                     "--ctx-size", "131072", "--flash-attn", "--format", "json"});

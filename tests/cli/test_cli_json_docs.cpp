@@ -238,7 +238,10 @@ TEST_CASE("docs/json.md: memplan.gguf-fit/1, gguf-fit-check/1 and models-fits/1 
                              0},
                             {{"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu",
                               "rtx-3060", "--n-gpu-layers", "33", "--ctx-size", "64k", "--format", "json"},
-                             1}}));
+                             1},
+                            {{"gguf-fit", "--model", "llama-3-70b", "--quantize", "q4_k_m", "--gpu",
+                              "rtx-4090", "--ctx-size", "8192", "--fit", "--format", "json"},
+                             0}}));
   check_documented(
       "memplan.gguf-fit-check/1",
       printed("memplan.gguf-fit-check/1",
