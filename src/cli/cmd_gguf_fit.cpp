@@ -34,7 +34,7 @@ struct State {
   std::string ctx = "4096", ubatch = "512", cache_k = "f16", cache_v = "f16", ngl, split, cpu_moe = "0";
   std::string mmproj, check_log, ngl_order = "output-first";
   std::string ollama_version = k_ollama_newest, ollama_parallel = "1", ollama_overhead = "0";
-  std::string parallel = "1", fit_target = "1024", fit_ctx = "4096";
+  std::string parallel = "1", fit_target = "1024", fit_ctx = "4096", build;
   bool fit = false, ctx_given = false;
   bool flash_attn = false, swa_full = false, no_op_offload = false, kv_unified = false;
 };
@@ -208,6 +208,14 @@ Built build(const State& s) {
   if (np == 0) throw Error("--parallel", "\"" + s.parallel + "\" must be at least 1");
   q.n_seq = np == 1 && !s.kv_unified ? 4 : np;
   q.kv_unified = s.kv_unified || np == 1;
+  // llama-server from b9460 (PR 23861, server_n_outputs_max) reserves min(n_batch, n_parallel)
+  // output rows, n_batch 2048 by default; earlier builds every token of the micro-batch.
+  uint64_t build_no = 0;
+  if (!s.build.empty()) {
+    const std::string digits = s.build[0] == 'b' ? s.build.substr(1) : s.build;
+    build_no = parse_count("--llamacpp-build", digits, 1ull << 24);
+  }
+  q.n_outputs = build_no && build_no < 9460 ? 0 : std::min<uint64_t>(2048, q.n_seq);
   if (s.ngl_order != "output-first" && s.ngl_order != "layers-first")
     throw Error("--ngl-order",
                 "\"" + s.ngl_order + "\" is not an order (expected output-first or layers-first)");
@@ -399,6 +407,7 @@ int render(const Built& b, const LlamaCppPlan& p, const OutputOptions& out, Io& 
         {"compute_output_bytes", p.compute_output},
         {"op_offload", q.op_offload},
         {"n_seq", q.n_seq},
+        {"n_outputs", q.n_outputs},
         {"kv_unified", q.kv_unified},
         {"ngl_order", q.output_first ? "output-first" : "layers-first"},
         {"compute_host_attention_bytes", p.compute_host_attention},
@@ -527,6 +536,7 @@ int check_log(Built b, const std::string& path, const OutputOptions& out, Io& io
   if (log.sched_copies) q.sched_max_copies = *log.sched_copies;  // a build's GGML_SCHED_MAX_COPIES
   // The log's own sequences; builds before llama.cpp PR 14363 print neither and always unify.
   q.n_seq = log.n_seq_max.value_or(1);
+  q.n_outputs = log.n_outputs_max.value_or(0);  // older logs print none: every token
   q.kv_unified = log.kv_unified.value_or(true);
   if (!log.cache_k.empty()) q.cache_k = cache_type("--check-log", log.cache_k);
   if (!log.cache_v.empty()) q.cache_v = cache_type("--check-log", log.cache_v);
@@ -670,6 +680,10 @@ void add_gguf_fit(CLI::App& sub, Runner& run) {
                "llama.cpp -fa: flash attention (no n_ctx x n_ubatch score matrix)");
   sub.add_flag("--swa-full", s->swa_full,
                "llama.cpp --swa-full: sliding-window layers keep the whole context (default: the window)");
+  sub.add_option(
+      "--llamacpp-build", s->build,
+      "llama.cpp build (b9460 or 9460) whose llama-server rules to follow (default: the newest; before "
+      "b9460 the logits of every -ub token are reserved)");
   sub.add_option("--parallel", s->parallel,
                  "llama-server -np: sequences (default: -np 1 without --kv-unified, which llama-server runs "
                  "as 4 sequences in one unified cache)");

@@ -124,6 +124,7 @@ const HelpRow k_rows[] = {
     {"--swa-full", G::runtime, ""},
     {"--no-op-offload", G::runtime, ""},
     {"--parallel", G::runtime, "N"},
+    {"--llamacpp-build", G::runtime, "N"},
     {"--fit", G::runtime, ""},
     {"--fit-target", G::runtime, "N"},
     {"--fit-ctx", G::runtime, "N"},

@@ -180,6 +180,26 @@ TEST_CASE("gguf-fit: a plan that does not fit names the allocation llama.cpp fai
   CHECK_FALSE(nlohmann::json::parse(ok.out).contains("start_failure"));
 }
 
+TEST_CASE("gguf-fit: llama-server from b9460 reserves the logits of its sequences, not of every token",
+          "[cli][gguf-fit]") {
+  // server_n_outputs_max (PR 23861): min(n_batch 2048, n_parallel) rows; llama-server's default is
+  // 4 sequences. Llama-3-8B: vocabulary 128256, hidden 4096, f32.
+  auto now = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090",
+                      "--flash-attn", "--format", "json"});
+  const auto j = nlohmann::json::parse(now.out);
+  CHECK(j["n_outputs"] == 4);
+  CHECK(j["compute_output_bytes"] == 128256ull * 4 * 4 + 4096ull * 4 * 4);
+  // With flash attention the attention stage is now the buffer: the f16 mask 4096 x 512 and three
+  // f32 [4096, 512] activations.
+  CHECK(j["gpus"][0]["compute_bytes"] == 4096ull * 512 * 2 + 3 * 4096ull * 512 * 4);
+  auto old = run_cli({"gguf-fit", "--model", "llama-3-8b", "--quantize", "q4_k_m", "--gpu", "rtx-4090",
+                      "--flash-attn", "--llamacpp-build", "b9000", "--format", "json"});
+  const auto o = nlohmann::json::parse(old.out);
+  CHECK(o["n_outputs"] == 0);
+  CHECK(o["compute_output_bytes"] == 128256ull * 512 * 4 + 4096ull * 512 * 4);
+  CHECK(o["gpus"][0]["compute_bytes"] == o["compute_output_bytes"]);
+}
+
 TEST_CASE("gguf-fit --fit follows llama.cpp's own fit of what the user left unset", "[cli][gguf-fit]") {
   const std::string cfg = std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/Llama-3.1-8B-Instruct.json";
   // Llama-3.1-8B Q4_K_M on a 12 GiB card with flash attention and no -c: llama_params_fit starts

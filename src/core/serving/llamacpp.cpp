@@ -18,6 +18,11 @@ constexpr uint64_t k_offload_min_batch = 32;  // ggml-cuda.cu offload_op: min_ba
 
 uint64_t pad(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
+// llama-context.cpp sched_reserve: n_outputs_pp = min(n_tokens, n_outputs_max).
+uint64_t output_rows(const LlamaCppRequest& req, uint64_t T) {
+  return req.n_outputs ? std::min(T, req.n_outputs) : T;
+}
+
 const GgufType& llamacpp_type(const std::string& name) {
   for (const GgufType& t : gguf_types())
     if (name == t.name) return t;
@@ -135,7 +140,9 @@ void host_work_on_gpu(const LlamaCppRequest& req, const Split& s, uint64_t T, ui
     if (dense_w) p.compute_host_weight = std::max(p.compute_host_weight, stage(dense_w, dense_ff, a.hidden));
     const bool output_on_gpu =
         std::any_of(p.gpus.begin(), p.gpus.end(), [](const LlamaCppDevice& d) { return d.output; });
-    if (!output_on_gpu) p.compute_host_output = checked_add(p.compute_output, s.output_matrix);
+    // The output product offloads only with 32 output rows or more (its ne[1]).
+    if (!output_on_gpu && output_rows(req, T) >= k_offload_min_batch)
+      p.compute_host_output = checked_add(p.compute_output, s.output_matrix);
     g0.compute =
         std::max({g0.compute, p.compute_host_attention, p.compute_host_weight, p.compute_host_output});
   }
@@ -215,7 +222,10 @@ LlamaCppPlan plan_at(const LlamaCppRequest& req, uint64_t ngl) {
                                       checked_add(p.compute_mask, checked_add(act, q_act)));
   }
   // The output stage: f32 logits [vocab, T] and the normed hidden state feeding them.
-  p.compute_output = checked_add(checked_mul(checked_mul(a.vocab, T), k_f32), act);
+  // The output rows the reservation keeps: every token, or n_outputs_max (llama-server from b9460).
+  const uint64_t rows = output_rows(req, T);
+  p.compute_output = checked_add(checked_mul(checked_mul(a.vocab, rows), k_f32),
+                                 checked_mul(checked_mul(a.hidden, rows), k_f32));
 
   const size_t n_gpu = req.gpu_bytes.size();
   p.gpus.assign(n_gpu, LlamaCppDevice{});

@@ -26,7 +26,9 @@ struct LlamaCppRequest {
   bool flash_attn = false;      // -fa
   bool swa_full = false;        // --swa-full: window layers get n_ctx cells too
   uint64_t n_seq = 1;           // n_seq_max: the sequences (llama-server -np)
-  bool kv_unified = true;       // one cache for all sequences; false: one stream of n_ctx / n_seq each
+  bool kv_unified = true;
+  uint64_t n_outputs = 0;  // n_outputs_max: output rows reserved (0: every token of -ub)       // one cache
+                           // for all sequences; false: one stream of n_ctx / n_seq each
   std::optional<uint64_t> n_gpu_layers;  // -ngl; none: the largest that fits
   std::vector<uint64_t> gpu_bytes;       // memory of each GPU
   std::vector<double> tensor_split;      // -ts; empty: in proportion to gpu_bytes

@@ -159,6 +159,11 @@ LlamaCppLog parse_llamacpp_log(std::string_view text) {
           std::strtoull(std::string(rest.substr(rest.find_first_not_of(' '))).c_str(), nullptr, 10);
       continue;
     }
+    if (line.find("n_outputs_max") != std::string_view::npos &&
+        line.find("n_outputs_max_per_seq") == std::string_view::npos && !log.n_outputs_max) {
+      if (auto v = number_after_key(line, "n_outputs_max")) log.n_outputs_max = static_cast<uint64_t>(*v);
+      continue;
+    }
     if (line.find("n_seq_max") != std::string_view::npos && !log.n_seq_max) {
       if (auto v = number_after_key(line, "n_seq_max")) log.n_seq_max = static_cast<uint64_t>(*v);
       continue;

@@ -31,7 +31,8 @@ struct LlamaCppLog {
   std::optional<double> kv_total_mib;         // "KV self size" / "llama_kv_cache: size"
   std::optional<uint64_t> n_ctx, n_ubatch, offloaded, layers_total;
   std::optional<uint64_t> sched_copies;
-  std::optional<uint64_t> n_seq_max;  // "n_seq_max     = 4"
+  std::optional<uint64_t> n_seq_max;      // "n_seq_max     = 4"
+  std::optional<uint64_t> n_outputs_max;  // "n_outputs_max = 4" (llama-context.cpp of b9460 on)
   std::optional<bool> kv_unified;  // "kv_unified    = true"  // "pipeline parallelism enabled (n_copies=N)",
                                    // "sched copies = N"
   std::optional<bool> flash_attn;
