@@ -1,16 +1,12 @@
 // llama.cpp's start-up failure for a plan that does not fit, in its own words (see llamacpp_failure.hpp).
 #include "core/serving/llamacpp_failure.hpp"
 
-#include <cstdio>
+#include "core/base/decimal_text.hpp"
 
 namespace memplan {
 namespace {
 
-std::string mib2(uint64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / 1024.0 / 1024.0);
-  return buf;
-}
+std::string mib2(uint64_t bytes) { return fixed_decimals(static_cast<double>(bytes) / 1024.0 / 1024.0, 2); }
 
 // The lines of ggml-cuda.cu (also built for ROCm by HIP, with the same text), ggml-backend.cpp
 // alloc_tensor_range, ggml-alloc.c ggml_gallocr_reserve_n, llama-model.cpp, llama-kv-cache.cpp and

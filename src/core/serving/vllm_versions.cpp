@@ -3,7 +3,8 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
+
+#include "core/base/decimal_text.hpp"
 
 namespace memplan {
 namespace {
@@ -124,14 +125,8 @@ std::vector<VllmRules> make_vllm_rules() {
 
 // "%.2f" (vLLM up to 0.13) or Python's str(round(x, 2)) (format_gib, 0.14 on).
 std::string gib_text(double g, bool python_round) {
-  char buf[64];
-  if (!python_round) {
-    std::snprintf(buf, sizeof buf, "%.2f", g);
-    return buf;
-  }
-  const double r = std::round(g * 100.0) / 100.0;
-  std::snprintf(buf, sizeof buf, "%.2f", r);
-  std::string s = buf;
+  if (!python_round) return fixed_decimals(g, 2);
+  std::string s = fixed_decimals(std::round(g * 100.0) / 100.0, 2);
   if (s.size() > 1 && s.back() == '0') s.pop_back();  // "28.50" -> "28.5", "3.00" -> "3.0"
   return s;
 }
