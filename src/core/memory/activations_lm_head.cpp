@@ -1,0 +1,90 @@
+// Activations after a decoder's last layer: the final norm, the LM head's input and logits, and
+// what the loss keeps (plain, chunked, fused; fp32 upcasts; torch < 1.11's log-softmax; Hugging
+// Face's shifted labels). An encoder's head is in activations_encoder_head.cpp.
+
+#include "core/memory/activation_ledger.hpp"
+#include "core/memory/transformer_layer_model.hpp"
+
+namespace memplan {
+namespace detail {
+
+Entries LayerModel::outside() const {
+  Entries e;
+  e.record = m_opts.record;
+  const Shape& d = m_shape;
+  const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
+  if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
+  if (d.vocab > 0 && m_drop_hidden && !lora) add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
+  if (m_arch.final_norm) norm(e, "final norm", true, true);
+  if (!m_arch.causal && d.vocab > 0 && !m_arch.encoder_head.empty()) {
+    encoder_head(e);
+    return e;
+  }
+  if (!(m_arch.causal && d.vocab > 0)) return e;
+  if (lora && m_opts.litgpt && m_opts.bnb_4bit)
+    add_entry(e, "final norm output (kept by bitsandbytes' 4-bit LM head)", {d.s, d.h}, m_res);
+  else if (lora)
+    ;  // a frozen LM head keeps no input
+  else if (m_opts.autocast)
+    add_entry(
+        e, [&] { return "final norm output cast to " + m_act.name + " (LM head input)"; }, {d.s, d.h}, m_act);
+  else
+    add_entry(e, "final norm output (LM head input)", {d.s, d.h}, m_res);
+  if (m_opts.loss == Loss::fused) {
+    add_entry(e, "LM head input's gradient (fused linear cross-entropy computes it in forward)", {d.s, d.h},
+              m_act);
+    return e;
+  }
+  if (m_opts.loss == Loss::chunked && m_opts.litgpt) {
+    // Lit-GPT 8641822: model(x, lm_head_chunk_size=128) returns every chunk; Fabric's bf16-true
+    // converts the output to the default dtype (fp32) and chunked_cross_entropy keeps each chunk's
+    // fp32 log-softmax. The training loop holds the logits through backward.
+    add_entry(e, "logits, every chunk, converted to fp32 by Fabric (held by the training loop)",
+              {d.s, d.vocab}, detail::fp32_fmt());
+    add_entry(e, "log-softmax of each chunk (fp32, kept by cross-entropy)", {d.s, d.vocab},
+              detail::fp32_fmt());
+    return e;
+  }
+  if (m_opts.loss == Loss::chunked) {
+    add_entry(e, "logits (LM head output by chunks, held by the training loop through backward)",
+              {d.s, d.vocab}, m_act);
+    add_entry(
+        e, [&] { return "log-softmax of each chunk (kept by cross-entropy, " + m_act.name + ")"; },
+        {d.s, d.vocab}, m_act);
+    return e;
+  }
+  if (m_arch.final_softcap > 0.0)  // Gemma 2: logits = cap x tanh(lm_head(x) / cap)
+    add_entry(e, "soft-capped logits (tanh output, kept by tanh)", {d.s, d.vocab}, m_act);
+  // torch < 1.11's log-softmax keeps its input (torch_release.hpp): the tensor the loss reads is
+  // saved until log-softmax's backward, not freed before backward.
+  const bool upcast = m_opts.fp32_logits && !(m_act.cost == detail::fp32_fmt().cost);
+  const bool input_kept = m_opts.softmax_keeps_input;
+  if (m_opts.keep_logits)
+    add_entry(e, "logits (LM head output, kept by the training loop through backward)", {d.s, d.vocab},
+              m_act);
+  else if (input_kept && !upcast)
+    add_entry(e, "logits (LM head output, kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
+              m_act);
+  else
+    add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
+  if (upcast && input_kept)
+    add_entry(e, "logits upcast to fp32 (kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
+              detail::fp32_fmt());
+  else if (upcast)
+    add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
+  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
+  // Hugging Face's own loss (transformers 5.24.0 loss/loss_utils.py ForCausalLMLoss) pads the labels
+  // and shifts them, `labels[..., 1:].contiguous()`: a new int64 tensor that cross-entropy keeps.
+  if (m_opts.fp32_logits && m_opts.runtime != Runtime::cpu_torch113)
+    add_entry(e, "shifted labels (int64, kept by cross-entropy)", {d.s}, Fmt{"int64", {8, 1}});
+  return e;
+}
+
+// The format cross-entropy computes in: fp32 when the logits are fp32, upcast, or under autocast.
+Fmt LayerModel::loss_format() const {
+  const bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
+  return (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
+}
+
+}  // namespace detail
+}  // namespace memplan
