@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <memplan/error.hpp>
 #include "core/formats/llama_quant.hpp"
@@ -39,6 +41,15 @@ TransformerArch llama(uint64_t layers, uint64_t hidden, uint64_t heads, uint64_t
 
 // Meta-Llama-3-8B / 3.1-8B config.json: 32 layers, 4096, 32 heads, 8 KV heads, 14336, 128256.
 TransformerArch llama3_8b() { return llama(32, 4096, 32, 8, 14336, 128256); }
+
+// Llama-3.1-8B Q4_K_M on GPUs of these sizes (llama.cpp's defaults otherwise).
+LlamaCppRequest llama3_8b_q4(std::vector<uint64_t> gpu_bytes) {
+  LlamaCppRequest r;
+  r.arch = llama3_8b();
+  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  r.gpu_bytes = std::move(gpu_bytes);
+  return r;
+}
 
 uint64_t count_type(const GgufFile& g, const char* type) {
   uint64_t n = 0;
@@ -118,10 +129,7 @@ TEST_CASE("llama.cpp rule details: 70B attn_v, tied output, ragged rows", "[llam
 }
 
 TEST_CASE("KV cache per layer for the cache types", "[llamacpp]") {
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
-  r.gpu_bytes = {80ull << 30};
+  LlamaCppRequest r = llama3_8b_q4({80ull << 30});
   r.n_ctx = 8192;
   const LlamaCppPlan f16 = plan_llamacpp(r);
   CHECK(f16.kv_layer_bytes == 8192ull * 1024 * 2 * 2);  // K and V rows of 1024 f16 per cell
@@ -137,10 +145,7 @@ TEST_CASE("KV cache per layer for the cache types", "[llamacpp]") {
 TEST_CASE("the largest -ngl fits and one more layer does not", "[llamacpp]") {
   // Llama-3.1-8B Q4_K_M at its full 131072 context on a 12 GiB card (llama.cpp#9517's setting):
   // the 16 GiB f16 KV cache cannot all be on the GPU.
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
-  r.gpu_bytes = {12ull << 30};
+  LlamaCppRequest r = llama3_8b_q4({12ull << 30});
   r.n_ctx = 131072;
   r.flash_attn = true;
   r.reserve_bytes = 512ull << 20;
@@ -159,10 +164,7 @@ TEST_CASE("the largest -ngl fits and one more layer does not", "[llamacpp]") {
 }
 
 TEST_CASE("layers split over two GPUs as llama.cpp's tensor split does", "[llamacpp]") {
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
-  r.gpu_bytes = {24ull << 30, 24ull << 30};
+  LlamaCppRequest r = llama3_8b_q4({24ull << 30, 24ull << 30});
   r.n_gpu_layers = 33;
   const LlamaCppPlan even = plan_llamacpp(r);
   // layer il goes to the first GPU whose cumulative share exceeds il / 33: 0..16 and 17..32.
@@ -181,7 +183,9 @@ TEST_CASE("layers split over two GPUs as llama.cpp's tensor split does", "[llama
   CHECK(partial.pipeline_copies == 1);
   CHECK(partial.host.layers == 1);
   CHECK(partial.gpus[0].compute == partial.compute_attention + 2 * 4096ull * 1024 * 2);
-  CHECK(partial.gpus[1].compute == std::max(partial.compute_attention, partial.compute_output));
+  // The attention stage, f32 scores 4096 x 512 x 32 heads, mask and two activations (280 MiB), over
+  // the output stage's 128256 x 512 logits and normed state (258.5 MiB).
+  CHECK(partial.gpus[1].compute == (4096ull * 512 * 32 * 4 + 4096ull * 512 * 4 + 2 * 4096ull * 512 * 4));
   r.n_gpu_layers = 33;
   r.tensor_split = {3, 1};
   const LlamaCppPlan uneven = plan_llamacpp(r);
@@ -232,10 +236,7 @@ TEST_CASE("op offload: the host's layers and output run on GPU 0 with their weig
           "[llamacpp]") {
   // Llama-3.1-8B Q4_K_M, -ngl 20 on one GPU: 12 layers and the output layer stay in host memory.
   // ggml_backend_sched gives their products to CUDA0 (32 tokens or more), copying each weight in.
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
-  r.gpu_bytes = {24ull << 30};
+  LlamaCppRequest r = llama3_8b_q4({24ull << 30});
   r.n_gpu_layers = 20;
   r.output_first = false;  // builds before llama.cpp PR 18148: -ngl 20 is the last 20 layers
   const LlamaCppPlan p = plan_llamacpp(r);
@@ -265,13 +266,15 @@ TEST_CASE("op offload: the host's layers and output run on GPU 0 with their weig
   CHECK(now.gpus[0].output);
   CHECK(now.gpus[0].layers == 19);
   CHECK(now.compute_host_output == 0);
-  CHECK(now.gpus[0].compute == std::max(now.compute_output, now.compute_host_attention));
+  // The host layer's attention stage, 280 MiB with 16 MiB of K and V, over the 258.5 MiB output.
+  CHECK(now.gpus[0].compute ==
+        (4096ull * 512 * 32 * 4 + 4096ull * 512 * 4 + 2 * 4096ull * 512 * 4) + 2 * 4096ull * 1024 * 2);
   // Every layer and the output on the GPU: nothing of the host's.
   r.n_gpu_layers = 33;
   const LlamaCppPlan full = plan_llamacpp(r);
   CHECK(full.compute_host_output == 0);
   CHECK(full.compute_host_attention == 0);
-  CHECK(full.gpus[0].compute == std::max(full.compute_attention, full.compute_output));
+  CHECK(full.gpus[0].compute == (4096ull * 512 * 32 * 4 + 4096ull * 512 * 4 + 2 * 4096ull * 512 * 4));
 }
 
 TEST_CASE("n_cpu_moe: the largest host expert tensor is copied into GPU 0's compute buffer", "[llamacpp]") {
@@ -300,10 +303,7 @@ TEST_CASE("n_cpu_moe: the largest host expert tensor is copied into GPU 0's comp
 TEST_CASE("llama.cpp's start-up failure: the first allocation that does not fit, in its words",
           "[llamacpp]") {
   // Llama-3.1-8B Q4_K_M, every layer on a 12 GiB card with 512 MiB reserved.
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
-  r.gpu_bytes = {12ull << 30};
+  LlamaCppRequest r = llama3_8b_q4({12ull << 30});
   r.reserve_bytes = 512ull << 20;
   r.n_gpu_layers = 33;
   r.n_ctx = 16384;
@@ -343,12 +343,9 @@ TEST_CASE("llama.cpp's start-up failure: the first allocation that does not fit,
 TEST_CASE("pipeline parallelism that does not fit is reserved again with one copy", "[llamacpp]") {
   // Two GPUs, every layer offloaded: 4 copies of each split input. When they do not fit but one
   // would, llama-context.cpp retries without pipeline parallelism.
-  LlamaCppRequest r;
-  r.arch = llama3_8b();
-  r.weights = gguf_of_arch(r.arch, *find_llama_ftype("q4_k_m"));
+  LlamaCppRequest r = llama3_8b_q4({24ull << 30, 24ull << 30});
   r.n_gpu_layers = 33;
   r.n_ctx = 32768;
-  r.gpu_bytes = {24ull << 30, 24ull << 30};
   r.tensor_split = {1, 1};  // the layers stay where they are when GPU 0 shrinks
   const LlamaCppPlan big = plan_llamacpp(r);
   REQUIRE(big.pipeline_copies == 4);

@@ -1,6 +1,8 @@
 // llama.cpp's start-up failure for a plan that does not fit, in its own words (see llamacpp_failure.hpp).
 #include "core/serving/llamacpp_failure.hpp"
 
+#include <algorithm>
+
 #include "core/base/decimal_text.hpp"
 
 namespace memplan {
@@ -12,33 +14,23 @@ std::string mib2(uint64_t bytes) { return fixed_decimals(static_cast<double>(byt
 // alloc_tensor_range, ggml-alloc.c ggml_gallocr_reserve_n, llama-model.cpp, llama-kv-cache.cpp and
 // llama-context.cpp (llama_init_from_model wraps the context's exception).
 std::vector<std::string> lines_for(LlamaCppStage stage, const std::string& dev, size_t gpu, uint64_t bytes) {
-  const std::string name = dev + std::to_string(gpu);
-  std::vector<std::string> out;
-  out.push_back("ggml_backend_cuda_buffer_type_alloc_buffer: allocating " + mib2(bytes) + " MiB on device " +
-                std::to_string(gpu) + ": cudaMalloc failed: out of memory");
-  switch (stage) {
-    case LlamaCppStage::model:
-      out.push_back("alloc_tensor_range: failed to allocate " + name + " buffer of size " +
-                    std::to_string(bytes));
-      out.push_back("llama_model_load: error loading model: unable to allocate " + name + " buffer");
-      break;
-    case LlamaCppStage::kv:
-      out.push_back("alloc_tensor_range: failed to allocate " + name + " buffer of size " +
-                    std::to_string(bytes));
-      out.push_back(
-          "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache");
-      break;
-    case LlamaCppStage::compute:
-      out.push_back("ggml_gallocr_reserve_n: failed to allocate " + name + " buffer of size " +
-                    std::to_string(bytes));
-      out.push_back("graph_reserve: failed to allocate compute buffers");
-      out.push_back(
-          "llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers");
-      break;
-    case LlamaCppStage::projector:
-      out.clear();  // the projector's loader (tools/mtmd) words its failure its own way: not copied
-      break;
+  // the projector's loader (tools/mtmd) words its failure its own way: not copied
+  if (stage == LlamaCppStage::projector) return {};
+  const std::string name = dev + std::to_string(gpu), size = std::to_string(bytes);
+  std::vector<std::string> out = {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating " + mib2(bytes) +
+                                  " MiB on device " + std::to_string(gpu) +
+                                  ": cudaMalloc failed: out of memory"};
+  const std::string context = "llama_init_from_model: failed to initialize the context: ";
+  if (stage == LlamaCppStage::compute) {
+    out.push_back("ggml_gallocr_reserve_n: failed to allocate " + name + " buffer of size " + size);
+    out.push_back("graph_reserve: failed to allocate compute buffers");
+    out.push_back(context + "failed to allocate compute pp buffers");
+    return out;
   }
+  out.push_back("alloc_tensor_range: failed to allocate " + name + " buffer of size " + size);
+  out.push_back(stage == LlamaCppStage::model
+                    ? "llama_model_load: error loading model: unable to allocate " + name + " buffer"
+                    : context + "failed to allocate buffer for kv cache");
   return out;
 }
 
