@@ -36,6 +36,10 @@ def memplan_flags(row, batch):
          "--attention", row["attention"], "--format", "json"]
     if row["mode"] == "infer":
         return f + ["--mode", "infer"]
+    # The transformers release the row ran (its rules differ by release: hf_release_rules.hpp).
+    release = (row.get("versions") or {}).get("transformers")
+    if release:
+        f += ["--transformers", ".".join(release.split(".")[:2])]
     f += ["--optimizer", "adamw", "--checkpointing", row["checkpointing"]]
     if row.get("lora"):
         f += ["--lora", str(row["lora"]), "--lora-targets", row["lora_targets"]]

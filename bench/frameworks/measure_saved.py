@@ -9,6 +9,7 @@ autograd saves. Each storage is counted once (autograd saves views of one storag
 storage's data pointer) at the storage's size, and classified:
 
   param       a parameter's storage (not an activation)
+  buffer      a module buffer's storage (a causal-mask buffer, rotary inv_freq: model memory)
   input       the input ids / labels handed to the model
   param_cast  a half copy of a parameter made by autocast (batch independent)
   scalar      a 0-dim tensor
@@ -135,6 +136,9 @@ class Meter:
     def __init__(self, model, inputs):
         ps = list(model.parameters())
         self.params = {storage_of(p)[0] for p in ps}
+        # Module buffers (GPT-2's and GPT-NeoX's causal-mask `bias` before transformers 4.47, rotary
+        # inv_freq): model memory, not activations, whatever slice of them autograd keeps.
+        self.buffers = {storage_of(b)[0] for b in model.buffers()}
         self.param_ids = {id(p) for p in ps}
         self.inputs = {storage_of(x)[0] for x in inputs}
         self.seen = {}
@@ -147,6 +151,8 @@ class Meter:
         if ptr and ptr not in self.seen:
             if ptr in self.params:
                 kind = "param"
+            elif ptr in self.buffers:
+                kind = "buffer"
             elif ptr in self.inputs:
                 kind = "input"
             elif t.dim() == 0:

@@ -115,6 +115,8 @@ enum class Field {
   cuda_module_loading,
   // the PyTorch release of the step
   torch,
+  // the transformers release whose modelling code runs
+  transformers,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -205,15 +207,16 @@ inline const char* field_key(Field f) {
       "cuda",
       "cuda_module_loading",
       "torch",
+      "transformers",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::torch) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::transformers) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::torch); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::transformers); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

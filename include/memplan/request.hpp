@@ -17,6 +17,7 @@
 #include <memplan/storage_format.hpp>
 #include <memplan/timeline.hpp>
 #include <memplan/torch_release.hpp>
+#include <memplan/transformers_release.hpp>
 
 namespace memplan {
 
@@ -49,6 +50,8 @@ struct EstimateRequest {
   bool overhead_given = false;
   CudaRuntime cuda;             // CUDA version and module loading (--cuda, --cuda-module-loading)
   TorchRelease torch;           // the PyTorch release of the step (--torch; torch_release.hpp)
+  // The transformers release whose modelling code runs (--transformers; transformers_release.hpp).
+  TransformersRelease transformers;
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
   std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)

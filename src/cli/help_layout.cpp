@@ -98,6 +98,7 @@ const HelpRow k_rows[] = {
     {"--cuda", G::runtime, "VERSION"},
     {"--cuda-module-loading", G::runtime, "{lazy|eager}"},
     {"--framework", G::runtime, "{hf|litgpt}"},
+    {"--transformers", G::runtime, "VERSION"},
     {"--device", G::runtime, "{cuda|cpu}"},
     {"--zero-grad", G::runtime, "{none|zeros}"},
     {"--optimizer-loop", G::runtime, "NAME"},

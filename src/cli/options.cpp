@@ -204,6 +204,10 @@ void torch_rule(const std::string& flag, const std::string& text, V& v) {
   v.torch = parse_torch_release(flag, text);
 }
 
+void transformers_rule(const std::string& flag, const std::string& text, V& v) {
+  v.transformers = parse_transformers_release(flag, text);
+}
+
 void module_loading_rule(const std::string& flag, const std::string& text, V& v) {
   v.cuda_module_loading = parse_module_loading(flag, text);
 }
@@ -376,6 +380,11 @@ const std::vector<OptionSpec>& table() {
        "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric "
        "2.1, torch 2.1)",
        framework_rule},
+      {"--transformers", F::transformers,
+       "transformers release of the model's code (default 5.24); older ones keep what they kept: the "
+       "loss's logits in the model's format (GPT-2, OPT before 4.48, GPT-NeoX before 4.49), a shifted "
+       "copy before 4.49, OPT's and GPT-NeoX's eager softmax, eager where sdpa did not exist yet",
+       transformers_rule},
       {"--train-vision", F::train_vision,
        "With --images: the vision tower trains too, keeping its activations (default frozen, as LLaVA "
        "and LoRA recipes)",

@@ -18,6 +18,7 @@
 #include <memplan/sharding.hpp>
 #include <memplan/storage_format.hpp>
 #include <memplan/torch_release.hpp>
+#include <memplan/transformers_release.hpp>
 
 namespace memplan::cli {
 
@@ -49,6 +50,7 @@ struct PlanValues {
   std::optional<CudaVersion> cuda;
   std::optional<ModuleLoading> cuda_module_loading;
   std::optional<TorchRelease> torch;  // the PyTorch release of the step
+  std::optional<TransformersRelease> transformers;  // the transformers release of the model's code
   // the GPUs and the layout
   std::optional<std::string> gpu;  // resolved against the presets (and the probe) later
   std::optional<uint64_t> gpus;    // unset with gpus_auto

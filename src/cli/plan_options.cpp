@@ -354,6 +354,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.expandable_segments = v.expandable_segments;
   r.grad_accum = v.grad_accum.value_or(1);
   resolve_torch_release(v, r);  // runtime_options.cpp
+  resolve_transformers_release(v, r);
   r.cuda = resolve_cuda_runtime(v, r.torch);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");
@@ -422,6 +423,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["cuda"] = to_string(r.cuda.version);
   in["cuda_module_loading"] = to_string(r.cuda.loading);
   in["torch"] = to_string(r.torch);
+  if (!(r.transformers == TransformersRelease{})) in["transformers"] = to_string(r.transformers);
   in["prefill_chunk"] = r.prefill_chunk;
   if (r.mode == Mode::infer) in["logits"] = r.all_logits ? "all" : "last";
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;

@@ -2,6 +2,8 @@
 
 #include <memplan/error.hpp>
 
+#include "core/memory/hf_release_rules.hpp"
+
 namespace memplan::cli {
 
 // --cuda and --cuda-module-loading: lazy loading exists from CUDA 11.7 on and is the default where
@@ -46,6 +48,32 @@ void resolve_torch_release(const PlanValues& v, EstimateRequest& r) {
   r.grads_kept = v.grads_kept.value_or(torch1);
   r.optimizer_loop =
       v.optimizer_loop.value_or(torch1 ? OptimizerLoop::per_tensor : OptimizerLoop::device_default);
+}
+
+// --transformers (transformers_release.hpp, hf_release_rules.hpp): the release of Hugging Face's
+// modelling code. Lit-GPT's and the CPU runtime's rules are their own code's, so it is refused there;
+// before a family's first sdpa release the attention is eager (transformers' default then), and
+// sdpa is refused as transformers refuses it.
+void resolve_transformers_release(const PlanValues& v, EstimateRequest& r) {
+  if (!v.transformers) return;
+  if (r.framework != Framework::hf)
+    throw Error(Field::transformers, "is Hugging Face's release; " + flag_for(Field::framework) + " " +
+                                         to_string(r.framework) + " runs its own model code (expected no " +
+                                         flag_for(Field::transformers) + ")");
+  if (r.device == Device::cpu)
+    throw Error(Field::transformers, to_string(*v.transformers) + " with " + flag_for(Field::device) +
+                                         " cpu: the CPU rules are torch 1.13's own models, as measured "
+                                         "(expected no " + flag_for(Field::transformers) + ")");
+  r.transformers = *v.transformers;
+  if (!r.model.arch) return;
+  const std::string& type = r.model.arch->model_type;
+  const auto first = detail::hf_first_sdpa(type);
+  if (!first || !(r.transformers.value() < first->value())) return;
+  if (v.attention == Attention::sdpa)
+    throw Error(Field::attention, "sdpa: transformers " + to_string(r.transformers) + " runs " + type +
+                                      " with eager attention only (sdpa from " + to_string(*first) +
+                                      "; expected eager or a later " + flag_for(Field::transformers) + ")");
+  r.attention = Attention::eager;
 }
 
 }  // namespace memplan::cli

@@ -15,6 +15,11 @@ namespace memplan::cli {
 // resolved. Throws Error naming the option on a combination the release cannot run.
 void resolve_torch_release(const PlanValues& v, EstimateRequest& r);
 
+// Sets r.transformers and the attention it implies (eager where the family had no sdpa yet); r.model,
+// r.framework, r.device and r.attention must be resolved. Throws Error naming the option on a
+// combination that release cannot run.
+void resolve_transformers_release(const PlanValues& v, EstimateRequest& r);
+
 // The CUDA runtime under `torch` (r.torch once resolved). Throws Error on lazy loading without it.
 CudaRuntime resolve_cuda_runtime(const PlanValues& v, TorchRelease torch);
 

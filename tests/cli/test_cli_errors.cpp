@@ -253,6 +253,21 @@ const BadInput k_bad_inputs[] = {
      "--attention: sdpa needs torch 2.0 or later (--torch is 1.13; expected eager)"},
     {{"estimate", "--params", "7B", "--torch", "1.10", "--expandable-segments"},
      "--expandable-segments: needs torch 2.1 or later (--torch is 1.10)"},
+    {{"estimate", "--params", "7B", "--transformers", "3.5"},
+     "--transformers: \"3.5\" is not a transformers release memplan models (expected MAJOR.MINOR from 4.0 "
+     "to 5.999, e.g. 4.36 or 5.24; quote it in plan files: the JSON number 4.40 reads as 4.4)"},
+    {{"estimate", "--params", "7B", "--transformers", "latest"},
+     "--transformers: \"latest\" is not a transformers release memplan models (expected MAJOR.MINOR from "
+     "4.0 to 5.999, e.g. 4.36 or 5.24; quote it in plan files: the JSON number 4.40 reads as 4.4)"},
+    {{"estimate", "--model", "gpt2", "--seq", "128", "--transformers", "4.36", "--attention", "sdpa"},
+     "--attention: sdpa: transformers 4.36 runs gpt2 with eager attention only (sdpa from 4.42; expected "
+     "eager or a later --transformers)"},
+    {{"estimate", "--params", "7B", "--transformers", "4.36", "--framework", "litgpt"},
+     "--transformers: is Hugging Face's release; --framework litgpt runs its own model code (expected no "
+     "--transformers)"},
+    {{"estimate", "--params", "7B", "--transformers", "4.36", "--device", "cpu"},
+     "--transformers: 4.36 with --device cpu: the CPU rules are torch 1.13's own models, as measured "
+     "(expected no --transformers)"},
     {{"estimate", "--params", "7B", "--torch", "2.5", "--device", "cpu"},
      "--torch: 2.5 with --device cpu: the CPU rules are torch 1.13's, as measured (expected 1.13, or no "
      "--torch)"},

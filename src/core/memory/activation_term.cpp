@@ -7,6 +7,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
 #include "core/memory/cross_attention_activations.hpp"
+#include "core/memory/hf_release_rules.hpp"
 #include "core/memory/kv_cache.hpp"
 #include "core/memory/vision_activations.hpp"
 #include "core/models/arch_layout.hpp"
@@ -25,6 +26,13 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.autocast = r.recipe.autocast;
   // Hugging Face causal LMs upcast the logits to fp32 for the loss.
   o.fp32_logits = arch && arch->causal;
+  if (arch && arch->causal && r.framework == Framework::hf && r.device == Device::cuda) {
+    const detail::HfLossRule rule = detail::hf_loss_rule(arch->model_type, r.transformers);
+    o.fp32_logits = rule.upcast;
+    o.logits_half_dropped = rule.upcast && rule.half_dropped;
+    o.loss_shifted_copy = rule.shifted_copy;
+  }
+  o.transformers = r.transformers;
   o.dropout = arch && (arch->hidden_dropout > 0 || arch->attention_dropout > 0);
   if (arch && r.lora) o.lora = r.lora;
   o.runtime = r.device == Device::cpu ? Runtime::cpu_torch113 : Runtime::cuda;

@@ -15,6 +15,7 @@
 #include <memplan/lora.hpp>
 #include <memplan/model.hpp>
 #include <memplan/storage_format.hpp>
+#include <memplan/transformers_release.hpp>
 
 namespace memplan {
 
@@ -42,6 +43,12 @@ struct ActivationOptions {
   bool autocast = false;            // amp recipe: weights and residual stream fp32, matmul outputs
                                     // half; each Linear keeps a half copy of its input
   bool fp32_logits = false;         // the model upcasts logits to fp32 before the loss (HF causal LMs)
+  // Hugging Face's causal-LM loss before 4.46 / 4.49 (hf_release_rules.hpp): the half logits are
+  // dropped once upcast, and the loss reads a copy of the first s - 1 positions.
+  bool logits_half_dropped = false;
+  bool loss_shifted_copy = false;
+  // The transformers release whose eager attention runs (hf_release_rules.hpp).
+  TransformersRelease transformers;
   bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
   // torch before 1.11 (torch_release.hpp): softmax keeps its input for backward besides its output.

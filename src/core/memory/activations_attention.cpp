@@ -6,38 +6,21 @@
 //               Soft-capped scores (Gemma 2) keep tanh's output. Hugging Face's eager attention
 //               of the Llama template computes the softmax in fp32 and casts it back
 //               (`softmax(w, dim=-1, dtype=torch.float32).to(query.dtype)`): in a half model
-//               softmax keeps its fp32 output and the second matmul the half copy. torch < 1.11's
-//               softmax also keeps its input (torch_release.hpp).
+//               softmax keeps its fp32 output and the second matmul the half copy; which families
+//               do, by transformers release, and OPT's torch.max before 4.49:
+//               hf_release_rules.hpp. torch < 1.11's softmax also keeps its input
+//               (torch_release.hpp).
 //   sdpa        q, k, v, output, log-sum-exp (heads x s, fp32).
 
 #include <string>
 
 #include "core/base/checked.hpp"
 #include "core/memory/activation_ledger.hpp"
+#include "core/memory/hf_release_rules.hpp"
 #include "core/memory/transformer_layer_model.hpp"
 
 namespace memplan {
 namespace detail {
-namespace {
-
-// Families whose Hugging Face eager attention is the Llama template's eager_attention_forward (or
-// a copy of it): the softmax in fp32, cast back to the query's dtype. GPT-2, BERT, RoBERTa, Falcon
-// and the other older families take the softmax in the scores' own dtype. OPT and GPT-NeoX joined
-// the template in transformers 5 (5.24.0 models/opt/modeling_opt.py and
-// models/gpt_neox/modeling_gpt_neox.py eager_attention_forward: softmax(..., dtype=torch.float32)
-// .to(query.dtype), measured by bench/frameworks/measure_saved.py); 4.x releases differ.
-bool hf_eager_softmax_fp32(const std::string& model_type) {
-  static const char* const k_types[] = {
-      "llama",  "mistral", "mixtral",     "qwen2",      "qwen2_moe",   "qwen3",       "qwen3_moe",
-      "gemma",  "gemma2",  "gemma3_text", "gemma3",     "phi3",        "phimoe",      "olmo2",
-      "olmoe",  "cohere",  "glm4",        "starcoder2", "deepseek_v2", "deepseek_v3", "llama4_text",
-      "llama4", "llava",   "qwen2_vl",    "qwen2_5_vl", "mllama",      "opt",         "gpt_neox"};
-  for (const char* t : k_types)
-    if (model_type == t) return true;
-  return false;
-}
-
-}  // namespace
 
 // Whether eager attention's softmax keeps an fp32 output (and the PV matmul a half copy of it):
 // CUDA autocast runs softmax in fp32, and the Llama template's eager attention asks for fp32 in a
@@ -46,7 +29,8 @@ bool hf_eager_softmax_fp32(const std::string& model_type) {
 bool LayerModel::eager_softmax_fp32() const {
   const bool half = !(m_act.cost == detail::fp32_fmt().cost);
   const bool autocast_fp32 = m_opts.autocast && m_opts.runtime == Runtime::cuda;
-  return autocast_fp32 || (half && hf_eager_softmax_fp32(m_arch.model_type));
+  return autocast_fp32 ||
+         (half && hf_eager_softmax_fp32(m_arch.model_type, m_opts.transformers, m_act.name == "fp16"));
 }
 
 void LayerModel::attention_core(Entries& e) const {
@@ -67,6 +51,11 @@ void LayerModel::attention_core(Entries& e) const {
       add_entry(e, "softmax input (masked scores, kept by torch < 1.11's softmax backward)", {d.nh, d.s, d.s},
                 fp32_input ? detail::fp32_fmt() : m_act, core);
     }
+    if (hf_eager_max_keeps_scores(m_arch.model_type, m_opts.transformers))
+      // OPT before 4.49: torch.max(scores + mask, finfo.min) keeps its input; the mask is in the
+      // embeddings' format (fp32 under autocast), so the sum is too.
+      add_entry(e, "masked scores (kept by OPT's torch.max, transformers < 4.49)", {d.nh, d.s, d.s},
+                m_opts.autocast ? detail::fp32_fmt() : m_act, core);
     if (fp32_softmax) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);
       add_entry(

@@ -56,27 +56,50 @@ Entries LayerModel::outside() const {
   if (m_arch.final_softcap > 0.0)  // Gemma 2: logits = cap x tanh(lm_head(x) / cap)
     add_entry(e, "soft-capped logits (tanh output, kept by tanh)", {d.s, d.vocab}, m_act);
   // torch < 1.11's log-softmax keeps its input (torch_release.hpp): the tensor the loss reads is
-  // saved until log-softmax's backward, not freed before backward.
+  // saved until log-softmax's backward, not freed before backward. Before 4.49 that tensor is the
+  // copy of the first s - 1 positions (hf_release_rules.hpp), after the upcast where there is one.
   const bool upcast = m_opts.fp32_logits && !(m_act.cost == detail::fp32_fmt().cost);
   const bool input_kept = m_opts.softmax_keeps_input;
+  const bool shifted = m_opts.loss_shifted_copy;
+  const bool dropped = upcast && m_opts.logits_half_dropped;  // 4.31-4.45: the forward returns the upcast
   if (m_opts.keep_logits)
     add_entry(e, "logits (LM head output, kept by the training loop through backward)", {d.s, d.vocab},
-              m_act);
-  else if (input_kept && !upcast)
+              returned_logits_format());
+  else if (input_kept && !upcast && !shifted)
     add_entry(e, "logits (LM head output, kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
               m_act);
-  else
+  else if (!dropped)
     add_entry(e, "logits (LM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
-  if (upcast && input_kept)
+  if (upcast && input_kept && !shifted)
     add_entry(e, "logits upcast to fp32 (kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
               detail::fp32_fmt());
-  else if (upcast)
-    add_entry(e, "logits upcast to fp32 (held)", {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
-  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
+  else if (upcast && !(dropped && m_opts.keep_logits))
+    add_entry(e, dropped ? "logits upcast to fp32 by the forward's logits.float() (held)" : "logits upcast to fp32 (held)",
+              {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
+  const uint64_t n = loss_positions();
+  if (shifted) {
+    // The copy is in the logits' format (fp32 once upcast); under autocast without an upcast
+    // log_softmax reads an fp32 cast of it, and torch < 1.11 keeps whichever it reads.
+    const Fmt copy_fmt = upcast ? detail::fp32_fmt() : m_act;
+    const bool cast = !(copy_fmt.cost == loss_format().cost);
+    if (input_kept && !cast)
+      add_entry(e, "logits[..., :-1, :] copy (kept by torch < 1.11's log-softmax backward)", {n, d.vocab},
+                copy_fmt);
+    else
+      add_entry(e, "logits[..., :-1, :] copy the loss reads (held)", {n, d.vocab}, copy_fmt, Role::held);
+    if (cast && input_kept)
+      add_entry(e, "the copy cast to fp32 by autocast (kept by torch < 1.11's log-softmax backward)",
+                {n, d.vocab}, loss_format());
+    else if (cast)
+      add_entry(e, "the copy cast to fp32 by autocast for log-softmax (held)", {n, d.vocab}, loss_format(),
+                Role::held);
+  }
+  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {n, d.vocab}, loss_format());
   // Hugging Face's own loss (transformers 5.24.0 loss/loss_utils.py ForCausalLMLoss) pads the labels
-  // and shifts them, `labels[..., 1:].contiguous()`: a new int64 tensor that cross-entropy keeps.
-  if (m_opts.fp32_logits && m_opts.runtime != Runtime::cpu_torch113)
-    add_entry(e, "shifted labels (int64, kept by cross-entropy)", {d.s}, Fmt{"int64", {8, 1}});
+  // and shifts them, `labels[..., 1:].contiguous()`: a new int64 tensor that cross-entropy keeps;
+  // before 4.49 the labels are shifted without the pad (s - 1 of them).
+  if ((m_opts.fp32_logits || shifted) && m_opts.runtime != Runtime::cpu_torch113)
+    add_entry(e, "shifted labels (int64, kept by cross-entropy)", {n}, Fmt{"int64", {8, 1}});
   return e;
 }
 
@@ -84,6 +107,21 @@ Entries LayerModel::outside() const {
 Fmt LayerModel::loss_format() const {
   const bool act_fp32 = m_act.cost == detail::fp32_fmt().cost;
   return (act_fp32 || m_opts.autocast || m_opts.fp32_logits) ? detail::fp32_fmt() : m_act;
+}
+
+}  // namespace detail
+}  // namespace memplan
+
+namespace memplan {
+namespace detail {
+
+uint64_t LayerModel::loss_positions() const {
+  return m_opts.loss_shifted_copy && m_shape.s > 1 ? m_shape.s - 1 : m_shape.s;
+}
+
+Fmt LayerModel::returned_logits_format() const {
+  const bool upcast = m_opts.fp32_logits && !(m_act.cost == detail::fp32_fmt().cost);
+  return upcast && m_opts.logits_half_dropped ? detail::fp32_fmt() : m_act;
 }
 
 }  // namespace detail

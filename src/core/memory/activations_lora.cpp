@@ -5,6 +5,7 @@
 
 #include "core/base/checked.hpp"
 
+#include "core/memory/hf_release_rules.hpp"
 #include "core/memory/transformer_layer_model.hpp"
 
 namespace memplan::detail {
@@ -172,6 +173,9 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
   // scores = q k^T keeps each operand for the other's gradient; P v keeps P for v's, v for P's.
   if (g.k) add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
   if (g.q) add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+  if (qk && hf_eager_max_keeps_scores(m_arch.model_type, m_opts.transformers))
+    add_entry(e, "masked scores (kept by OPT's torch.max, transformers < 4.49)", {d.nh, d.s, d.s},
+              m_opts.autocast ? detail::fp32_fmt() : m_act, core);
   if (qk || (g.v && !m_drop_attn)) {
     if (eager_softmax_fp32()) {
       add_entry(e, "softmax probabilities", {d.nh, d.s, d.s}, detail::fp32_fmt(), core);

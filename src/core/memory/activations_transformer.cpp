@@ -321,22 +321,25 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   saved = checked_add(saved, outside_saved, "activation bytes");
   ledger.saved_bytes_per_sample = saved;
   ledger.held_bytes_per_sample = outside_held;
-  // torch < 1.11: log-softmax's input (the fp32 upcast; else the logits, unless the training loop
-  // keeps them anyway) is saved, and freed with log-softmax in the loss's backward.
+  // torch < 1.11: log-softmax's input (the copy of s - 1 positions before transformers 4.49; else
+  // the fp32 upcast; else the logits, unless the training loop keeps them anyway) is saved, and
+  // freed with log-softmax in the loss's backward.
   const bool upcast = opts.fp32_logits && !(model.act().cost == detail::fp32_fmt().cost);
+  const uint64_t loss_elems = checked_mul(model.loss_positions(), d.vocab, "logits");
   if (opts.softmax_keeps_input && arch.causal && d.vocab > 0 && opts.loss == Loss::plain &&
-      (upcast || !opts.keep_logits))
+      (upcast || !opts.keep_logits || opts.loss_shifted_copy))
     ledger.log_softmax_input_bytes_per_sample =
-        bytes_for(checked_mul(d.s, d.vocab, "logits"), upcast ? detail::fp32_fmt().cost : model.act().cost,
-                  "activation bytes");
+        opts.loss_shifted_copy
+            ? bytes_for(loss_elems, model.loss_format().cost, "activation bytes")
+            : bytes_for(checked_mul(d.s, d.vocab, "logits"),
+                        upcast ? detail::fp32_fmt().cost : model.act().cost, "activation bytes");
   if (opts.keep_logits && arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
-    ledger.kept_bytes_per_sample =
-        bytes_for(checked_mul(d.s, d.vocab, "logits"), model.act().cost, "activation bytes");
+    ledger.kept_bytes_per_sample = bytes_for(checked_mul(d.s, d.vocab, "logits"),
+                                             model.returned_logits_format().cost, "activation bytes");
   // The loss's input: the logits of a causal LM; otherwise the last hidden state, read in fp32 by
   // a loss the user writes (its gradient is where backward starts).
   if (arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
-    ledger.loss_input_bytes_per_sample =
-        bytes_for(checked_mul(d.s, d.vocab, "logits"), model.loss_format().cost, "activation bytes");
+    ledger.loss_input_bytes_per_sample = bytes_for(loss_elems, model.loss_format().cost, "activation bytes");
   else if (arch.causal && d.vocab > 0 && opts.loss == Loss::chunked)
     ledger.loss_input_bytes_per_sample =
         bytes_for(checked_mul(std::min<uint64_t>(d.s, k_loss_chunk), d.vocab, "logits"),
@@ -392,6 +395,16 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
                 "; each Linear keeps a " + opts.act_format + " copy of its input");
     n.push_back("autocast keeps a " + opts.act_format +
                 " copy of each weight matrix for backward: " + "batch independent, in fixed_bytes");
+  }
+  if (!(opts.transformers == TransformersRelease{}) && arch.causal && d.vocab > 0 && opts.loss == Loss::plain) {
+    const bool half = !(model.act().cost == detail::fp32_fmt().cost);
+    std::string t = "transformers " + to_string(opts.transformers) + " (" + field_ref(Field::transformers) +
+                    "): cross-entropy reads the logits in " +
+                    (opts.fp32_logits && half ? std::string("fp32 (an upcast copy") +
+                                                    (opts.logits_half_dropped ? ", the half logits dropped)" : ")")
+                                              : model.act().name + " (no upcast)");
+    if (opts.loss_shifted_copy) t += ", through a copy of logits[..., :-1, :] (s - 1 positions)";
+    n.push_back(t);
   }
   if (opts.softmax_keeps_input)
     n.push_back("torch before 1.11 (" + field_ref(Field::torch) +

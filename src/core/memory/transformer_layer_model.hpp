@@ -65,6 +65,11 @@ class LayerModel {
 
   // The format cross-entropy computes in (its log-softmax and the gradients it starts backward with).
   Fmt loss_format() const;
+  // Positions cross-entropy reads: s, or s - 1 where the loss reads logits[..., :-1, :]
+  // (transformers before 4.49, hf_release_rules.hpp).
+  uint64_t loss_positions() const;
+  // The format of the logits the forward returns (fp32 where the half ones are dropped once upcast).
+  Fmt returned_logits_format() const;
 
   // Weights autocast copies to half and keeps (those whose input requires grad).
   uint64_t autocast_weight_elements() const;
