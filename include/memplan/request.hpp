@@ -48,8 +48,8 @@ struct EstimateRequest {
   // overhead_on), and overhead_bytes is the largest of the GPUs compared (the breakdown's figure).
   uint64_t overhead_bytes = k_default_overhead_bytes;
   bool overhead_given = false;
-  CudaRuntime cuda;             // CUDA version and module loading (--cuda, --cuda-module-loading)
-  TorchRelease torch;           // the PyTorch release of the step (--torch; torch_release.hpp)
+  CudaRuntime cuda;    // CUDA version and module loading (--cuda, --cuda-module-loading)
+  TorchRelease torch;  // the PyTorch release of the step (--torch; torch_release.hpp)
   // The transformers release whose modelling code runs (--transformers; transformers_release.hpp).
   TransformersRelease transformers;
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file

@@ -49,7 +49,7 @@ struct PlanValues {
   std::optional<uint64_t> overhead;
   std::optional<CudaVersion> cuda;
   std::optional<ModuleLoading> cuda_module_loading;
-  std::optional<TorchRelease> torch;  // the PyTorch release of the step
+  std::optional<TorchRelease> torch;                // the PyTorch release of the step
   std::optional<TransformersRelease> transformers;  // the transformers release of the model's code
   // the GPUs and the layout
   std::optional<std::string> gpu;  // resolved against the presets (and the probe) later

@@ -63,7 +63,8 @@ void resolve_transformers_release(const PlanValues& v, EstimateRequest& r) {
   if (r.device == Device::cpu)
     throw Error(Field::transformers, to_string(*v.transformers) + " with " + flag_for(Field::device) +
                                          " cpu: the CPU rules are torch 1.13's own models, as measured "
-                                         "(expected no " + flag_for(Field::transformers) + ")");
+                                         "(expected no " +
+                                         flag_for(Field::transformers) + ")");
   r.transformers = *v.transformers;
   if (!r.model.arch) return;
   const std::string& type = r.model.arch->model_type;

@@ -21,8 +21,11 @@ using nlohmann::json;
 namespace {
 
 json hf_estimate(const std::string& config, const std::vector<std::string>& more) {
-  std::vector<std::string> args = {"estimate", "--config", std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/" + config,
-                                   "--seq", "256", "--batch", "1", "--optimizer", "adamw", "--format", "json"};
+  std::vector<std::string> args = {
+      "estimate", "--config",    std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/" + config,
+      "--seq",    "256",         "--batch",
+      "1",        "--optimizer", "adamw",
+      "--format", "json"};
   args.insert(args.end(), more.begin(), more.end());
   const auto r = run_cli(args);
   REQUIRE(r.code <= 1);
@@ -47,7 +50,9 @@ int64_t loss_524(int64_t vocab) { return 256 * vocab * 2 + 256 * vocab * 4 + 256
 
 // Before 4.49 without an upcast: the half logits (held), the half copy of logits[..., :-1, :]
 // (held), the half log-softmax over 255 positions and 255 shifted labels.
-int64_t loss_no_upcast(int64_t vocab) { return 256 * vocab * 2 + 255 * vocab * 2 + 255 * vocab * 2 + 255 * 8; }
+int64_t loss_no_upcast(int64_t vocab) {
+  return 256 * vocab * 2 + 255 * vocab * 2 + 255 * vocab * 2 + 255 * 8;
+}
 
 }  // namespace
 
@@ -59,7 +64,8 @@ TEST_CASE("transformers release: releases parse, others are refused", "[transfor
     CHECK_THROWS_AS(memplan::parse_transformers_release("--transformers", bad), memplan::Error);
 }
 
-TEST_CASE("transformers release: OPT before 4.49 keeps torch.max's scores and its loss in fp16", "[transformers_release]") {
+TEST_CASE("transformers release: OPT before 4.49 keeps torch.max's scores and its loss in fp16",
+          "[transformers_release]") {
   // OPT-1.3b: 24 layers, 32 heads, vocabulary 50,272. fp16: the softmax is fp32 either way; 4.36 adds
   // torch.max's input (32 x 256 x 256 fp16 a layer) and reads the loss without an upcast.
   const int64_t scores = 24LL * 32 * 256 * 256 * 2;  // 100,663,296 B
@@ -72,7 +78,8 @@ TEST_CASE("transformers release: OPT before 4.49 keeps torch.max's scores and it
         -scores + (256LL * 50272 * (2 + 4) + 255LL * 50272 * (4 + 4) + 255 * 8) - loss_524(50272));
 }
 
-TEST_CASE("transformers release: GPT-NeoX before 4.49 takes its softmax in the scores' format", "[transformers_release]") {
+TEST_CASE("transformers release: GPT-NeoX before 4.49 takes its softmax in the scores' format",
+          "[transformers_release]") {
   // Pythia-410m: 24 layers, 16 heads, vocabulary 50,304; 5.24 keeps an fp32 softmax and its bf16 copy.
   const int64_t softmax = 24LL * 16 * 256 * 256 * 4;  // 4 B an element less
   CHECK(delta("pythia-410m.json", "bf16", "4.36") == -softmax + loss_no_upcast(50304) - loss_524(50304));
@@ -95,7 +102,8 @@ TEST_CASE("transformers release: the Llama family's logits upcast by release", "
 
 TEST_CASE("transformers release: eager where the family had no sdpa yet", "[transformers_release]") {
   const auto attention = [](const std::string& release) {
-    const auto r = run_cli({"estimate", "--model", "gpt2", "--seq", "128", "--transformers", release, "--format", "json"});
+    const auto r = run_cli(
+        {"estimate", "--model", "gpt2", "--seq", "128", "--transformers", release, "--format", "json"});
     REQUIRE(r.code <= 1);
     return json::parse(r.out).at("inputs").at("attention").get<std::string>();
   };

@@ -5,21 +5,9 @@
 
 #include <memplan/error.hpp>
 
+#include "text.hpp"
+
 namespace memplan {
-namespace {
-
-// Digits (1 to 2 of them) at the start of `s` as a number; false when there are none or more.
-bool number(std::string_view s, uint32_t& out) {
-  if (s.empty() || s.size() > 2) return false;
-  out = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    out = out * 10 + static_cast<uint32_t>(c - '0');
-  }
-  return true;
-}
-
-}  // namespace
 
 TorchRelease parse_torch_release(std::string_view subject, std::string_view text) {
   std::string_view t = text.substr(0, text.find('+'));  // "2.5.1+cu121": the local part names the build
@@ -27,11 +15,11 @@ TorchRelease parse_torch_release(std::string_view subject, std::string_view text
   const auto second = dot == std::string_view::npos ? std::string_view::npos : t.find('.', dot + 1);
   TorchRelease r;
   uint32_t patch = 0;
-  const bool ok =
-      dot != std::string_view::npos && number(t.substr(0, dot), r.major) &&
-      number(t.substr(dot + 1, second == std::string_view::npos ? std::string_view::npos : second - dot - 1),
-             r.minor) &&
-      (second == std::string_view::npos || number(t.substr(second + 1), patch));
+  const bool ok = dot != std::string_view::npos && small_decimal(t.substr(0, dot), 2, r.major) &&
+                  small_decimal(t.substr(dot + 1, second == std::string_view::npos ? std::string_view::npos
+                                                                                   : second - dot - 1),
+                                2, r.minor) &&
+                  (second == std::string_view::npos || small_decimal(t.substr(second + 1), 2, patch));
   if (!ok || r.major < 1 || r.major > 2 || (r.major == 1 && r.minor < 8))
     throw Error(std::string(subject), "\"" + std::string(text) +
                                           "\" is not a PyTorch release memplan models (expected MAJOR.MINOR "

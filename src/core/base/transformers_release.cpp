@@ -5,32 +5,20 @@
 
 #include <memplan/error.hpp>
 
+#include "text.hpp"
+
 namespace memplan {
-namespace {
-
-// 1 to 3 digits as a number; false when there are none, more, or anything else.
-bool release_number(std::string_view s, uint32_t& out) {
-  if (s.empty() || s.size() > 3) return false;
-  out = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    out = out * 10 + static_cast<uint32_t>(c - '0');
-  }
-  return true;
-}
-
-}  // namespace
 
 TransformersRelease parse_transformers_release(std::string_view subject, std::string_view text) {
   const auto dot = text.find('.');
   TransformersRelease r;
-  bool ok = dot != std::string_view::npos && release_number(text.substr(0, dot), r.major);
+  bool ok = dot != std::string_view::npos && small_decimal(text.substr(0, dot), 3, r.major);
   if (ok) {
     std::string_view rest = text.substr(dot + 1);
     size_t n = 0;
     while (n < rest.size() && std::isdigit(static_cast<unsigned char>(rest[n]))) ++n;
     // After MAJOR.MINOR only ".PATCH..." or a pre-release tag ("rc1", ".dev0") may follow.
-    ok = release_number(rest.substr(0, n), r.minor) &&
+    ok = small_decimal(rest.substr(0, n), 3, r.minor) &&
          (n == rest.size() || rest[n] == '.' || std::isalpha(static_cast<unsigned char>(rest[n])));
   }
   if (!ok || r.major < 4 || r.major > 5)
@@ -41,6 +29,8 @@ TransformersRelease parse_transformers_release(std::string_view subject, std::st
   return r;
 }
 
-std::string to_string(TransformersRelease t) { return std::to_string(t.major) + "." + std::to_string(t.minor); }
+std::string to_string(TransformersRelease t) {
+  return std::to_string(t.major) + "." + std::to_string(t.minor);
+}
 
 }  // namespace memplan

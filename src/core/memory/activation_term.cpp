@@ -29,7 +29,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   if (arch && arch->causal && r.framework == Framework::hf && r.device == Device::cuda) {
     const detail::HfLossRule rule = detail::hf_loss_rule(arch->model_type, r.transformers);
     o.fp32_logits = rule.upcast;
-    o.logits_half_dropped = rule.upcast && rule.half_dropped;
+    o.logits_half_dropped = rule.half_dropped;
     o.loss_shifted_copy = rule.shifted_copy;
   }
   o.transformers = r.transformers;

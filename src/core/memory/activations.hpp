@@ -49,7 +49,7 @@ struct ActivationOptions {
   bool loss_shifted_copy = false;
   // The transformers release whose eager attention runs (hf_release_rules.hpp).
   TransformersRelease transformers;
-  bool dropout = false;             // training with the architecture's dropout probabilities (> 0)
+  bool dropout = false;  // training with the architecture's dropout probabilities (> 0)
   Runtime runtime = Runtime::cuda;
   // torch before 1.11 (torch_release.hpp): softmax keeps its input for backward besides its output.
   bool softmax_keeps_input = false;

@@ -74,7 +74,9 @@ Entries LayerModel::outside() const {
     add_entry(e, "logits upcast to fp32 (kept by torch < 1.11's log-softmax backward)", {d.s, d.vocab},
               detail::fp32_fmt());
   else if (upcast && !(dropped && m_opts.keep_logits))
-    add_entry(e, dropped ? "logits upcast to fp32 by the forward's logits.float() (held)" : "logits upcast to fp32 (held)",
+    add_entry(e,
+              dropped ? "logits upcast to fp32 by the forward's logits.float() (held)"
+                      : "logits upcast to fp32 (held)",
               {d.s, d.vocab}, detail::fp32_fmt(), Role::held);
   const uint64_t n = loss_positions();
   if (shifted) {

@@ -396,13 +396,15 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     n.push_back("autocast keeps a " + opts.act_format +
                 " copy of each weight matrix for backward: " + "batch independent, in fixed_bytes");
   }
-  if (!(opts.transformers == TransformersRelease{}) && arch.causal && d.vocab > 0 && opts.loss == Loss::plain) {
+  if (!(opts.transformers == TransformersRelease{}) && arch.causal && d.vocab > 0 &&
+      opts.loss == Loss::plain) {
     const bool half = !(model.act().cost == detail::fp32_fmt().cost);
-    std::string t = "transformers " + to_string(opts.transformers) + " (" + field_ref(Field::transformers) +
-                    "): cross-entropy reads the logits in " +
-                    (opts.fp32_logits && half ? std::string("fp32 (an upcast copy") +
-                                                    (opts.logits_half_dropped ? ", the half logits dropped)" : ")")
-                                              : model.act().name + " (no upcast)");
+    std::string t =
+        "transformers " + to_string(opts.transformers) + " (" + field_ref(Field::transformers) +
+        "): cross-entropy reads the logits in " +
+        (opts.fp32_logits && half ? std::string("fp32 (an upcast copy") +
+                                        (opts.logits_half_dropped ? ", the half logits dropped)" : ")")
+                                  : model.act().name + " (no upcast)");
     if (opts.loss_shifted_copy) t += ", through a copy of logits[..., :-1, :] (s - 1 positions)";
     n.push_back(t);
   }

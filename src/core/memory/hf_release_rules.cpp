@@ -60,8 +60,8 @@ std::optional<TransformersRelease> hf_first_sdpa(const std::string& model_type) 
   static const struct {
     const char* type;
     uint32_t minor;  // of 4.x
-  } k_first[] = {{"llama", 36}, {"mistral", 37}, {"mixtral", 37}, {"qwen2", 37}, {"gemma", 38},
-                 {"bert", 41},  {"gpt2", 42},    {"gpt_neox", 42}, {"phi3", 45}, {"opt", 46}};
+  } k_first[] = {{"llama", 36}, {"mistral", 37}, {"mixtral", 37},  {"qwen2", 37}, {"gemma", 38},
+                 {"bert", 41},  {"gpt2", 42},    {"gpt_neox", 42}, {"phi3", 45},  {"opt", 46}};
   for (const auto& f : k_first)
     if (model_type == f.type) return TransformersRelease{4, f.minor};
   return std::nullopt;

@@ -36,9 +36,9 @@ namespace memplan::detail {
 
 // The causal LM's loss, as the release's forward and loss code hand the logits over.
 struct HfLossRule {
-  bool upcast = true;          // cross-entropy reads fp32 logits (a copy of the half ones)
-  bool half_dropped = false;   // the half logits are dropped once upcast (4.31 to 4.45's forward)
-  bool shifted_copy = false;   // logits[..., :-1, :].contiguous(): s - 1 positions, a copy
+  bool upcast = true;         // cross-entropy reads fp32 logits (a copy of the half ones)
+  bool half_dropped = false;  // the half logits are dropped once upcast (4.31 to 4.45's forward)
+  bool shifted_copy = false;  // logits[..., :-1, :].contiguous(): s - 1 positions, a copy
 };
 
 HfLossRule hf_loss_rule(const std::string& model_type, TransformersRelease release);
