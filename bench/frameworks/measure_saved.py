@@ -31,6 +31,7 @@ Every row is one JSON line: the configuration, the shrunk config.json (so mempla
 same model), the framework versions and the saved bytes per kind at each batch size.
 """
 import argparse
+import contextlib
 import copy
 import itertools
 import json
@@ -39,6 +40,9 @@ import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuda_autocast  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -218,10 +222,24 @@ def batch_inputs(cfg, kind, batch, seq):
     return ids, labels
 
 
+# amp rows cast as CUDA autocast does (cuda_autocast.py) unless --cpu-autocast asks for the CPU's
+# own lists (softmax, layer_norm, pow in the half format), which no GPU run has.
+AUTOCAST = "cuda"
+
+
+@contextlib.contextmanager
 def autocast_ctx(precision):
-    if precision.startswith("amp-"):
-        return torch.autocast("cpu", dtype=torch.bfloat16 if precision == "amp-bf16" else torch.float16)
-    return torch.autocast("cpu", enabled=False)
+    if not precision.startswith("amp-"):
+        with torch.autocast("cpu", enabled=False):
+            yield
+        return
+    if AUTOCAST == "cuda":
+        cuda_autocast.install()
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16 if precision == "amp-bf16" else torch.float16):
+            yield
+    finally:
+        cuda_autocast.clear_cache()
 
 
 def train_saved(transformers, peft, cfg, kind, case, batch):
@@ -334,9 +352,12 @@ def main():
     ap.add_argument("--only", default="", help="keep configurations whose key=value pairs match, e.g. "
                     "precision=bf16;attention=eager;lora=0;checkpointing=none;mode=train")
     ap.add_argument("--dump", action="store_true", help="print every saved storage (with --only)")
+    ap.add_argument("--cpu-autocast", action="store_true",
+                    help="amp rows with the CPU's autocast lists instead of CUDA's (cuda_autocast.py)")
     args = ap.parse_args()
-    global DUMP
+    global DUMP, AUTOCAST
     DUMP = args.dump
+    AUTOCAST = "cpu" if args.cpu_autocast else "cuda"
     only = dict(kv.split("=", 1) for kv in args.only.split(";") if kv)
 
     import transformers
@@ -354,6 +375,8 @@ def main():
                 print(case)
             cfg, kind = build_config(transformers, case["arch"])
             row = dict(case, kind=kind, config=cfg.to_diff_dict(), versions=env)
+            if case["precision"].startswith("amp-"):
+                row["autocast_policies"] = AUTOCAST
             row["config"]["model_type"] = cfg.model_type
             row["config"]["architectures"] = [model_class(transformers, cfg, kind)]
             t0 = time.time()

@@ -103,8 +103,10 @@ TEST_CASE("decoder, amp bf16 on CUDA: fp32 residual, bf16 matmuls, fp32 softmax"
   // fp32 64 x 4 B = 256 B plus its bf16 copy for the PV matmul 128 B. = 2704 B.
   ActivationLedger l = transformer_activations(tiny_gpt(), amp_bf16(1, 16, Attention::eager));
   CHECK(l.layer_bytes == 16 * 2704);
-  // ln_f fp32 (64 + 2) x 4 = 264, lm_head input bf16 128, log-softmax fp32 400; logits bf16 200 held.
-  CHECK(sum_rows(l.outside_layers, Role::saved) == 16 * (264 + 128 + 400));
+  // ln_f fp32 (64 + 2) x 4 = 264, lm_head input bf16 128; logits bf16 200 held. Cross-entropy
+  // on the bf16 logits: log_softmax(x, dim, x.dtype) keeps its bf16 output (200) and nll_loss, on
+  // CUDA autocast's fp32 list, an fp32 copy of it (400).
+  CHECK(sum_rows(l.outside_layers, Role::saved) == 16 * (264 + 128 + 200 + 400));
   CHECK(sum_rows(l.outside_layers, Role::held) == 16 * 200);
   // Weight copies: per layer 64 x 192 + 64 x 64 + 2 x 64 x 256 = 49152, x 2 layers, + tied head
   // 100 x 64 = 104704 elements x 2 B.

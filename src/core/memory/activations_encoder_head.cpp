@@ -3,6 +3,7 @@
 // (TransformerArch::encoder_head, from config.json's architectures). Measured with
 // saved_tensors_hooks on transformers 5.24.0 / torch 2.15 on CPU (bench/frameworks/measure_saved.py).
 
+#include "core/base/checked.hpp"
 #include "core/memory/activation_ledger.hpp"
 #include "core/memory/transformer_layer_model.hpp"
 
@@ -35,7 +36,7 @@ void LayerModel::encoder_head(Entries& e) const {
       if (!lora) add_entry(e, "MLM head LayerNorm output (decoder input)", {d.s, d.h}, m_act);
     }
     add_entry(e, "logits (MLM head output, held for the loss)", {d.s, d.vocab}, m_act, Role::held);
-    add_entry(e, "log-softmax of logits (kept by cross-entropy)", {d.s, d.vocab}, loss_format());
+    cross_entropy(e, {d.s, d.vocab}, false);
     return;
   }
   if (m_arch.encoder_head != "classification") return;
@@ -57,7 +58,23 @@ void LayerModel::encoder_head(Entries& e) const {
   add_entry(e, "tanh output (classifier input)", {1, d.h}, m_act);
   const uint64_t labels = m_arch.labels ? m_arch.labels : 2;
   add_entry(e, "logits (classifier output, held for the loss)", {labels}, m_act, Role::held);
-  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {labels}, loss_format());
+  cross_entropy(e, {labels}, false);
+}
+
+// The weights after the last layer that autocast casts and keeps: the causal LM head (vocab x h);
+// an MLM head's dense (h x h) and decoder (vocab x h); a classification head's dense and classifier
+// (labels x h). Frozen or not, each one's input needs a gradient (or its weight does), so the
+// half copy stays for backward.
+uint64_t LayerModel::head_weight_elements() const {
+  const Shape& d = m_shape;
+  if (d.vocab == 0) return 0;
+  if (m_arch.causal) return checked_mul(d.vocab, d.h, "weights");
+  const uint64_t dense = checked_mul(d.h, d.h, "weights");
+  if (m_arch.encoder_head == "mlm")
+    return checked_add(dense, checked_mul(d.vocab, d.h, "weights"), "weights");
+  if (m_arch.encoder_head == "classification")
+    return checked_add(dense, checked_mul(m_arch.labels ? m_arch.labels : 2, d.h, "weights"), "weights");
+  return 0;
 }
 
 }  // namespace detail

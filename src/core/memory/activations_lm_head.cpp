@@ -83,7 +83,7 @@ Entries LayerModel::outside() const {
     // The copy is in the logits' format (fp32 once upcast); under autocast without an upcast
     // log_softmax reads an fp32 cast of it, and torch < 1.11 keeps whichever it reads.
     const Fmt copy_fmt = upcast ? detail::fp32_fmt() : m_act;
-    const bool cast = !(copy_fmt.cost == loss_format().cost);
+    const bool cast = !(copy_fmt.cost == loss_format().cost) && !cuda_autocast_half_loss(upcast);
     if (input_kept && !cast)
       add_entry(e, "logits[..., :-1, :] copy (kept by torch < 1.11's log-softmax backward)", {n, d.vocab},
                 copy_fmt);
@@ -96,13 +96,34 @@ Entries LayerModel::outside() const {
       add_entry(e, "the copy cast to fp32 by autocast for log-softmax (held)", {n, d.vocab}, loss_format(),
                 Role::held);
   }
-  add_entry(e, "log-softmax of logits (kept by cross-entropy)", {n, d.vocab}, loss_format());
+  cross_entropy(e, {n, d.vocab}, upcast);
   // Hugging Face's own loss (transformers 5.24.0 loss/loss_utils.py ForCausalLMLoss) pads the labels
   // and shifts them, `labels[..., 1:].contiguous()`: a new int64 tensor that cross-entropy keeps;
   // before 4.49 the labels are shifted without the pad (s - 1 of them).
   if ((m_opts.fp32_logits || shifted) && m_opts.runtime != Runtime::cpu_torch113)
     add_entry(e, "shifted labels (int64, kept by cross-entropy)", {n}, Fmt{"int64", {8, 1}});
   return e;
+}
+
+// F.cross_entropy is log_softmax(x, dim, x.dtype) then nll_loss (torch
+// aten/src/ATen/native/LossNLL.cpp cross_entropy_loss: the dtype is passed, so autocast's
+// fp32_set_opt_dtype policy leaves it): log_softmax keeps its output in x's format. CUDA
+// autocast's fp32 list holds nll_loss (ATen/autocast_mode.h AT_FORALL_FP32), so on half logits it
+// reads, and keeps, an fp32 copy of the log-softmax. CPU autocast (torch 1.13's list) casts
+// cross_entropy_loss's input to fp32 whole instead: the one fp32 log-softmax of loss_format().
+bool LayerModel::cuda_autocast_half_loss(bool upcast) const {
+  return m_opts.autocast && m_opts.runtime == Runtime::cuda && !upcast &&
+         !(m_act.cost == detail::fp32_fmt().cost);
+}
+
+void LayerModel::cross_entropy(Entries& e, const Dims& dims, bool upcast) const {
+  if (!cuda_autocast_half_loss(upcast)) {
+    add_entry(e, "log-softmax of logits (kept by cross-entropy)", dims, loss_format());
+    return;
+  }
+  add_entry(
+      e, [&] { return "log-softmax of logits (" + m_act.name + ", kept by log_softmax)"; }, dims, m_act);
+  add_entry(e, "log-softmax cast to fp32 by autocast (kept by nll_loss)", dims, detail::fp32_fmt());
 }
 
 // The format cross-entropy computes in: fp32 when the logits are fp32, upcast, or under autocast.

@@ -199,11 +199,15 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
   const bool ffn_drop = m_drop_hidden && m_arch.ffn_dropout;
   const bool down_input = m_opts.lora->down && !ffn_drop;
   if (m_arch.gated_mlp) {
-    if (g.gate) add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
+    if (g.gate)
+      ff_entry(
+          e, [] { return std::string("gate projection output"); }, m_act);
     if (g.up)
-      add_entry(
-          e, [&] { return fn + "(gate)"; }, {d.s, d.ff}, m_act);
-    if (g.gate) add_entry(e, "up projection output", {d.s, d.ff}, m_act);
+      ff_entry(
+          e, [&] { return fn + "(gate)"; }, m_act);
+    if (g.gate)
+      ff_entry(
+          e, [] { return std::string("up projection output"); }, m_act);
     if (down_input) lora_inputs(e, fn + "(gate) x up (down LoRA input)", {"down"}, d.ff, m_act);
   } else if (fn == "relu") {
     if (g.up) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
@@ -303,8 +307,18 @@ uint64_t LayerModel::lora_layer_weight_elements(bool first) const {
   };
   if (g.in) add(d.h, qkv_out);
   if (g.attn) add(d.qd, d.h);
-  if (g.mlp_in) add(m_arch.gated_mlp ? 2 * d.h : d.h, d.ff);
-  if (g.gate || g.up) add(d.ff, d.h);
+  if (experts_uncast()) {  // routed experts not autocast: the router's and shared expert's copies
+    const uint64_t shared = m_arch.shared_intermediate;
+    if (g.mlp_in) {
+      add(d.h, m_arch.experts);
+      add(2 * d.h, shared);
+      if (shared > 0 && m_arch.model_type == "qwen2_moe") add(d.h, 1);
+    }
+    if (g.gate || g.up) add(shared, d.h);
+  } else {
+    if (g.mlp_in) add(m_arch.gated_mlp ? 2 * d.h : d.h, d.ff);
+    if (g.gate || g.up) add(d.ff, d.h);
+  }
   each_adapter(g, [&](bool input_grad, uint64_t in, uint64_t out) {
     if (input_grad) add(r, in);
     add(r, out);
@@ -327,8 +341,8 @@ uint64_t LayerModel::lora_weight_elements() const {
   uint64_t total =
       checked_add(lora_layer_weight_elements(true),
                   checked_mul(m_arch.layers - 1, lora_layer_weight_elements(false), "weights"), "weights");
-  if (m_arch.causal && m_shape.vocab > 0)  // the frozen LM head's, for the final norm's gradient
-    total = checked_add(total, checked_mul(m_shape.vocab, m_shape.h, "weights"), "weights");
+  // the frozen LM head's (for the final norm's gradient) or the encoder head's
+  total = checked_add(total, head_weight_elements(), "weights");
   return total;
 }
 }  // namespace memplan::detail

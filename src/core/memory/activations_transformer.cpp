@@ -133,12 +133,14 @@ void LayerModel::mlp_core(Entries& e) const {
   const Shape& d = m_shape;
   const std::string& fn = m_arch.activation;
   if (m_arch.gated_mlp) {
-    add_entry(e, "gate projection output", {d.s, d.ff}, m_act);
-    add_entry(
-        e, [&] { return fn + "(gate)"; }, {d.s, d.ff}, m_act);
-    add_entry(e, "up projection output", {d.s, d.ff}, m_act);
-    add_entry(
-        e, [&] { return fn + "(gate) x up (down projection input)"; }, {d.s, d.ff}, m_act);
+    ff_entry(
+        e, [] { return std::string("gate projection output"); }, m_act);
+    ff_entry(
+        e, [&] { return fn + "(gate)"; }, m_act);
+    ff_entry(
+        e, [] { return std::string("up projection output"); }, m_act);
+    ff_entry(
+        e, [&] { return fn + "(gate) x up (down projection input)"; }, m_act);
   } else if (fn == "relu") {
     add_entry(e, "ReLU output (down projection input)", {d.s, d.ff}, m_act);
   } else if (fn == "quick_gelu") {
@@ -190,7 +192,7 @@ Entries LayerModel::layer(bool first) const {
   const Shape& d = m_shape;
   const bool fed_hidden = first && m_arch.vocab == 0;
   const uint64_t qkv_calls = m_arch.fused_qkv || m_opts.litgpt ? 1 : 3;
-  const uint64_t mlp_calls = m_arch.gated_mlp ? 2 : 1;
+  const uint64_t mlp_calls = mlp_linear_calls();
   if (m_arch.norm_first) {
     norm(e, "attention norm", !fed_hidden, !fed_hidden);
     linear_inputs(e, "attention norm output (q/k/v projection input)", qkv_calls);
@@ -220,15 +222,13 @@ Entries LayerModel::layer(bool first) const {
 uint64_t LayerModel::autocast_weight_elements() const {
   if (m_opts.lora) return lora_weight_elements();
   const Shape& d = m_shape;
-  uint64_t mlp = checked_mul(m_arch.gated_mlp ? 3 : 2, checked_mul(d.h, d.ff, "weights"), "weights");
+  uint64_t mlp = mlp_weight_elements();
   uint64_t qkv = checked_mul(d.h, checked_add(d.qd, checked_mul(2, d.kvd, "weights"), "weights"), "weights");
   uint64_t per_layer =
       checked_add(checked_add(qkv, checked_mul(d.qd, d.h, "weights"), "weights"), mlp, "weights");
   uint64_t total = checked_mul(m_arch.layers, per_layer, "weights");
   if (m_arch.vocab == 0 && !m_arch.norm_first) total -= qkv;  // its input needs no gradient
-  if (m_arch.causal && d.vocab > 0)
-    total = checked_add(total, checked_mul(d.vocab, d.h, "weights"), "weights");
-  return total;
+  return checked_add(total, head_weight_elements(), "weights");
 }
 
 // Extra compute of selective checkpointing: the attention matmuls (QK^T and PV, 4 s qd flops
@@ -362,7 +362,7 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     // cache still holds the casts of the weights that require grad (all of them in a full fine-tune,
     // the adapters under LoRA) until its region exits: layer_cached_copy_bytes.
     if (opts.checkpointing == Checkpointing::full) {
-      const uint64_t head = arch.causal && d.vocab > 0 ? checked_mul(d.vocab, d.h, "weights") : 0;
+      const uint64_t head = model.head_weight_elements();
       const uint64_t per_layer =
           opts.lora ? model.lora_layer_weight_elements(false) : (copies - head) / arch.layers;
       copies = head + per_layer;

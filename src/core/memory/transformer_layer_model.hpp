@@ -52,6 +52,39 @@ class LayerModel {
   // frozen: the experts' weights are frozen (LoRA).
   void moe_routing(Entries& e, bool frozen) const;
 
+  // The format a mixture of experts' routed experts compute in: transformers' grouped_mm experts
+  // (integrations/moe.py) are not autocast, so under autocast they run in the master weights'
+  // format, fp32; otherwise the activation format.
+  const Fmt& experts_fmt() const;
+  bool experts_uncast() const;  // experts_fmt() is not the activation format
+
+  // Linear calls reading the MLP's input (each keeps a half copy under autocast): gate and up, or
+  // one; in a mixture of experts whose experts are not autocast, the router's and the shared
+  // expert's only.
+  uint64_t mlp_linear_calls() const;
+  // The MLP's weights autocast copies (the same matrices: a mixture of experts' routed experts none).
+  uint64_t mlp_weight_elements() const;
+
+  // An MLP tensor of every token's intermediate width (d.ff) in format f. In a mixture of experts
+  // whose routed experts compute in another format (experts_fmt), two entries: the routed
+  // experts' part in that format and the shared experts' in f.
+  // name: a callable returning the entry's name (called only when recording).
+  template <class Name>
+  void ff_entry(Entries& e, Name&& name, const Fmt& f) const {
+    const Fmt& ex = experts_fmt();
+    if (m_arch.experts == 0 || ex.name == f.name) {
+      add_entry(e, name, {m_shape.s, m_shape.ff}, f);
+      return;
+    }
+    const uint64_t shared = m_arch.shared_intermediate;
+    add_entry(
+        e, [&] { return name() + (shared ? " (routed experts)" : ""); }, {m_shape.s, m_shape.ff - shared},
+        ex);
+    if (shared > 0)
+      add_entry(
+          e, [&] { return name() + " (shared expert)"; }, {m_shape.s, shared}, f);
+  }
+
   // What Hugging Face's gelu_new keeps besides its output.
   void gelu_new(Entries& e) const;
 
@@ -63,6 +96,11 @@ class LayerModel {
   // An encoder's MLM or classification head and its loss (arch.encoder_head), after the last layer.
   void encoder_head(Entries& e) const;
 
+  // What cross-entropy keeps of logits of `dims` (upcast: it reads an fp32 upcast of half logits):
+  // its log-softmax, and under CUDA autocast on half logits nll_loss's fp32 copy of it too.
+  void cross_entropy(Entries& e, const Dims& dims, bool upcast) const;
+  bool cuda_autocast_half_loss(bool upcast) const;
+
   // The format cross-entropy computes in (its log-softmax and the gradients it starts backward with).
   Fmt loss_format() const;
   // Positions cross-entropy reads: s, or s - 1 where the loss reads logits[..., :-1, :]
@@ -70,6 +108,9 @@ class LayerModel {
   uint64_t loss_positions() const;
   // The format of the logits the forward returns (fp32 where the half ones are dropped once upcast).
   Fmt returned_logits_format() const;
+
+  // The weights after the last layer autocast copies and keeps (LM head, encoder head).
+  uint64_t head_weight_elements() const;
 
   // Weights autocast copies to half and keeps (those whose input requires grad).
   uint64_t autocast_weight_elements() const;
