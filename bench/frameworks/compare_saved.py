@@ -50,14 +50,6 @@ def parse_int(text):
     return int(text.replace(",", ""))
 
 
-def per_sample_total(j):
-    line = next((x for x in j.get("explain", []) if x.startswith("activations per sample")), "")
-    m = re.search(r"outside the layers = ([\d,]+) B", line)
-    if not m:
-        raise ValueError("no 'activations per sample' line in explain")
-    return parse_int(m.group(1))
-
-
 def memplan_saved(j, batch, layers):
     """What memplan says autograd keeps at the end of the forward and loss."""
     line = next((x for x in j.get("explain", []) if x.startswith("activations per sample")), None)
@@ -144,11 +136,11 @@ def main():
             pred = memplan_saved(j, args.batch, layers)
             if row["precision"].startswith("amp-") and row["checkpointing"] == "full":
                 # memplan's batch-independent bytes then hold the half weight copies of the one layer
-                # rebuilt in backward, which the forward does not keep: the copies of the layers
-                # (all of them without checkpointing) less those with it, per layer.
-                j_none, _ = run_memplan(args.memplan, cfg_path, dict(row, checkpointing="none"), args.batch)
-                fixed = lambda x: x["breakdown"]["activations"] - args.batch * per_sample_total(x)  # noqa: E731
-                pred -= (fixed(j_none) - fixed(j)) // max(1, layers - 1)
+                # rebuilt in backward, which the forward does not keep (its explain line says how many).
+                line = next((x for x in j.get("explain", []) if "half-precision weight copies" in x), "")
+                m_rebuilt = re.search(r"([\d,]+) B of the layer rebuilt in backward", line)
+                if m_rebuilt:
+                    pred -= parse_int(m_rebuilt.group(1))
         except (ValueError, KeyError) as e:
             failed.append((label(row), "memplan json: " + str(e)))
             continue

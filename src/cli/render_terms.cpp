@@ -196,6 +196,11 @@ std::string line_text(const Estimate& e, const Term& t, const Line& l, const Est
       return "activations = batch " + group_thousands(l.n[0]) + " x " + group_thousands(l.n[1]) +
              " B = " + group_thousands(l.bytes) + " B";
     case LineCode::autocast_weights:
+      if (l.n[0] > 0 && l.n[0] < l.bytes)
+        return "+ autocast's half-precision weight copies kept for backward = " + group_thousands(l.bytes) +
+               " B (independent of batch: " + group_thousands(l.n[0]) +
+               " B of the layer rebuilt in backward, made then, + " + group_thousands(l.bytes - l.n[0]) +
+               " B kept from the forward)";
       return "+ autocast's half-precision weight copies kept for backward = " + group_thousands(l.bytes) +
              " B (independent of batch)";
     case LineCode::mlp_working_buffer:

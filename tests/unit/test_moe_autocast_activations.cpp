@@ -11,7 +11,9 @@
 //   the LM head 131,072 B: 181,248 B
 // BertForMaskedLM (same widths, vocabulary 1024): the cross-entropy keeps the bf16 log-softmax
 // (524,288 B) and nll_loss's fp32 copy of it (1,048,576 B); the head's dense (8,192 B) and decoder
-// (131,072 B) weight copies.
+// (131,072 B) weight copies. BertForSequenceClassification, fp32, LoRA r=8 on q,v with reentrant
+// full checkpointing (enable_input_require_grads): the embedding LayerNorm keeps its input
+// (65,536 B) and statistics (2,048 B); without checkpointing it keeps nothing.
 
 #include <catch2/catch.hpp>
 
@@ -107,7 +109,9 @@ TEST_CASE("moe under autocast: Qwen2-MoE's shared expert stays bf16", "[activati
   CHECK(rows_containing(l.per_layer, "MLP norm output (MLP input) cast to bf16") == 4);
 }
 
-TEST_CASE("mlm head under autocast: bf16 log-softmax and nll_loss's fp32 copy", "[activations]") {
+namespace {
+
+TransformerArch tiny_bert(const char* head) {
   TransformerArch a;
   a.model_type = "bert";
   a.layers = 2;
@@ -120,7 +124,14 @@ TEST_CASE("mlm head under autocast: bf16 log-softmax and nll_loss's fp32 copy", 
   a.norm_first = false;
   a.causal = false;
   a.bias = true;
-  a.encoder_head = "mlm";
+  a.encoder_head = head;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("mlm head under autocast: bf16 log-softmax and nll_loss's fp32 copy", "[activations]") {
+  const TransformerArch a = tiny_bert("mlm");
   ActivationOptions o = opts(true);
   o.fp32_logits = false;
   const ActivationLedger l = transformer_activations(a, o);
@@ -130,4 +141,23 @@ TEST_CASE("mlm head under autocast: bf16 log-softmax and nll_loss's fp32 copy", 
   // Weight copies: each layer's q, k, v, o (4 x 64 x 64) and MLP (2 x 64 x 256) = 49,152 elements,
   // x 2 layers, + the head's dense 4,096 and decoder 65,536: 167,936 elements x 2 B.
   CHECK(l.fixed_bytes == 2 * (2 * 49152 + 4096 + 65536));
+}
+
+TEST_CASE("lora with reentrant full checkpointing: the embedding norm's input needs a gradient",
+          "[activations]") {
+  TransformerArch a = tiny_bert("classification");
+  a.labels = 3;
+  ActivationOptions o = opts(false);
+  o.act_cost = {4, 1};
+  o.act_format = "fp32";
+  o.fp32_logits = false;
+  LoraTargets t;
+  t.rank = 8;
+  t.q = t.v = true;
+  o.lora = t;
+  CHECK(rows_containing(transformer_activations(a, o).outside_layers, "embedding norm") == 0);
+  o.checkpointing = Checkpointing::full;
+  const ActivationLedger l = transformer_activations(a, o);
+  CHECK(row_bytes(l.outside_layers, "embedding norm input", "fp32") == 65536);
+  CHECK(row_bytes(l.outside_layers, "embedding norm mean and rstd", "fp32") == 2048);
 }

@@ -192,6 +192,7 @@ void training_activations(const EstimateRequest& r, Estimate& e) {
     Line fixed{};
     fixed.code = LineCode::autocast_weights;
     fixed.bytes = l.fixed_bytes;
+    fixed.n[0] = l.layer_weight_copy_bytes;  // full checkpointing: the rebuilt layer's share
     a.add(fixed);
   }
   e.ledger.present = true;

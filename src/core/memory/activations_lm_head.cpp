@@ -12,9 +12,15 @@ Entries LayerModel::outside() const {
   Entries e;
   e.record = m_opts.record;
   const Shape& d = m_shape;
-  const bool lora = m_opts.lora.has_value();  // frozen embeddings: nothing before layer 0 needs a gradient
-  if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", !lora, true);
-  if (d.vocab > 0 && m_drop_hidden && !lora) add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
+  const bool lora = m_opts.lora.has_value();
+  // Frozen embeddings: nothing before layer 0 needs a gradient, except under reentrant full
+  // checkpointing, where transformers' gradient_checkpointing_enable (and peft's recipes) call
+  // enable_input_require_grads() so the checkpointed layers' input requires grad: a post-LN
+  // encoder's embedding LayerNorm then keeps its input and statistics (measured, BERT/RoBERTa).
+  const bool embeddings_grad = !lora || (m_opts.checkpointing == Checkpointing::full && !m_opts.litgpt);
+  if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", embeddings_grad, true);
+  if (d.vocab > 0 && m_drop_hidden && embeddings_grad)
+    add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));
   if (m_arch.final_norm) norm(e, "final norm", true, true);
   if (!m_arch.causal && d.vocab > 0 && !m_arch.encoder_head.empty()) {
     encoder_head(e);
