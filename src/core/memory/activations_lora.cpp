@@ -173,6 +173,8 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
   // scores = q k^T keeps each operand for the other's gradient; P v keeps P for v's, v for P's.
   if (g.k) add_entry(e, "q (batched-matmul copy)", {d.s, d.qd}, m_act);
   if (g.q) add_entry(e, "k (batched-matmul copy, all heads)", {d.s, d.qd}, m_act);
+  if (qk && m_arch.attn_softcap > 0.0)  // Gemma 2: tanh(scores / cap) keeps its output
+    add_entry(e, "soft-capped scores (tanh output, kept by tanh)", {d.nh, d.s, d.s}, m_act, core);
   if (qk && hf_eager_max_keeps_scores(m_arch.model_type, m_opts.transformers))
     add_entry(e, "masked scores (kept by OPT's torch.max, transformers < 4.49)", {d.nh, d.s, d.s},
               m_opts.autocast ? detail::fp32_fmt() : m_act, core);
@@ -254,6 +256,7 @@ Entries LayerModel::lora_layer(bool first) const {
     for (const std::string& m : qkv) lora_intermediate(e, m);
   lora_attention_core(e, g);
   if (t.o) lora_intermediate(e, "o");
+  if (sandwich_norms()) norm(e, "post-attention norm (attention output)", g.attn_out, true);
   if (m_drop_hidden && g.attn_out)
     add_entry(e, "attention residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));
   if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", g.in || g.attn_out, true);
@@ -269,6 +272,7 @@ Entries LayerModel::lora_layer(bool first) const {
   for (const std::string& m : mlp) lora_intermediate(e, m);
   lora_mlp_core(e, g);
   if (t.down) lora_intermediate(e, "down");
+  if (sandwich_norms()) norm(e, "post-feedforward norm (MLP output)", g.mlp_out, true);
   if (m_opts.bnb_4bit && m_arch.norm_first) bnb_inputs(e, g);
   if (m_drop_hidden && g.mlp_out)
     add_entry(e, "MLP residual dropout mask", {m_shape.s, m_shape.h}, mask(m_act));

@@ -61,6 +61,24 @@ Fmt LayerModel::mask(const Fmt& f) const {
   return f;
 }
 
+// Gemma's RMSNorm (transformers 5.24.0 models/gemma/modeling_gemma.py GemmaRMSNorm, copied by
+// Gemma 2 and 3): `output = self._norm(x.float()); output = output * (1.0 + self.weight.float())`,
+// then type_as(x): the weight multiply runs in fp32, so the normalised tensor it keeps is fp32
+// (Llama's RMSNorm casts back first and multiplies in the input's format).
+bool LayerModel::norm_multiplies_fp32() const {
+  const std::string& t = m_arch.model_type;
+  return !m_opts.litgpt && (t == "gemma" || t == "gemma2" || t == "gemma3" || t == "gemma3_text");
+}
+
+// Gemma 2 and 3's four norms a layer (models/gemma2/modeling_gemma2.py Gemma2DecoderLayer):
+// besides input_layernorm and pre_feedforward_layernorm (the usual two), post_attention_layernorm
+// normalises the attention output and post_feedforward_layernorm the MLP output before each
+// residual add: each keeps what an RMSNorm keeps of its input.
+bool LayerModel::sandwich_norms() const {
+  const std::string& t = m_arch.model_type;
+  return !m_opts.litgpt && m_arch.norm == "rmsnorm" && (t == "gemma2" || t == "gemma3" || t == "gemma3_text");
+}
+
 // A norm reading the residual stream. input_grad: its input requires grad (false for the first
 // layer of a stack fed hidden states); count_input: the input storage is not already counted.
 void LayerModel::norm(Entries& e, const char* name_text, bool input_grad, bool count_input) const {
@@ -101,7 +119,8 @@ void LayerModel::norm(Entries& e, const char* name_text, bool input_grad, bool c
     }
     if (!m_opts.lora)  // kept for the weight's gradient only
       add_entry(
-          e, [&] { return std::string(name) + " normalised (weight-multiply input)"; }, {d.s, d.h}, m_res);
+          e, [&] { return std::string(name) + " normalised (weight-multiply input)"; }, {d.s, d.h},
+          norm_multiplies_fp32() ? detail::fp32_fmt() : m_res);
     return;
   }
   if (input_grad && count_input)
@@ -201,6 +220,7 @@ Entries LayerModel::layer(bool first) const {
   }
   qk_norms(e, true, true);
   attention_core(e);
+  if (sandwich_norms()) norm(e, "post-attention norm (attention output)", true, true);
   if (m_drop_hidden) add_entry(e, "attention residual dropout mask", {d.s, d.h}, mask(m_act));
   if (!m_arch.norm_first) norm(e, "attention norm (post-LN)", true, true);
   if (m_arch.norm_first) {
@@ -213,6 +233,7 @@ Entries LayerModel::layer(bool first) const {
     linear_inputs(e, "attention norm output (MLP input)", mlp_calls);
   }
   mlp_core(e);
+  if (sandwich_norms()) norm(e, "post-feedforward norm (MLP output)", true, true);
   if (m_drop_hidden) add_entry(e, "MLP residual dropout mask", {d.s, d.h}, mask(m_act));
   if (!m_arch.norm_first) norm(e, "MLP norm (post-LN)", true, true);
   return e;

@@ -32,6 +32,8 @@ class LayerModel {
   // A norm reading the residual stream. input_grad: its input requires grad (false for the first
   // layer of a stack fed hidden states); count_input: the input storage is not already counted.
   void norm(Entries& e, const char* name, bool input_grad, bool count_input) const;
+  bool norm_multiplies_fp32() const;  // Gemma's RMSNorm: the weight multiply in fp32
+  bool sandwich_norms() const;        // Gemma 2/3: norms on the attention and MLP outputs too
 
   // What the Linear layers reading a residual-format tensor keep: one storage, or under
   // autocast one half copy per Linear call.
