@@ -146,3 +146,31 @@ def install():
 def clear_cache():
     """What leaving the outermost autocast region does to CUDA's cast cache."""
     _CACHE.clear()
+
+
+def install_sdpa_layout():
+    """Hands scaled_dot_product_attention a query laid out as CUDA's kernels lay out their output.
+
+    CUDA's flash and memory-efficient kernels return the output in (batch, seq, heads, head_dim)
+    memory order whatever the query's strides (pytorch aten/src/ATen/native/transformers/cuda:
+    the output is allocated (B, S, H, D) and returned transposed), so the model's
+    `attn_output.transpose(1, 2).contiguous()` is a view and the output projection reads sdpa's own
+    output storage. The CPU flash kernel allocates its output in the query's memory order: a query
+    made contiguous (B, H, S, D) by torch.cat (rotary on part of the head, Phi-3, GPT-NeoX) gives an
+    output that the transpose must copy, a storage no GPU run has. A query contiguous in (B, H, S, D)
+    order is re-laid out first (a copy of the same size, which sdpa keeps instead of the original,
+    freed at once), so the CPU output follows CUDA's order; a strided view (GPT-2's q, a view of
+    the fused c_attn output) is passed as it is, as CUDA's kernels receive and keep it.
+    """
+    F = torch.nn.functional
+    if getattr(F.scaled_dot_product_attention, "_memplan_layout", False):
+        return
+    orig = F.scaled_dot_product_attention
+
+    def sdpa(query, *args, **kwargs):
+        if query.dim() == 4 and query.size(1) > 1 and query.size(2) > 1 and query.is_contiguous():
+            query = query.transpose(1, 2).contiguous().transpose(1, 2)
+        return orig(query, *args, **kwargs)
+
+    sdpa._memplan_layout = True
+    F.scaled_dot_product_attention = sdpa

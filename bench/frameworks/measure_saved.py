@@ -354,10 +354,14 @@ def main():
     ap.add_argument("--dump", action="store_true", help="print every saved storage (with --only)")
     ap.add_argument("--cpu-autocast", action="store_true",
                     help="amp rows with the CPU's autocast lists instead of CUDA's (cuda_autocast.py)")
+    ap.add_argument("--cpu-sdpa-layout", action="store_true",
+                    help="leave sdpa's CPU output layout as it is (cuda_autocast.install_sdpa_layout)")
     args = ap.parse_args()
     global DUMP, AUTOCAST
     DUMP = args.dump
     AUTOCAST = "cpu" if args.cpu_autocast else "cuda"
+    if not args.cpu_sdpa_layout:
+        cuda_autocast.install_sdpa_layout()
     only = dict(kv.split("=", 1) for kv in args.only.split(";") if kv)
 
     import transformers
@@ -377,6 +381,8 @@ def main():
             row = dict(case, kind=kind, config=cfg.to_diff_dict(), versions=env)
             if case["precision"].startswith("amp-"):
                 row["autocast_policies"] = AUTOCAST
+            if case.get("attention") == "sdpa":
+                row["sdpa_output_layout"] = "cpu" if args.cpu_sdpa_layout else "cuda"
             row["config"]["model_type"] = cfg.model_type
             row["config"]["architectures"] = [model_class(transformers, cfg, kind)]
             t0 = time.time()

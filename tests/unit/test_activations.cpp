@@ -119,14 +119,17 @@ TEST_CASE("decoder, amp bf16 on CUDA: fp32 residual, bf16 matmuls, fp32 softmax"
 
 TEST_CASE("sdpa keeps no s x s matrix: q k v, output and log-sum-exp", "[activations]") {
   // Eager per token per layer 1092 floats; sdpa drops the 64 probabilities and adds a 4-float
-  // log-sum-exp (one per head): 1032 floats = 4128 B.
+  // log-sum-exp (one per head): 1032 floats = 4128 B. GPT-2's q is a view of the c_attn output
+  // (q, k, v wide: the same bytes as the three), and k and v are the DynamicCache's copies: 128
+  // floats more (test_gpt2_sdpa_activations.cpp), 4640 B.
   ActivationLedger l = transformer_activations(tiny_gpt(), fp32_opts(1, 16, Attention::sdpa));
-  CHECK(l.layer_bytes == 16 * 4128);
-  // Grouped-query attention: k and v at kv_heads x head_dim = 1 x 16 instead of 64.
+  CHECK(l.layer_bytes == 16 * 4640);
+  // Grouped-query attention: k and v at kv_heads x head_dim = 1 x 16 instead of 64, their cache
+  // copies likewise.
   TransformerArch gqa = tiny_gpt();
   gqa.kv_heads = 1;
   ActivationLedger g = transformer_activations(gqa, fp32_opts(1, 16, Attention::sdpa));
-  CHECK(g.layer_bytes == 16 * (4128 - 2 * (64 - 16) * 4));
+  CHECK(g.layer_bytes == 16 * (4128 - 2 * (64 - 16) * 4 + 2 * 16 * 4));
   // On the CPU runtime of torch 1.13 sdpa is the math path: same as eager.
   ActivationOptions cpu = fp32_opts(1, 16, Attention::sdpa);
   cpu.runtime = Runtime::cpu_torch113;
@@ -139,7 +142,8 @@ TEST_CASE("checkpointing: full keeps one input per layer, selective drops the s 
   ActivationLedger f = transformer_activations(tiny_gpt(), o);
   CHECK(f.layer_bytes == 16 * 64 * 4);    // the layer's input, fp32
   CHECK(f.recompute_bytes == 16 * 4368);  // one layer rebuilt in backward
-  CHECK(f.bytes_per_sample == 16 * (2 * 256 + 4368 + 520 + 400 + 400));
+  // + GPT-2's eager 4D mask (16 x 16 fp32), which the reentrant checkpoint saves once.
+  CHECK(f.bytes_per_sample == 16 * (2 * 256 + 4368 + 520 + 400 + 400) + 16 * 16 * 4);
   CHECK(f.recompute_fraction == Approx(1.0 / 3.0));
   o.checkpointing = Checkpointing::selective;
   ActivationLedger s = transformer_activations(tiny_gpt(), o);

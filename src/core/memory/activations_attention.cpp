@@ -76,11 +76,33 @@ void LayerModel::attention_core(Entries& e) const {
     add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
     return;
   }
-  add_entry(e, "q", {d.s, d.qd}, m_act);
-  add_entry(e, "k", {d.s, d.kvd}, m_act);
-  add_entry(e, "v", {d.s, d.kvd}, m_act);
+  sdpa_qkv(e);
   add_entry(e, "attention output (output projection input)", {d.s, d.qd}, m_act);
   add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
+}
+
+// What sdpa keeps of q, k and v (its inputs, as they are handed to it). GPT-2 (transformers 5.24.0
+// models/gpt2/modeling_gpt2.py GPT2Attention) splits the fused c_attn output into views and rotates
+// nothing, so q is a view of that output and sdpa keeps all of it; k and v are new tensors where
+// the forward builds a DynamicCache (use_cache, the config's default, off under gradient
+// checkpointing): DynamicLayer.update concatenates them onto the empty cache (torch.cat copies).
+// Elsewhere rotary or the cache's cat makes q, k and v new tensors of their own widths.
+void LayerModel::sdpa_qkv(Entries& e) const {
+  const Shape& d = m_shape;
+  const bool gpt2_views = m_arch.model_type == "gpt2" && m_arch.fused_qkv && !m_opts.litgpt &&
+                          m_opts.runtime != Runtime::cpu_torch113 && !m_opts.transformers.before(5, 0);
+  if (!gpt2_views) {
+    add_entry(e, "q", {d.s, d.qd}, m_act);
+    add_entry(e, "k", {d.s, d.kvd}, m_act);
+    add_entry(e, "v", {d.s, d.kvd}, m_act);
+    return;
+  }
+  add_entry(e, "c_attn output (q is a view of it: sdpa keeps all of it)",
+            {d.s, checked_add(d.qd, checked_mul(2, d.kvd, "qkv width"), "qkv width")}, m_act);
+  if (m_opts.checkpointing != Checkpointing::full) {
+    add_entry(e, "k (the DynamicCache's cat copy)", {d.s, d.kvd}, m_act);
+    add_entry(e, "v (the DynamicCache's cat copy)", {d.s, d.kvd}, m_act);
+  }
 }
 
 // What sdpa keeps of q, k, v in Lit-GPT (lit_gpt/model.py CausalSelfAttention at 8641822): q and k

@@ -18,6 +18,12 @@ Entries LayerModel::outside() const {
   // enable_input_require_grads() so the checkpointed layers' input requires grad: a post-LN
   // encoder's embedding LayerNorm then keeps its input and statistics (measured, BERT/RoBERTa).
   const bool embeddings_grad = !lora || (m_opts.checkpointing == Checkpointing::full && !m_opts.litgpt);
+  // GPT-2 (transformers 5.24.0) hands its eager attention's 4D float mask (batch x 1 x s x s, in
+  // the embeddings' format) to each block as a positional argument, so the reentrant checkpoint
+  // saves it with the block's input (one storage for every layer) until backward.
+  if (m_eager && m_opts.checkpointing == Checkpointing::full && m_arch.model_type == "gpt2" &&
+      !m_opts.litgpt && m_opts.runtime != Runtime::cpu_torch113 && !m_opts.transformers.before(5, 0))
+    add_entry(e, "eager attention's 4D mask (kept by the reentrant checkpoint)", {1, d.s, d.s}, m_res);
   if (d.vocab > 0 && !m_arch.norm_first) norm(e, "embedding norm", embeddings_grad, true);
   if (d.vocab > 0 && m_drop_hidden && embeddings_grad)
     add_entry(e, "embedding dropout mask", {d.s, d.h}, mask(m_res));

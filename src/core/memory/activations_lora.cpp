@@ -159,9 +159,7 @@ void LayerModel::lora_attention_core(Entries& e, const Grads& g) const {
       add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
       if (t.o && lora_copies_input()) lora_inputs(e, "attention output", {"o"}, d.qd, m_act);
     } else if (g.attn) {
-      add_entry(e, "q", {d.s, d.qd}, m_act);
-      add_entry(e, "k", {d.s, d.kvd}, m_act);
-      add_entry(e, "v", {d.s, d.kvd}, m_act);
+      sdpa_qkv(e);
       add_entry(e, t.o && !lora_copies_input() ? o_input : "attention output", {d.s, d.qd}, m_act);
       add_entry(e, "attention log-sum-exp", {d.nh, d.s}, detail::fp32_fmt());
       if (t.o && lora_copies_input()) lora_inputs(e, "attention output", {"o"}, d.qd, m_act);

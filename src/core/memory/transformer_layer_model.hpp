@@ -43,6 +43,7 @@ class LayerModel {
   // Eager attention's softmax keeps an fp32 output and the PV matmul a half copy of it.
   bool eager_softmax_fp32() const;
   void attention_core(Entries& e) const;
+  void sdpa_qkv(Entries& e) const;  // what sdpa keeps of q, k, v
 
   // q_norm / k_norm (arch.qk_norm) between the q/k projections and rotary: what each keeps when
   // its input needs a gradient (q_grad, k_grad), and for its weight's gradient when not frozen.
