@@ -20,6 +20,11 @@ The figure compared with memplan (compare_saved.py) is activation + int + param_
 batch-independent part (autocast's weight copies, rotary cos/sin) is found by measuring two batch
 sizes. Then backward runs once, so a configuration that cannot train fails here and not silently.
 
+Where the CPU differs from a GPU, the harness does as CUDA does (cuda_autocast.py): amp rows cast
+with CUDA autocast's lists (read from the installed torch's autocast_mode.h) instead of the CPU's,
+and sdpa gets its query in the memory order CUDA's kernels give their output
+(--cpu-autocast and --cpu-sdpa-layout measure the CPU's own way).
+
 Inference rows (mode infer) run the forward under torch.no_grad() with use_cache=True and record
 the bytes of the outputs: the logits (all positions, or the last one with logits_to_keep=1) and
 the KV cache.
