@@ -30,6 +30,7 @@ _KEY = torch._C.DispatchKey.AutocastCPU
 _LIB = None
 _CACHE = {}
 POLICIES = {}
+_SDPA_LAYOUT = False
 
 
 def _header_lists():
@@ -106,6 +107,8 @@ def _kernel(op, policy):
                 if floats:
                     widest = max(floats, key=lambda d: torch.finfo(d).bits)
                     args, kwargs = _map(args, _cast(widest)), {k: _map(v, _cast(widest)) for k, v in kwargs.items()}
+            if _SDPA_LAYOUT and op is torch.ops.aten.scaled_dot_product_attention.default and args:
+                args = (_cuda_layout(args[0]),) + tuple(args[1:])  # the query, after autocast's cast
             return op(*args, **kwargs)
     return kernel
 
@@ -148,6 +151,13 @@ def clear_cache():
     _CACHE.clear()
 
 
+def _cuda_layout(query):
+    if isinstance(query, torch.Tensor) and query.dim() == 4 and query.size(1) > 1 and query.size(2) > 1 \
+            and query.is_contiguous():
+        return query.transpose(1, 2).contiguous().transpose(1, 2)
+    return query
+
+
 def install_sdpa_layout():
     """Hands scaled_dot_product_attention a query laid out as CUDA's kernels lay out their output.
 
@@ -160,17 +170,18 @@ def install_sdpa_layout():
     output that the transpose must copy, a storage no GPU run has. A query contiguous in (B, H, S, D)
     order is re-laid out first (a copy of the same size, which sdpa keeps instead of the original,
     freed at once), so the CPU output follows CUDA's order; a strided view (GPT-2's q, a view of
-    the fused c_attn output) is passed as it is, as CUDA's kernels receive and keep it.
+    the fused c_attn output) is passed as it is, as CUDA's kernels receive and keep it. Under
+    autocast the query autocast's sdpa kernel casts is re-laid out too (install()).
     """
+    global _SDPA_LAYOUT
+    _SDPA_LAYOUT = True  # autocast's sdpa kernel re-lays out the query it casts (install())
     F = torch.nn.functional
     if getattr(F.scaled_dot_product_attention, "_memplan_layout", False):
         return
     orig = F.scaled_dot_product_attention
 
     def sdpa(query, *args, **kwargs):
-        if query.dim() == 4 and query.size(1) > 1 and query.size(2) > 1 and query.is_contiguous():
-            query = query.transpose(1, 2).contiguous().transpose(1, 2)
-        return orig(query, *args, **kwargs)
+        return orig(_cuda_layout(query), *args, **kwargs)
 
     sdpa._memplan_layout = True
     F.scaled_dot_product_attention = sdpa

@@ -81,8 +81,14 @@ Fmt LayerModel::lora_format() const {
   return m_act;
 }
 
+// peft's Linear.forward casts x to the adapter's dtype first (`x = self._cast_input_dtype(x,
+// lora_A.weight.dtype)`, peft 0.21.2 tuners/lora/layer.py; `x.to(lora_A.weight.dtype)` before):
+// under autocast the adapters are fp32 like every master weight, so a half input becomes an fp32
+// copy that A's Linear casts back to half, a copy of the adapter's own; an fp32 input is cast by
+// autocast alone. Either way each adapter keeps its own half copy (Lit-GPT casts nothing).
 bool LayerModel::lora_copies_input() const {
-  return m_opts.lora->dropout > 0.0 || (!m_opts.autocast && !(lora_format().cost == m_act.cost));
+  return m_opts.lora->dropout > 0.0 || (!m_opts.autocast && !(lora_format().cost == m_act.cost)) ||
+         (m_opts.autocast && !m_opts.litgpt);
 }
 
 bool LayerModel::lora_shares_input(const std::vector<std::string>& modules, const Fmt& input) const {
@@ -129,7 +135,7 @@ void LayerModel::lora_inputs(Entries& e, const std::string& name, const std::vec
     }
     return;
   }
-  if (m_opts.autocast && !(input.cost == m_act.cost)) {  // A's Linear call makes its own half copy
+  if (m_opts.autocast && (!(input.cost == m_act.cost) || !m_opts.litgpt)) {  // A's own half copy
     for (const std::string& m : modules)
       add_entry(
           e, [&] { return name + ": " + m + " LoRA input cast to " + m_act.name; }, {s, width}, m_act);
