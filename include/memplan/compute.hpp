@@ -24,14 +24,19 @@ enum class Checkpointing { none, selective, full };
 //            holds them) and backward's loss gradients are one chunk's.
 //   fused:   fused linear cross-entropy (Liger): the logits never exist as a whole; forward keeps
 //            the LM head input's gradient instead.
-enum class Loss { plain, chunked, fused };
+//   logprob: TRL's fused LM head (trl 1.16.0 kernels/chunked_logprob.py ChunkedLogProbFunction):
+//            per-token log-probabilities through the LM head in 4096-token x 32768-vocab tiles of
+//            one reused buffer; forward keeps the head's input (a copy of s - 1 positions) and two
+//            fp32 numbers per token, backward rebuilds each tile and accumulates the input's
+//            gradient in fp32.
+enum class Loss { plain, chunked, fused, logprob };
 
 // "eager" (also "math") / "sdpa" (also "flash", "fused"), case-insensitive, else Error naming
 // `subject` with did-you-mean.
 Attention parse_attention(std::string_view subject, std::string_view text);
 // "none" (also "off") / "selective" / "full", case-insensitive, else Error naming `subject`.
 Checkpointing parse_checkpointing(std::string_view subject, std::string_view text);
-// "plain" / "chunked" / "fused", case-insensitive, else Error naming `subject`.
+// "plain" / "chunked" / "fused" / "logprob", case-insensitive, else Error naming `subject`.
 Loss parse_loss(std::string_view subject, std::string_view text);
 const char* to_string(Loss l);
 const char* to_string(Attention a);

@@ -17,9 +17,11 @@ namespace memplan {
 enum class Device { cuda, cpu };
 
 // How the optimizer walks the tensors: foreach (torch >= 2's default on CUDA: each operation over
-// every tensor at once) or per-tensor (torch 1.13, transformers.AdamW, foreach=False: one tensor at
-// a time). Unset: foreach on cuda, per-tensor on cpu.
-enum class OptimizerLoop { device_default, foreach, per_tensor };
+// every tensor at once), per-tensor (torch 1.13, transformers.AdamW, foreach=False: one tensor at
+// a time) or fused (fused=True, transformers' adamw_torch_fused: torch._fused_adamw_ updates
+// parameters and state in place in one kernel, no temporaries). Unset: foreach on cuda, per-tensor
+// on cpu.
+enum class OptimizerLoop { device_default, foreach, per_tensor, fused };
 
 // "cuda" (also "gpu") / "cpu", case-insensitive, else Error naming `subject`.
 Device parse_device(std::string_view subject, std::string_view text);
@@ -65,6 +67,10 @@ enum class TransientCode : uint8_t {
   // Autocast's weight cache under full checkpointing (src/core/memory/activation_term.hpp): the half
   // copies of n0 layers' weights, n1 B each, alive from the forward through the loss.
   autocast_weight_cache,
+  // TRL's fused LM head's backward (Loss::logprob, compute.hpp): the fp32 gradient of its input (n0
+  // B), its reused tile of 4096 tokens x 32768 vocabulary and, under autocast, the weight slice cast
+  // for it (n1 B), and where the head trains its fp32 weight gradient (the rest).
+  logprob_backward,
 };
 
 struct Transient {

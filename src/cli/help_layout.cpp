@@ -57,7 +57,7 @@ const HelpRow k_rows[] = {
     {"--prefill-chunk", G::run, "N"},
     {"--logits", G::run, "{last|all}"},
     {"--activation-bytes-per-row", G::run, "SIZE"},
-    {"--loss", G::run, "{plain|chunked|fused}"},
+    {"--loss", G::run, "{plain|chunked|fused|logprob}"},
     {"--keep-logits", G::run, ""},
     // the number formats
     {"--precision", G::precision, "NAME"},
@@ -97,7 +97,7 @@ const HelpRow k_rows[] = {
     {"--torch", G::runtime, "VERSION"},
     {"--cuda", G::runtime, "VERSION"},
     {"--cuda-module-loading", G::runtime, "{lazy|eager}"},
-    {"--framework", G::runtime, "{hf|litgpt}"},
+    {"--framework", G::runtime, "NAME"},
     {"--transformers", G::runtime, "VERSION"},
     {"--device", G::runtime, "{cuda|cpu}"},
     {"--zero-grad", G::runtime, "{none|zeros}"},

@@ -188,8 +188,10 @@ void logits_rule(const std::string& flag, const std::string& text, V& v) {
 }
 
 void optimizer_loop_rule(const std::string& flag, const std::string& text, V& v) {
-  one_of(flag, text, {"foreach", "per-tensor"});
-  v.optimizer_loop = text == "foreach" ? OptimizerLoop::foreach : OptimizerLoop::per_tensor;
+  one_of(flag, text, {"foreach", "per-tensor", "fused"});
+  v.optimizer_loop = text == "foreach" ? OptimizerLoop::foreach
+                     : text == "fused" ? OptimizerLoop::fused
+                                       : OptimizerLoop::per_tensor;
 }
 
 void overhead_rule(const std::string& flag, const std::string& text, V& v) {
@@ -343,15 +345,18 @@ const std::vector<OptionSpec>& table() {
       {"--device", F::device, "What runs the step: cuda (torch 2, default) or cpu (torch 1.13's rules)",
        device_rule},
       {"--loss", F::loss,
-       "Causal LM loss: plain (HF: fp32 logits), chunked (Lit-GPT, torchtune) or fused (Liger)", loss_rule},
+       "Causal LM loss: plain (HF: fp32 logits), chunked (Lit-GPT, torchtune), fused (Liger) or logprob "
+       "(TRL's "
+       "fused LM head)",
+       loss_rule},
       {"--grad-accum", F::grad_accum, "Micro-batches per optimizer step (gradients stay alive across them)",
        count_rule<&V::grad_accum, (1ull << 20)>},
       {"--zero-grad", F::zero_grad,
        "none (set_to_none, torch >= 2's default) or zeros (torch < 2: gradients stay allocated)",
        zero_grad_rule},
       {"--optimizer-loop", F::optimizer_loop,
-       "The optimizer step's temporaries: foreach (torch >= 2 on CUDA) or per-tensor (torch 1.13, "
-       "transformers.AdamW)",
+       "The optimizer step's temporaries: foreach (torch >= 2 on CUDA), per-tensor (torch 1.13, "
+       "transformers.AdamW) or fused (fused=True, Trainer's adamw_torch_fused: none)",
        optimizer_loop_rule},
       {"--assume-llama", F::assume_llama,
        "Count a config.json of an unknown model_type as a llama-style decoder (the output says so)",
@@ -377,8 +382,9 @@ const std::vector<OptionSpec>& table() {
        "Trainer)",
        switch_rule<&V::keep_logits>, true},
       {"--framework", F::framework,
-       "Whose code runs the step: hf (transformers + peft, default) or litgpt (Lit-GPT 8641822 on Fabric "
-       "2.1, torch 2.1)",
+       "What runs the step, with its defaults (the output names each): hf (transformers + peft in a loop "
+       "of your own, default), trainer, trl, axolotl, llamafactory, torchtune, unsloth, litgpt (Lit-GPT "
+       "8641822 on Fabric 2.1, torch 2.1)",
        framework_rule},
       {"--transformers", F::transformers,
        "transformers release of the model's code (default 5.24); older ones keep what they kept: the "

@@ -1,4 +1,5 @@
 #include "cli/plan_options.hpp"
+#include "cli/framework_options.hpp"
 #include "cli/runtime_options.hpp"
 
 #include <algorithm>
@@ -297,12 +298,16 @@ Plan resolve_plan(const RawPlan& raw) {
   if (!raw.plan_file.empty())
     for (const auto& [k, val] : read_plan_file(raw.plan_file)) text[k] = val;
   for (const auto& [k, val] : raw.given) text[k] = val;
-  const PlanValues v = parse_values(text);
+  const PlanValues given = parse_values(text);
 
   plan.presets = load_presets_for(raw.presets_file);
 
   EstimateRequest& r = plan.request;
-  r.model = resolve_model_source(v, plan.presets, raw.offline);
+  r.model = resolve_model_source(given, plan.presets, raw.offline);
+  // --framework's profile fills what was not given (framework_options.cpp), its notes after the
+  // model's.
+  std::vector<std::string> profile_notes;
+  const PlanValues v = with_profile(given, text, r.model, profile_notes);
   if (v.batchnorm) {
     if (r.model.mlp_widths.empty()) throw Error(Field::batchnorm, "applies to --mlp models");
     r.model.has_batchnorm = true;
@@ -354,13 +359,15 @@ Plan resolve_plan(const RawPlan& raw) {
   r.expandable_segments = v.expandable_segments;
   r.grad_accum = v.grad_accum.value_or(1);
   resolve_torch_release(v, r);  // runtime_options.cpp
+  apply_profile_runtime(v, r);  // framework_options.cpp
   resolve_transformers_release(v, r);
   r.cuda = resolve_cuda_runtime(v, r.torch);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");
   if (r.mode == Mode::infer && v.trainable) r.model.notes.push_back("--mode infer: --trainable is not used");
 
-  refuse_other_mode_flags(v, r);  // mode_options.cpp
+  refuse_other_mode_flags(given, r);  // mode_options.cpp
+  r.model.notes.insert(r.model.notes.end(), profile_notes.begin(), profile_notes.end());
   resolve_layout(v, r);
 
   plan.gpu_given = v.gpu.has_value();
@@ -410,7 +417,9 @@ Plan resolve_plan(const RawPlan& raw) {
   if (r.lora) {  // the adapters set the trainable share: a plan file gives --lora back, not both
     in["trainable"] = nullptr;
     in["lora"] = r.lora->rank;
-    in["lora_targets"] = v.lora_targets ? text.at("lora_targets") : std::string("q,v");
+    in["lora_targets"] = given.lora_targets ? text.at("lora_targets")
+                         : v.lora_targets   ? lora_target_names(*r.lora, *r.model.arch)
+                                            : std::string("q,v");
   }
   in["batch"] = r.batch;
   if (r.seq) in["seq"] = r.seq;
@@ -435,7 +444,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["batchnorm"] = r.model.has_batchnorm;
   in["device"] = to_string(r.device);
   in["loss"] = to_string(r.loss);
-  if (v.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
+  if (given.keep_logits) in["keep_logits"] = true;  // only when given: plans without it read back unchanged
   if (r.framework != Framework::hf) in["framework"] = to_string(r.framework);  // likewise
   if (v.train_vision) in["train_vision"] = true;                               // likewise
   if (v.expandable_segments) in["expandable_segments"] = true;                 // likewise

@@ -52,6 +52,15 @@ std::string transient_text(const Transient& t) {
              "loss), " +
              group_thousands(t.n[0]) + " layers x " + group_thousands(t.n[1]) +
              " B = " + group_thousands(t.bytes) + " B";
+    case TransientCode::logprob_backward: {
+      const uint64_t head = t.bytes - std::min(t.bytes, t.n[0] + t.n[1]);
+      return "TRL's fused LM head's backward: its input's fp32 gradient (" + group_thousands(t.n[0]) +
+             " B) and the tile it rebuilds the logits in, 4096 tokens x 32768 vocabulary (" +
+             group_thousands(t.n[1]) + " B)" +
+             (head ? ", the LM head's fp32 weight gradient (" + group_thousands(head) + " B)"
+                   : std::string()) +
+             " = " + group_thousands(t.bytes) + " B";
+    }
     case TransientCode::adafactor_update: {
       const uint64_t k = t.n[0] ? (t.bytes / 4 - std::min(t.bytes / 4, t.n[1])) / t.n[0] : 0;
       return std::string("transformers' Adafactor, one tensor at a time: ") +

@@ -56,7 +56,7 @@ void resolve_torch_release(const PlanValues& v, EstimateRequest& r) {
 // sdpa is refused as transformers refuses it.
 void resolve_transformers_release(const PlanValues& v, EstimateRequest& r) {
   if (!v.transformers) return;
-  if (r.framework != Framework::hf)
+  if (!runs_transformers_code(r.framework) || r.framework == Framework::torchtune)
     throw Error(Field::transformers, "is Hugging Face's release; " + flag_for(Field::framework) + " " +
                                          to_string(r.framework) + " runs its own model code (expected no " +
                                          flag_for(Field::transformers) + ")");

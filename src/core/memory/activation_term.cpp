@@ -26,7 +26,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.autocast = r.recipe.autocast;
   // Hugging Face causal LMs upcast the logits to fp32 for the loss.
   o.fp32_logits = arch && arch->causal;
-  if (arch && arch->causal && r.framework == Framework::hf && r.device == Device::cuda) {
+  if (arch && arch->causal && runs_transformers_code(r.framework) && r.device == Device::cuda) {
     const detail::HfLossRule rule = detail::hf_loss_rule(arch->model_type, r.transformers);
     o.fp32_logits = rule.upcast;
     o.logits_half_dropped = rule.half_dropped;
@@ -41,6 +41,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.keep_logits = r.keep_logits;
   o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
   o.litgpt = r.framework == Framework::litgpt;
+  o.torchtune = r.framework == Framework::torchtune;
   o.record = record;
   return o;
 }

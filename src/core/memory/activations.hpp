@@ -28,9 +28,11 @@ namespace memplan {
 //                  (same tensors as eager).
 enum class Runtime { cuda, cpu_torch113 };
 
-// Positions per chunk of the chunked loss (Lit-GPT's lm_head_chunk_size, torchtune's default chunking
-// of 8 chunks is coarser).
+// Positions per chunk of the chunked loss (Lit-GPT's lm_head_chunk_size).
 inline constexpr uint64_t k_loss_chunk = 128;
+// torchtune's CEWithChunkedOutputLoss: num_output_chunks = 8 along the sequence (tensor_split: the
+// first chunks ceil(s / 8) positions).
+inline constexpr uint64_t k_torchtune_output_chunks = 8;
 
 // What to compute activations for.
 struct ActivationOptions {
@@ -64,6 +66,9 @@ struct ActivationOptions {
   // Lit-GPT 8641822 on Fabric 2.1 / torch 2.1 runs the step (framework.hpp): its RMSNorm, fused
   // qkv (v a view of it) and LoRAQKVLinear, F.gelu, fp32 logits by chunks, a 4-bit LM head.
   bool litgpt = false;
+  // torchtune's recipes run the step (framework_profile.hpp): its chunked loss upcasts each of its 8
+  // output chunks to fp32 and the recipe deletes the logits before backward.
+  bool torchtune = false;
   // List the rows and notes (false: only the byte counts, which builds no string).
   bool record = true;
 };

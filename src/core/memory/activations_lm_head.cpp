@@ -33,6 +33,10 @@ Entries LayerModel::outside() const {
     return e;
   }
   if (!(m_arch.causal && d.vocab > 0)) return e;
+  if (m_opts.loss == Loss::logprob) {
+    logprob_head(e);
+    return e;
+  }
   if (lora && m_opts.litgpt && m_opts.bnb_4bit)
     add_entry(e, "final norm output (kept by bitsandbytes' 4-bit LM head)", {d.s, d.h}, m_res);
   else if (lora)
@@ -55,6 +59,20 @@ Entries LayerModel::outside() const {
               {d.s, d.vocab}, detail::fp32_fmt());
     add_entry(e, "log-softmax of each chunk (fp32, kept by cross-entropy)", {d.s, d.vocab},
               detail::fp32_fmt());
+    return e;
+  }
+  if (m_opts.loss == Loss::chunked && m_opts.torchtune) {
+    // torchtune 0.6.1 CEWithChunkedOutputLoss: the output projection in 8 chunks (the recipe deletes
+    // them after the loss), each cast .float() for F.cross_entropy, which keeps its fp32 log-softmax
+    // (the fp32 copy goes once read); nll_loss keeps each chunk's labels, reshaped from the recipe's
+    // shifted labels (a copy each).
+    add_entry(e, "logits in 8 chunks (held for the loss, deleted before backward)", {d.s, d.vocab}, m_act,
+              Role::held);
+    add_entry(e, "one chunk's fp32 copy (log-softmax's input, freed once read)", {torchtune_chunk(), d.vocab},
+              detail::fp32_fmt(), Role::held);
+    add_entry(e, "log-softmax of each chunk (fp32, kept by cross-entropy)", {d.s, d.vocab},
+              detail::fp32_fmt());
+    add_entry(e, "shifted labels by chunks (int64, kept by cross-entropy)", {d.s}, Fmt{"int64", {8, 1}});
     return e;
   }
   if (m_opts.loss == Loss::chunked) {
@@ -115,6 +133,25 @@ Entries LayerModel::outside() const {
   if ((m_opts.fp32_logits || shifted) && m_opts.runtime != Runtime::cpu_torch113)
     add_entry(e, "shifted labels (int64, kept by cross-entropy)", {n}, Fmt{"int64", {8, 1}});
   return e;
+}
+
+// TRL's fused LM head (trl 1.16.0 trainer/utils.py add_fused_lm_head, kernels/chunked_logprob.py):
+// last_hidden_state[:, :-1] goes to ChunkedLogProbFunction as (tokens, hidden), a copy (the slice
+// is not contiguous; on CUDA the rows whose label is not -100, hidden[mask]), which it saves with
+// the targets (labels[mask], int64), log_z and the entropy (fp32 per token); masked_scatter keeps
+// the mask. No logits exist beyond one tile (timeline.hpp's loss transient).
+void LayerModel::logprob_head(Entries& e) const {
+  const Shape& d = m_shape;
+  const uint64_t n = d.s > 1 ? d.s - 1 : d.s;
+  add_entry(e, "final norm output[:, :-1] copy (kept by TRL's fused log-prob LM head)", {n, d.h}, m_res);
+  add_entry(e, "log_z and entropy per token (fp32, kept by TRL's fused LM head)", {2, n}, detail::fp32_fmt());
+  add_entry(e, "targets (int64, kept by TRL's fused LM head)", {n}, Fmt{"int64", {8, 1}});
+  add_entry(e, "label mask (bool, kept by masked_scatter)", {n}, Fmt{"bool", {1, 1}});
+}
+
+// torchtune's chunk: tensor_split into 8 along the sequence, the first ceil(s / 8) positions.
+uint64_t LayerModel::torchtune_chunk() const {
+  return (m_shape.s + k_torchtune_output_chunks - 1) / k_torchtune_output_chunks;
 }
 
 // F.cross_entropy is log_softmax(x, dim, x.dtype) then nll_loss (torch

@@ -361,6 +361,9 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
   // a loss the user writes (its gradient is where backward starts).
   if (arch.causal && d.vocab > 0 && opts.loss == Loss::plain)
     ledger.loss_input_bytes_per_sample = bytes_for(loss_elems, model.loss_format().cost, "activation bytes");
+  else if (arch.causal && d.vocab > 0 && opts.loss == Loss::chunked && opts.torchtune)
+    ledger.loss_input_bytes_per_sample = bytes_for(checked_mul(model.torchtune_chunk(), d.vocab, "logits"),
+                                                   detail::fp32_fmt().cost, "activation bytes");
   else if (arch.causal && d.vocab > 0 && opts.loss == Loss::chunked)
     ledger.loss_input_bytes_per_sample =
         bytes_for(checked_mul(std::min<uint64_t>(d.s, k_loss_chunk), d.vocab, "logits"),

@@ -80,7 +80,7 @@ UnquantisedTables unquantised_tables(const EstimateRequest& r, uint64_t frozen) 
   uint64_t emb = checked_mul(a.vocab, a.hidden, "parameter count");
   if (a.position_embedding == "learned")
     emb = checked_add(emb, checked_mul(a.max_positions, a.hidden, "parameter count"), "parameter count");
-  const uint64_t head = a.causal && !a.tied_embeddings && r.framework == Framework::hf
+  const uint64_t head = a.causal && !a.tied_embeddings && runs_transformers_code(r.framework)
                             ? checked_mul(a.vocab, a.hidden, "parameter count")
                             : 0;
   // Only what the frozen count holds (a model whose count is smaller is left as it is).

@@ -15,9 +15,10 @@ Loss parse_loss(std::string_view subject, std::string_view text) {
   if (key == "plain") return Loss::plain;
   if (key == "chunked") return Loss::chunked;
   if (key == "fused") return Loss::fused;
+  if (key == "logprob") return Loss::logprob;
   throw Error(std::string(subject), "\"" + std::string(text) +
-                                        "\" is not valid (expected plain, chunked or fused" +
-                                        did_you_mean(text, {"plain", "chunked", "fused"}) + ")");
+                                        "\" is not valid (expected plain, chunked, fused or logprob" +
+                                        did_you_mean(text, {"plain", "chunked", "fused", "logprob"}) + ")");
 }
 
 const char* to_string(Loss l) {
@@ -28,6 +29,8 @@ const char* to_string(Loss l) {
       return "chunked";
     case Loss::fused:
       return "fused";
+    case Loss::logprob:
+      return "logprob";
   }
   return "plain";
 }

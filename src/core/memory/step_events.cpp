@@ -393,7 +393,15 @@ void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t step
       free_all(b, cache);  // the autocast region exits before backward
       b.phase = Phase::backward;
       free_all(b, act.held);
-      if (loss.bytes) {
+      if (loss.code == TransientCode::logprob_backward) {  // its input's gradient, the tile, the head's
+        const uint64_t rest = loss.bytes - std::min(loss.bytes, loss.n[0] + loss.n[1]);
+        const uint64_t gh = b.alloc(loss.n[0]);
+        const uint64_t tile = b.alloc(loss.n[1]);
+        const uint64_t gw = b.alloc(rest);
+        b.free(tile, loss.n[1]);
+        b.free(gw, rest);
+        b.free(gh, loss.n[0]);
+      } else if (loss.bytes) {
         const uint64_t two = loss.code == TransientCode::loss_and_dequant ? 2 * loss.n[0] : loss.bytes;
         const uint64_t g1 = b.alloc(two / 2);
         const uint64_t g2 = b.alloc(two - two / 2);

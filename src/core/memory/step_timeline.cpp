@@ -110,6 +110,9 @@ Transient optimizer_transient(const EstimateRequest& r, const Estimate& e) {
   if (e.sharded && e.sharded->layout.sharding != ShardingStrategy::ddp &&
       !is_fsdp(e.sharded->layout.sharding))
     return t;
+  // fused=True: torch._fused_adamw_ (torch/optim/adam.py _fused_adam, aten FusedAdamWKernel.cu)
+  // reads the gradients and writes parameters and state in place: no temporaries.
+  if (r.optimizer_loop == OptimizerLoop::fused) return t;
   const bool per_tensor = r.optimizer_loop == OptimizerLoop::per_tensor ||
                           (r.optimizer_loop == OptimizerLoop::device_default && r.device == Device::cpu);
   if (per_tensor) {
@@ -171,7 +174,45 @@ PhasePoint point(Phase phase, uint64_t w, uint64_t s, uint64_t g, uint64_t a, ui
 
 }  // namespace
 
+// TRL's fused LM head's backward (trl 1.16.0 kernels/chunked_logprob.py backward): grad_hidden
+// zeros in fp32 for every token, mm_buf of min(tokens, 4096) x 32768 in the compute format (the
+// autocast dtype, else the hidden state's) with, under autocast, the fp32 weight's slice cast to it,
+// and grad_weight zeros in fp32 when the LM head trains.
+Transient logprob_backward(const EstimateRequest& r) {
+  Transient t;
+  if (!r.model.arch || !r.model.arch->causal || !r.seq) return t;
+  const TransformerArch& a = *r.model.arch;
+  constexpr uint64_t k_token_tile = 4096, k_vocab_tile = 32768;
+  const uint64_t tokens = checked_mul(r.batch, r.seq > 1 ? r.seq - 1 : r.seq, "tokens");
+  const ElementCost compute = r.recipe.activations.cost;
+  const ElementCost fp32{4, 1};
+  const ElementCost res = r.recipe.autocast ? fp32 : compute;
+  const ElementCost weights = r.recipe.weights.cost;
+  // Each fp32 gradient is returned cast to its tensor's format (a copy unless that is fp32), the
+  // tile still allocated.
+  const uint64_t hidden_elems = checked_mul(tokens, a.hidden, "tensor");
+  const uint64_t head_elems = checked_mul(a.vocab, a.hidden, "tensor");
+  t.code = TransientCode::logprob_backward;
+  t.n[0] = bytes_for(hidden_elems, fp32, "timeline bytes");
+  if (!(res == fp32)) t.n[0] = add_bytes(t.n[0], bytes_for(hidden_elems, res, "timeline bytes"));
+  t.n[1] = bytes_for(checked_mul(std::min(tokens, k_token_tile), k_vocab_tile, "tensor"), compute,
+                     "timeline bytes");
+  if (r.recipe.autocast)
+    t.n[1] = add_bytes(t.n[1], bytes_for(checked_mul(std::min(a.vocab, k_vocab_tile), a.hidden, "tensor"),
+                                         compute, "timeline bytes"));
+  const bool head_trains = !r.lora && r.trainable >= 1.0;
+  uint64_t weight_grad = 0;
+  if (head_trains) {
+    weight_grad = bytes_for(head_elems, fp32, "timeline bytes");
+    if (!(weights == fp32))
+      weight_grad = add_bytes(weight_grad, bytes_for(head_elems, weights, "timeline bytes"));
+  }
+  t.bytes = add_bytes(add_bytes(t.n[0], t.n[1]), weight_grad);
+  return t;
+}
+
 Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
+  if (r.loss == Loss::logprob) return logprob_backward(r);
   Transient loss;
   if (e.ledger.loss_input_bytes) {
     loss.code = TransientCode::loss_gradients;

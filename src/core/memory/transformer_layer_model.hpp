@@ -102,6 +102,10 @@ class LayerModel {
   // What cross-entropy keeps of logits of `dims` (upcast: it reads an fp32 upcast of half logits):
   // its log-softmax, and under CUDA autocast on half logits nll_loss's fp32 copy of it too.
   void cross_entropy(Entries& e, const Dims& dims, bool upcast) const;
+  // TRL's fused log-prob LM head (Loss::logprob): what its autograd function keeps.
+  void logprob_head(Entries& e) const;
+  // Positions in each of torchtune's 8 output chunks (the first ones, the largest).
+  uint64_t torchtune_chunk() const;
   bool cuda_autocast_half_loss(bool upcast) const;
 
   // The format cross-entropy computes in (its log-softmax and the gradients it starts backward with).

@@ -1,0 +1,44 @@
+#pragma once
+// A framework's profile: the defaults a user of that framework really gets where memplan has a
+// choice to make (the loss, the LoRA adapters' format and dropout, the optimizer's loop, whether
+// the loop keeps the logits, whether activation checkpointing is on). Each rule cites the code
+// that makes it, at a release. A profile implies its rules; a flag given overrides one (the CLI
+// applies them and says which came from the profile). One file per profile under
+// src/core/profiles/.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include <memplan/compute.hpp>
+#include <memplan/framework.hpp>
+#include <memplan/timeline.hpp>
+
+namespace memplan {
+
+// One default of a profile: its value (none: the profile leaves memplan's own default) and the
+// code that sets it ("torchtune 0.6.1 recipes/configs/llama3_1/8B_lora_single_device.yaml: ...").
+template <class T>
+struct ProfileRule {
+  std::optional<T> value;
+  std::string_view source;
+};
+
+struct FrameworkProfile {
+  Framework framework = Framework::hf;
+  std::string_view release;  // the release whose code the rules cite ("0.6.1")
+  std::string_view runs;     // what the profile runs, in a few words
+  ProfileRule<Loss> loss;
+  ProfileRule<bool> lora_fp32;                 // LoRA adapters in fp32 on a half model (else the base format)
+  ProfileRule<double> lora_dropout;            // LoRA dropout probability
+  ProfileRule<std::string_view> lora_targets;  // the adapted matrices, as --lora-targets takes them
+  ProfileRule<OptimizerLoop> optimizer_loop;   // for torch's Adam/AdamW
+  uint32_t optimizer_loop_from_torch[2] = {0, 0};  // the loop rule holds from this torch release on
+  ProfileRule<bool> keep_logits;                   // the loop keeps the logits through backward
+  ProfileRule<Checkpointing> checkpointing;        // activation checkpointing when the user does not say
+};
+
+// The profile of `f` (a static table: one file per framework).
+const FrameworkProfile& framework_profile(Framework f);
+
+}  // namespace memplan
