@@ -33,9 +33,14 @@ struct FrameworkProfile {
   ProfileRule<double> lora_dropout;            // LoRA dropout probability
   ProfileRule<std::string_view> lora_targets;  // the adapted matrices, as --lora-targets takes them
   ProfileRule<OptimizerLoop> optimizer_loop;   // for torch's Adam/AdamW
-  uint32_t optimizer_loop_from_torch[2] = {0, 0};  // the loop rule holds from this torch release on
-  ProfileRule<bool> keep_logits;                   // the loop keeps the logits through backward
-  ProfileRule<Checkpointing> checkpointing;        // activation checkpointing when the user does not say
+  // The loop rule holds from these torch and transformers releases on ({0, 0}: any).
+  uint32_t optimizer_loop_from_torch[2] = {0, 0};
+  uint32_t optimizer_loop_from_transformers[2] = {0, 0};
+  ProfileRule<bool> keep_logits;             // the loop keeps the logits through backward
+  ProfileRule<Checkpointing> checkpointing;  // activation checkpointing when the user does not say
+  // Full checkpointing offloads each checkpointed layer's input to pinned host memory but the last
+  // one's, reloading it into one of two GPU buffers in backward (unsloth's "unsloth" checkpointing).
+  ProfileRule<bool> offloaded_checkpoints;
 };
 
 // The profile of `f` (a static table: one file per framework).

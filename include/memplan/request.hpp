@@ -86,6 +86,9 @@ struct EstimateRequest {
   // Whose code runs the step where it keeps more than torch decides (framework.hpp): hf (default)
   // or Lit-GPT 8641822 on Fabric 2.1 / torch 2.1.
   Framework framework = Framework::hf;
+  // Full checkpointing keeps each layer's input on the host but the last one's (unsloth's
+  // checkpointing: framework_profile.hpp); on the GPU, that input and two reload buffers.
+  bool offloaded_checkpoints = false;
   // Vision-language training: the vision tower's weights train too (its layers keep their
   // activations); false: frozen, as LLaVA's and LoRA recipes leave it (vision_activations.hpp).
   bool train_vision = false;

@@ -69,6 +69,12 @@ PlanValues with_profile(const PlanValues& v, const std::map<std::string, std::st
     notes.push_back(note(p, std::string(to_string(*p.checkpointing.value)) + " activation checkpointing",
                          p.checkpointing.source, Field::checkpointing));
   }
+  if (p.offloaded_checkpoints.value && *p.offloaded_checkpoints.value && train &&
+      out.checkpointing.value_or(Checkpointing::none) == Checkpointing::full) {
+    out.offloaded_checkpoints = true;
+    notes.push_back(note(p, "each checkpointed layer's input but the last offloaded to pinned host memory",
+                         p.offloaded_checkpoints.source, Field::checkpointing));
+  }
   return out;
 }
 
@@ -79,6 +85,8 @@ void apply_profile_runtime(const PlanValues& v, EstimateRequest& r) {
       o.kind == StateKind::copies && o.copies == 2 && o.step_per_tensor && !o.transformers_loop;
   if (!p.optimizer_loop.value || v.optimizer_loop || r.mode != Mode::train || !torch_adam) return;
   if (r.torch.before(p.optimizer_loop_from_torch[0], p.optimizer_loop_from_torch[1])) return;
+  if (r.transformers.before(p.optimizer_loop_from_transformers[0], p.optimizer_loop_from_transformers[1]))
+    return;
   r.optimizer_loop = *p.optimizer_loop.value;
   r.model.notes.push_back(note(p, std::string("optimizer loop ") + loop_name(*p.optimizer_loop.value),
                                p.optimizer_loop.source, Field::optimizer_loop));

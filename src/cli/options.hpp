@@ -79,6 +79,7 @@ struct PlanValues {
   bool expandable_segments = false;    // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   std::optional<Framework> framework;  // hf (default) or litgpt
   bool train_vision = false;           // the vision tower trains (default frozen)
+  bool offloaded_checkpoints = false;  // set by a profile (unsloth), never by a flag
 };
 
 // One option: its flag, its field (plan-file key = field_key(field)), its help, and its rule.

@@ -349,6 +349,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.activation_bytes_per_row = v.activation_bytes_per_row.value_or(0);
   r.attention = v.attention.value_or(Attention::sdpa);
   r.checkpointing = v.checkpointing.value_or(Checkpointing::none);
+  r.offloaded_checkpoints = v.offloaded_checkpoints;
   r.kv_format = v.kv_format;
   r.overhead_given = v.overhead.has_value();
   r.device = v.device.value_or(Device::cuda);
@@ -359,8 +360,8 @@ Plan resolve_plan(const RawPlan& raw) {
   r.expandable_segments = v.expandable_segments;
   r.grad_accum = v.grad_accum.value_or(1);
   resolve_torch_release(v, r);  // runtime_options.cpp
-  apply_profile_runtime(v, r);  // framework_options.cpp
   resolve_transformers_release(v, r);
+  apply_profile_runtime(v, r);  // framework_options.cpp
   r.cuda = resolve_cuda_runtime(v, r.torch);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
     r.model.notes.push_back("--mode infer: the optimizer is not used");

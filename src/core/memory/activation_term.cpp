@@ -42,6 +42,7 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
   o.litgpt = r.framework == Framework::litgpt;
   o.torchtune = r.framework == Framework::torchtune;
+  o.offloaded_checkpoints = r.offloaded_checkpoints;
   o.record = record;
   return o;
 }

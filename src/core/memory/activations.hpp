@@ -69,6 +69,8 @@ struct ActivationOptions {
   // torchtune's recipes run the step (framework_profile.hpp): its chunked loss upcasts each of its 8
   // output chunks to fp32 and the recipe deletes the logits before backward.
   bool torchtune = false;
+  // Full checkpointing's layer inputs offloaded to the host but the last one's (request.hpp).
+  bool offloaded_checkpoints = false;
   // List the rows and notes (false: only the byte counts, which builds no string).
   bool record = true;
 };

@@ -311,7 +311,18 @@ ActivationLedger transformer_activations(const TransformerArch& arch, const Acti
     typical.set_role(Role::recomputed);
     Entries kept;
     kept.record = opts.record;
-    add_entry(kept, "layer input (checkpoint)", {d.s, d.h}, model.res());
+    // unsloth_zoo 2026.10.9 gradient_checkpointing.py UnslothCheckpointFunction: every layer's input
+    // but the last one's goes to a pinned CPU buffer; backward reloads them into GPU_BUFFERS and,
+    // with 512 MiB free, a second one for double buffering. The last layer's input and the two
+    // buffers are what stays on the GPU (after the layers).
+    if (opts.offloaded_checkpoints) {
+      add_entry(outside, "the last layer's input (checkpoint, kept on the GPU; the others offloaded)",
+                {d.s, d.h}, model.res());
+      add_entry(outside, "unsloth's two GPU reload buffers for the offloaded layer inputs", {2, d.s, d.h},
+                model.res());
+    } else {
+      add_entry(kept, "layer input (checkpoint)", {d.s, d.h}, model.res());
+    }
     recompute_ps = layer_ps;
     layer_ps = first_ps = detail::per_sample_bytes(kept, Role::saved);
     kept.append(typical);

@@ -212,6 +212,7 @@ struct RequestKeyWriter {
     code(r.device);
     code(r.loss);
     flag(r.keep_logits);
+    flag(r.offloaded_checkpoints);
     u64(r.grad_accum);
     flag(r.grads_kept);
     code(r.optimizer_loop);

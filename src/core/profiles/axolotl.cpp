@@ -1,4 +1,4 @@
-// axolotl: axolotl (a Trainer).
+// axolotl: a Trainer configured by its YAML schema's defaults (axolotl 0.19.0).
 #include "core/profiles/profiles.hpp"
 
 namespace memplan::profiles {
@@ -6,8 +6,13 @@ namespace memplan::profiles {
 FrameworkProfile axolotl() {
   FrameworkProfile p;
   p.framework = Framework::axolotl;
-  p.release = "axolotl";
+  p.release = "axolotl 0.19.0 on transformers' Trainer";
   p.runs = "axolotl (a Trainer)";
+  p.optimizer_loop = {OptimizerLoop::fused,
+                      "axolotl 0.19.0 utils/schemas/training.py: optimizer defaults to adamw_torch_fused"};
+  p.keep_logits = {false,
+                   "a Trainer: compute_loss returns the loss only (transformers trainer.py training_step)"};
+  p.lora_dropout = {0.0, "axolotl 0.19.0 utils/schemas/peft.py: lora_dropout defaults to 0.0"};
   return p;
 }
 

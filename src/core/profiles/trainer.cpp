@@ -14,6 +14,8 @@ FrameworkProfile trainer() {
       "(torch.optim.AdamW(fused=True))"};
   p.optimizer_loop_from_torch[0] = 2;
   p.optimizer_loop_from_torch[1] = 8;
+  p.optimizer_loop_from_transformers[0] = 4;  // huggingface/transformers#37358, first in 4.54.0
+  p.optimizer_loop_from_transformers[1] = 54;
   p.keep_logits = {false,
                    "transformers 5.24.0 trainer.py training_step: compute_loss returns the loss only, the "
                    "outputs go before backward"};

@@ -14,6 +14,8 @@ FrameworkProfile trl() {
       "which SFTConfig keeps"};
   p.optimizer_loop_from_torch[0] = 2;
   p.optimizer_loop_from_torch[1] = 8;
+  p.optimizer_loop_from_transformers[0] = 4;  // huggingface/transformers#37358, first in 4.54.0
+  p.optimizer_loop_from_transformers[1] = 54;
   p.keep_logits = {false, "trl 1.16.0 sft_trainer.py compute_loss: only the loss outlives the forward"};
   p.checkpointing = {
       Checkpointing::full,
