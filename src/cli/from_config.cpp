@@ -86,6 +86,11 @@ FromReport read_from_text(std::string_view text, const std::string& path) {
                    "TRL YAML with per_device_train_batch_size") +
             ")");
   }
+  // The framework that runs such a file runs the step: its profile's defaults apply where the file
+  // is silent (framework_profile.hpp). DeepSpeed and accelerate configs say nothing of the loop, and
+  // a TrainingArguments file may be Trainer's or TRL's (its keys do not say which).
+  if (r.framework == "axolotl" || r.framework == "torchtune" || r.framework == "llamafactory")
+    r.values.emplace("framework", r.framework);
   return r;
 }
 

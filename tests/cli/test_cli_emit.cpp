@@ -118,8 +118,10 @@ const EmitCase k_emit_cases[] = {
   // Axolotl and torchtune double-quantize QLoRA's scales: nf4-dq, a little under the suggestion's nf4.
   {"advise", "axolotl/fft-8b.yaml", "--gpu rtx-4090 --model llama-3-8b", "--emit", "QLoRA",
    "--lora 16 --lora-targets q,v --quantize nf4-dq", false},
-  {"advise", "torchtune/8B_full_single_device.yaml", "--gpu rtx-4090 --seq 2048", "--emit torchtune", "QLoRA",
-   "--lora 16 --lora-targets q,v --quantize nf4-dq", false},
+  // torchtune's profile (chunked fp32 loss, logits deleted before backward, fused AdamW): LoRA fits
+  // unquantised.
+  {"advise", "torchtune/8B_full_single_device.yaml", "--gpu rtx-4090 --seq 2048", "--emit torchtune", "LoRA",
+   "--lora 16 --lora-targets q,v", false},
   {"advise", "deepspeed/ds_z3_config.json",
    "--gpu rtx-4090 --model llama-3-8b --gpus 2 --seq 1024 --batch 1 --precision mixed-bf16 --checkpointing full",
    "--emit --emit-rank 3", "offload", "--offload optimizer", true},

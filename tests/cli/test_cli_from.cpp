@@ -113,6 +113,10 @@ TEST_CASE("from: --from reads each sample config into the plan its flags give", 
         flags.push_back(w);
       }
       for (const std::string& w : from_split_words(s.flags)) flags.push_back(w);
+      // The file's framework runs the step: its profile is the flags' --framework.
+      const std::string file(s.file);
+      for (const char* fw : {"axolotl", "torchtune", "llamafactory"})
+        if (file.rfind(std::string(fw) + "/", 0) == 0) flags.insert(flags.end(), {"--framework", fw});
       nlohmann::json a = from_json_of(from);
       const nlohmann::json b = from_json_of(flags);
       REQUIRE(a.contains("from"));
