@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memplan/error.hpp>
 #include <memplan/framework_profile.hpp>
 #include <memplan/lora.hpp>
 
@@ -35,6 +36,14 @@ PlanValues with_profile(const PlanValues& v, const std::map<std::string, std::st
   const FrameworkProfile& p = framework_profile(v.framework.value_or(Framework::hf));
   const bool train = v.mode.value_or(Mode::train) == Mode::train;
   const bool causal = model.arch && model.arch->causal && model.arch->vocab > 0;
+  // The training frameworks' profiles say nothing of inference (hf and Lit-GPT's model code do).
+  const Framework f = p.framework;
+  if (!train && f != Framework::hf && f != Framework::litgpt)
+    throw Error(Field::framework,
+                std::string(to_string(f)) +
+                    " is a training framework; its profile has no inference rules (expected hf or "
+                    "litgpt with " +
+                    flag_for(Field::mode) + " infer)");
   const auto absent = [&](Field f) { return !given.count(field_key(f)); };
   if (p.loss.value && !v.loss && train && causal) {
     out.loss = p.loss.value;

@@ -294,6 +294,10 @@ const BadInput k_bad_inputs[] = {
      "--lora-dropout: \"1\" is outside [0, 1) (expected a dropout probability, e.g. 0.05)"},
     {{"estimate", "--model", "llama-2-7b", "--lora", "8", "--lora-dropout", "x"},
      "--lora-dropout: \"x\" is not a number"},
+    {{"estimate", "--model", "llama-2-7b", "--mode", "infer", "--framework", "torchtune"},
+     "--framework: torchtune is a training framework; its profile has no inference rules (expected hf or "
+     "litgpt "
+     "with --mode infer)"},
     {{"estimate", "--model", "llama-2-7b", "--framework", "lightning"},
      "--framework: \"lightning\" is not a framework (expected hf, trainer, trl, axolotl, llamafactory, "
      "torchtune, unsloth or litgpt)"},
