@@ -37,10 +37,10 @@ PlanValues with_profile(const PlanValues& v, const std::map<std::string, std::st
   const bool train = v.mode.value_or(Mode::train) == Mode::train;
   const bool causal = model.arch && model.arch->causal && model.arch->vocab > 0;
   // The training frameworks' profiles say nothing of inference (hf and Lit-GPT's model code do).
-  const Framework f = p.framework;
-  if (!train && f != Framework::hf && f != Framework::litgpt)
+  const Framework runs = p.framework;
+  if (!train && runs != Framework::hf && runs != Framework::litgpt)
     throw Error(Field::framework,
-                std::string(to_string(f)) +
+                std::string(to_string(runs)) +
                     " is a training framework; its profile has no inference rules (expected hf or "
                     "litgpt with " +
                     flag_for(Field::mode) + " infer)");
