@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <memplan/error.hpp>
 #include "core/base/did_you_mean.hpp"
@@ -33,8 +34,8 @@ Framework parse_framework(std::string_view subject, std::string_view text) {
   for (char& c : key) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   for (const auto& [name, f] : k_framework_names)
     if (key == name) return f;
-  const std::vector<std::string> names = {"hf",           "trainer",   "trl",     "axolotl",
-                                          "llamafactory", "torchtune", "unsloth", "litgpt"};
+  std::vector<std::string> names;  // the canonical names: the table's first eight
+  for (size_t i = 0; i < 8; ++i) names.emplace_back(k_framework_names[i].first);
   throw Error(std::string(subject), "\"" + std::string(text) +
                                         "\" is not a framework (expected hf, trainer, trl, axolotl, "
                                         "llamafactory, torchtune, unsloth or litgpt" +

@@ -11,7 +11,7 @@ void optimizer_loop(Builder& b, std::vector<std::vector<Tensor>>& state,
   for (size_t i = 0; i < state.size(); ++i) {
     if (allocate_state)
       for (Tensor& t : state[i]) b.alloc(t);
-    if (foreach || !temp_bytes[i]) continue;  // fused: no temporaries
+    if (foreach) continue;
     const uint64_t t1 = b.alloc(temp_bytes[i]);
     const uint64_t t2 = b.alloc(temp_bytes[i]);
     b.free(t2, temp_bytes[i]);
