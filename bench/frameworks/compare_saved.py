@@ -43,6 +43,11 @@ def memplan_flags(row, batch):
     f += ["--optimizer", "adamw", "--checkpointing", row["checkpointing"]]
     if row.get("lora"):
         f += ["--lora", str(row["lora"]), "--lora-targets", row["lora_targets"]]
+    if row.get("quantize"):  # measure_qlora.py's rows: peft's prepare_model_for_kbit_training leaves
+        # every non-4-bit parameter fp32 under autocast, which is memplan's amp recipe (the row's precision)
+        f += ["--quantize", row["quantize"]]
+        if row.get("autocast_over_half") and not row["precision"].startswith("amp-"):
+            f += ["--framework", "trainer"]  # Trainer's bf16=True: autocast over the half model
     return f
 
 
@@ -84,6 +89,9 @@ def label(row):
         return " ".join(parts + ["infer", "logits=" + row["logits"], f"s{row['seq']}"])
     if row.get("lora"):
         parts.append(f"lora{row['lora']}:{row['lora_targets']}")
+    if row.get("quantize"):
+        parts.append(row["quantize"] + ("+prep" if row.get("kbit_prep") else "")
+                     + ("+ac" if row.get("autocast_over_half") else ""))
     if row["checkpointing"] != "none":
         parts.append("ckpt")
     return " ".join(parts + [f"s{row['seq']}"])

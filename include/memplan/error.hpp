@@ -117,6 +117,8 @@ enum class Field {
   torch,
   // the transformers release whose modelling code runs
   transformers,
+  // the bitsandbytes release whose 4-bit layers run
+  bitsandbytes,
 };
 
 // The key of a field in plan files and JSON "inputs": "lora_targets"; "" for Field::none.
@@ -208,15 +210,16 @@ inline const char* field_key(Field f) {
       "cuda_module_loading",
       "torch",
       "transformers",
+      "bitsandbytes",
   };
-  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::transformers) + 1,
+  static_assert(sizeof(keys) / sizeof(keys[0]) == static_cast<std::size_t>(Field::bitsandbytes) + 1,
                 "one key per Field");
   return keys[static_cast<std::size_t>(f)];
 }
 
 // The field whose key is `key`, or Field::none.
 inline Field field_for_key(const std::string& key) {
-  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::transformers); ++i)
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(Field::bitsandbytes); ++i)
     if (key == field_key(static_cast<Field>(i))) return static_cast<Field>(i);
   return Field::none;
 }

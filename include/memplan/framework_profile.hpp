@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 
+#include <memplan/bitsandbytes_release.hpp>
 #include <memplan/compute.hpp>
 #include <memplan/framework.hpp>
 #include <memplan/timeline.hpp>
@@ -41,6 +42,8 @@ struct FrameworkProfile {
   // Full checkpointing offloads each checkpointed layer's input to pinned host memory but the last
   // one's, reloading it into one of two GPU buffers in backward (unsloth's "unsloth" checkpointing).
   ProfileRule<bool> offloaded_checkpoints;
+  // The bitsandbytes release its QLoRA runs used (none: today's, the default).
+  ProfileRule<BitsandbytesRelease> bitsandbytes;
 };
 
 // The profile of `f` (a static table: one file per framework).

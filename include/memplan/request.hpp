@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include <memplan/bitsandbytes_release.hpp>
 #include <memplan/compute.hpp>
 #include <memplan/cuda_runtime.hpp>
 #include <memplan/framework.hpp>
@@ -52,6 +53,8 @@ struct EstimateRequest {
   TorchRelease torch;  // the PyTorch release of the step (--torch; torch_release.hpp)
   // The transformers release whose modelling code runs (--transformers; transformers_release.hpp).
   TransformersRelease transformers;
+  // The bitsandbytes release whose 4-bit layers run a QLoRA step (--bitsandbytes).
+  BitsandbytesRelease bitsandbytes;
   bool stored_weights = false;  // inference: weights cost model.weight_bytes, as stored in the file
   std::optional<ParallelLayout> parallel;     // several GPUs: report the most-loaded one
   GradFormat grad_format = GradFormat::half;  // gradient buffers of mixed recipes (16/18/20 B per parameter)

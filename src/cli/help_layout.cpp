@@ -99,6 +99,7 @@ const HelpRow k_rows[] = {
     {"--cuda-module-loading", G::runtime, "{lazy|eager}"},
     {"--framework", G::runtime, "NAME"},
     {"--transformers", G::runtime, "VERSION"},
+    {"--bitsandbytes", G::runtime, "VERSION"},
     {"--device", G::runtime, "{cuda|cpu}"},
     {"--zero-grad", G::runtime, "{none|zeros}"},
     {"--optimizer-loop", G::runtime, "NAME"},

@@ -210,6 +210,10 @@ void transformers_rule(const std::string& flag, const std::string& text, V& v) {
   v.transformers = parse_transformers_release(flag, text);
 }
 
+void bitsandbytes_rule(const std::string& flag, const std::string& text, V& v) {
+  v.bitsandbytes = parse_bitsandbytes_release(flag, text);
+}
+
 void module_loading_rule(const std::string& flag, const std::string& text, V& v) {
   v.cuda_module_loading = parse_module_loading(flag, text);
 }
@@ -391,6 +395,10 @@ const std::vector<OptionSpec>& table() {
        "loss's logits in the model's format (GPT-2, OPT before 4.48, GPT-NeoX before 4.49), a shifted "
        "copy before 4.49, OPT's and GPT-NeoX's eager softmax, eager where sdpa did not exist yet",
        transformers_rule},
+      {"--bitsandbytes", F::bitsandbytes,
+       "bitsandbytes release of the 4-bit layers (QLoRA; default 0.50.2): before 0.43.2 each 4-bit "
+       "matmul keeps its input for backward",
+       bitsandbytes_rule},
       {"--train-vision", F::train_vision,
        "With --images: the vision tower trains too, keeping its activations (default frozen, as LLaVA "
        "and LoRA recipes)",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <memplan/bitsandbytes_release.hpp>
 #include <memplan/compute.hpp>
 #include <memplan/error.hpp>
 #include <memplan/lora.hpp>
@@ -51,6 +52,7 @@ struct PlanValues {
   std::optional<ModuleLoading> cuda_module_loading;
   std::optional<TorchRelease> torch;                // the PyTorch release of the step
   std::optional<TransformersRelease> transformers;  // the transformers release of the model's code
+  std::optional<BitsandbytesRelease> bitsandbytes;  // the bitsandbytes release of the 4-bit layers
   // the GPUs and the layout
   std::optional<std::string> gpu;  // resolved against the presets (and the probe) later
   std::optional<uint64_t> gpus;    // unset with gpus_auto

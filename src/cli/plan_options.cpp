@@ -361,6 +361,7 @@ Plan resolve_plan(const RawPlan& raw) {
   r.grad_accum = v.grad_accum.value_or(1);
   resolve_torch_release(v, r);  // runtime_options.cpp
   resolve_transformers_release(v, r);
+  resolve_bitsandbytes_release(v, r);
   apply_profile_runtime(v, r);  // framework_options.cpp
   r.cuda = resolve_cuda_runtime(v, r.torch);
   if (r.mode == Mode::infer && r.optimizer.name != "none" && v.optimizer)
@@ -434,6 +435,7 @@ Plan resolve_plan(const RawPlan& raw) {
   in["cuda_module_loading"] = to_string(r.cuda.loading);
   in["torch"] = to_string(r.torch);
   if (!(r.transformers == TransformersRelease{})) in["transformers"] = to_string(r.transformers);
+  if (!(r.bitsandbytes == BitsandbytesRelease{})) in["bitsandbytes"] = to_string(r.bitsandbytes);
   in["prefill_chunk"] = r.prefill_chunk;
   if (r.mode == Mode::infer) in["logits"] = r.all_logits ? "all" : "last";
   if (r.quantize) in["quantize"] = storage_format(*r.quantize).name;

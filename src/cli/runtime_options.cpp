@@ -77,4 +77,25 @@ void resolve_transformers_release(const PlanValues& v, EstimateRequest& r) {
   r.attention = Attention::eager;
 }
 
+// --bitsandbytes (bitsandbytes_release.hpp): the release of the 4-bit layers a QLoRA step runs.
+// Given where no bitsandbytes layer trains it would change nothing, so it is refused there.
+void resolve_bitsandbytes_release(const PlanValues& v, EstimateRequest& r) {
+  if (!v.bitsandbytes) return;
+  const std::string given = to_string(*v.bitsandbytes);
+  const bool nf4 =
+      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  if (r.mode != Mode::train || !nf4)
+    throw Error(Field::bitsandbytes, given +
+                                         ": it changes what a bitsandbytes 4-bit layer keeps for "
+                                         "backward, so it needs a training step with " +
+                                         flag_for(Field::quantize) + " nf4 or nf4-dq (expected no " +
+                                         flag_for(Field::bitsandbytes) + ")");
+  if (r.framework == Framework::torchtune)
+    throw Error(Field::bitsandbytes, given + ": " + flag_for(Field::framework) +
+                                         " torchtune quantises with torchao's NF4Tensor, not bitsandbytes "
+                                         "(expected no " +
+                                         flag_for(Field::bitsandbytes) + ")");
+  r.bitsandbytes = *v.bitsandbytes;
+}
+
 }  // namespace memplan::cli

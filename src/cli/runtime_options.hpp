@@ -19,6 +19,7 @@ void resolve_torch_release(const PlanValues& v, EstimateRequest& r);
 // r.framework, r.device and r.attention must be resolved. Throws Error naming the option on a
 // combination that release cannot run.
 void resolve_transformers_release(const PlanValues& v, EstimateRequest& r);
+void resolve_bitsandbytes_release(const PlanValues& v, EstimateRequest& r);
 
 // The CUDA runtime under `torch` (r.torch once resolved). Throws Error on lazy loading without it.
 CudaRuntime resolve_cuda_runtime(const PlanValues& v, TorchRelease torch);

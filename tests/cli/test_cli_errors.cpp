@@ -265,6 +265,16 @@ const BadInput k_bad_inputs[] = {
     {{"estimate", "--params", "7B", "--transformers", "4.36", "--framework", "litgpt"},
      "--transformers: is Hugging Face's release; --framework litgpt runs its own model code (expected no "
      "--transformers)"},
+    {{"estimate", "--params", "7B", "--bitsandbytes", "0.38"},
+     "--bitsandbytes: \"0.38\" is not a bitsandbytes release with 4-bit layers (expected "
+     "MAJOR.MINOR[.PATCH] from 0.39, e.g. 0.41.1 or 0.50.2; quote it in plan files)"},
+    {{"estimate", "--model", "llama-2-7b", "--seq", "512", "--bitsandbytes", "0.41"},
+     "--bitsandbytes: 0.41.0: it changes what a bitsandbytes 4-bit layer keeps for backward, so it needs a "
+     "training step with --quantize nf4 or nf4-dq (expected no --bitsandbytes)"},
+    {{"estimate", "--model", "llama-2-7b", "--seq", "512", "--lora", "8", "--quantize", "nf4", "--framework",
+      "torchtune", "--bitsandbytes", "0.41"},
+     "--bitsandbytes: 0.41.0: --framework torchtune quantises with torchao's NF4Tensor, not bitsandbytes "
+     "(expected no --bitsandbytes)"},
     {{"estimate", "--params", "7B", "--transformers", "4.36", "--device", "cpu"},
      "--transformers: 4.36 with --device cpu: the CPU rules are torch 1.13's own models, as measured "
      "(expected no --transformers)"},

@@ -52,27 +52,38 @@ TEST_CASE("QLoRA on Llama-2-7B: the adapters are the trainable parameters", "[cl
   //   q and v in fp32 2 x 2048*16*4 = 262,144; sdpa q, k, v, output 4 x 16,777,216 + lse
   //   32*2048*4 = 262,144; MLP norm 33,554,432 + 8,192; gate, silu(gate), up 3 x 2048*11008*2 =
   //   135,266,304 = 337,133,568 (measured on an H200 with peft 0.21: two fp32 copies of the
-  //   attention norm's output per layer); bitsandbytes' 4-bit matmuls keep the inputs of the
-  //   frozen q/k/v (the attention norm output, 16,777,216), gate/up (the MLP norm output,
-  //   16,777,216) and down (silu(gate) x up, 2048*11008*2 = 45,088,768): 415,776,768.
-  //   layer 0: its input needs no gradient, so no attention norm and no q/k/v input kept:
-  //   415,776,768 - 33,562,624 - 16,777,216.
+  //   attention norm's output per layer). bitsandbytes 0.50.2's 4-bit matmuls keep no input
+  //   (MatMul4Bit keeps (None, B) from 0.43.2, bitsandbytes#1270).
+  //   layer 0: its input needs no gradient, so no attention norm kept: 337,133,568 - 33,562,624.
   //   outside: final norm 33,562,624; logits bf16 131,072,000 + fp32 262,144,000 (held);
   //   log-softmax 262,144,000; the shifted labels transformers' ForCausalLMLoss keeps, int64
   //   2048 x 8 = 16,384.
-  const uint64_t layer = 415776768, first = layer - 33562624 - 16777216,
-                 outside = 33562624 + 131072000 + 2 * 262144000 + 2048 * 8;
-  CHECK(doc["breakdown"]["activations"] == first + 31 * layer + outside);
+  const uint64_t outside = 33562624 + 131072000 + 2 * 262144000 + 2048 * 8;
+  CHECK(doc["breakdown"]["activations"] == (337133568 - 33562624) + 31ull * 337133568 + outside);
+  // Before 0.43.2 MatMul4Bit kept its input A: the frozen q/k/v's (the attention norm output,
+  // 16,777,216), gate/up's (the MLP norm output, 16,777,216) and down's (silu(gate) x up,
+  // 2048*11008*2 = 45,088,768): 415,776,768 a layer; layer 0 keeps no q/k/v input either.
+  std::vector<std::string> old_bnb = k_qlora;
+  old_bnb.insert(old_bnb.end(), {"--bitsandbytes", "0.43.1"});
+  const json old = lora_estimate_json(old_bnb);
+  CHECK(old["inputs"]["bitsandbytes"] == "0.43.1");
+  const uint64_t layer = 415776768, first = layer - 33562624 - 16777216;
+  CHECK(old["breakdown"]["activations"] == first + 31 * layer + outside);
+  CHECK(lora_estimate_json([&] {
+          std::vector<std::string> v = k_qlora;
+          v.insert(v.end(), {"--bitsandbytes", "0.43.2"});
+          return v;
+        }())["breakdown"]["activations"] == doc["breakdown"]["activations"]);
 
   std::vector<std::string> full = k_qlora;
   full.erase(full.begin() + 2, full.begin() + 6);  // drop --lora 16 (and --quantize nf4: nothing is frozen)
   const json ft = lora_estimate_json(full);
-  // With peft's fp32 adapters QLoRA keeps more than the full fine-tune (two fp32 copies per layer
-  // where the full fine-tune keeps the norms' normalised tensors); with adapters in bf16 it keeps
-  // less (bitsandbytes keeps the frozen matmuls' inputs as a trained Linear would, the norms'
+  // With peft's fp32 adapters and bitsandbytes before 0.43.2, QLoRA keeps more than the full fine-tune (two
+  // fp32 copies per layer where the full fine-tune keeps the norms' normalised tensors); with adapters in
+  // bf16 it keeps less (bitsandbytes keeps the frozen matmuls' inputs as a trained Linear would, the norms'
   // normalised tensors are not kept).
-  CHECK(doc["breakdown"]["activations"].get<uint64_t>() > ft["breakdown"]["activations"].get<uint64_t>());
-  std::vector<std::string> base = k_qlora;
+  CHECK(old["breakdown"]["activations"].get<uint64_t>() > ft["breakdown"]["activations"].get<uint64_t>());
+  std::vector<std::string> base = old_bnb;
   base.insert(base.end(), {"--lora-dtype", "base"});
   // By hand, full fine-tune minus QLoRA with bf16 adapters: per layer the two norms' normalised
   // tensors (2 x 16,777,216) less x.A for q and v (131,072) = 33,423,360; layer 0 also its

@@ -41,7 +41,7 @@ TEST_CASE("the option table: one option per field, keys and flags agree", "[erro
       if (c == '_') c = '-';
     CHECK(dashed == o.flag);  // plan-file key and flag are one name
   }
-  CHECK(cli::plan_options().size() == 66);  // every planning flag, one per field
+  CHECK(cli::plan_options().size() == 67);  // every planning flag, one per field
 }
 
 TEST_CASE("an option's rule tags its error with the field", "[errors][options]") {

@@ -39,7 +39,16 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.softmax_keeps_input = r.device == Device::cuda && r.torch.softmax_keeps_input();
   o.loss = r.loss;
   o.keep_logits = r.keep_logits;
-  o.bnb_4bit = r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  // bitsandbytes' MatMul4Bit keeps its input before 0.43.2 (bitsandbytes_release.hpp); torchtune's
+  // NF4 weights are torchao's, whose LinearNF4 saves only the weight (torchao dtypes/nf4tensor.py).
+  o.bnb_layers = r.quantize &&
+                 (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq) &&
+                 r.framework != Framework::torchtune;
+  o.bnb_4bit = o.bnb_layers && r.bitsandbytes.matmul_4bit_keeps_input();
+  const bool trainer_loop = r.framework == Framework::trainer || r.framework == Framework::trl ||
+                            r.framework == Framework::axolotl || r.framework == Framework::llamafactory;
+  o.autocast_over_half =
+      trainer_loop && !r.recipe.autocast && !(r.recipe.activations.cost == ElementCost{4, 1});
   o.litgpt = r.framework == Framework::litgpt;
   o.torchtune = r.framework == Framework::torchtune;
   o.offloaded_checkpoints = r.offloaded_checkpoints;

@@ -57,9 +57,18 @@ struct ActivationOptions {
   bool softmax_keeps_input = false;
   Loss loss = Loss::plain;   // causal LMs: how the logits and cross-entropy are computed (compute.hpp)
   bool keep_logits = false;  // the training loop keeps the logits through backward (request.hpp)
-  // The frozen weights are bitsandbytes 4-bit (QLoRA): its MatMul4Bit keeps its input A whenever A
-  // requires grad (ctx.tensors = (A, B)), where a frozen nn.Linear keeps none.
+  // The frozen weights are bitsandbytes 4-bit (QLoRA) of a release before 0.43.2: its MatMul4Bit
+  // keeps its input A whenever A requires grad (ctx.tensors = (A, B)), where a frozen nn.Linear
+  // keeps none (from 0.43.2 it keeps (None, B): bitsandbytes_release.hpp).
   bool bnb_4bit = false;
+  // The frozen weights are bitsandbytes 4-bit layers (any release): Linear4bit.forward casts its
+  // input to the compute dtype and returns the product cast back to the input's dtype
+  // (bitsandbytes nn/modules.py), so under autocast, whose residual stream is fp32, a 4-bit
+  // matmul's output is fp32, not the autocast format.
+  bool bnb_layers = false;
+  // A half model (the recipe is not amp) trained under torch.autocast all the same: Hugging Face's
+  // Trainer with bf16=True / fp16=True enables accelerate's autocast whatever the weights' dtype.
+  bool autocast_over_half = false;
   // LoRA/QLoRA: every base weight is frozen (a frozen Linear keeps no input for its own weight
   // gradient) and these matrices carry adapters, which keep their input and the rank-r x.A.
   std::optional<LoraTargets> lora;

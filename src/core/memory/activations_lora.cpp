@@ -75,8 +75,14 @@ void LayerModel::litgpt_qkv_adapter(Entries& e) const {
 // peft >= 0.12 keeps the adapters in fp32 when the model is half (autocast_adapter_dtype=True,
 // its default) and casts each adapted Linear's input to their dtype. Under autocast the adapters'
 // Linear calls are cast to half like every other.
+//
+// peft's bitsandbytes LoRA layers cast the input only when autocast is off (`requires_conversion =
+// not torch.is_autocast_enabled()`, peft 0.21.2 tuners/lora/bnb.py Linear4bit.forward): a Trainer
+// with bf16=True / fp16=True runs a half model under autocast (accelerate's mixed precision), so
+// there the fp32 adapters' calls are cast to half by autocast and no fp32 input copy is made.
 Fmt LayerModel::lora_format() const {
   const bool half = !(m_act.cost == detail::fp32_fmt().cost);
+  if (m_opts.bnb_layers && m_opts.autocast_over_half) return m_act;
   if (m_opts.lora->fp32_adapters && half && !m_opts.autocast) return detail::fp32_fmt();
   return m_act;
 }
@@ -95,10 +101,10 @@ bool LayerModel::lora_shares_input(const std::vector<std::string>& modules, cons
   return !modules.empty() && !lora_copies_input() && !(m_opts.autocast && !(input.cost == m_act.cost));
 }
 
-// bitsandbytes' MatMul4Bit.forward keeps (A, B) in ctx.tensors when A or B requires grad
-// (bitsandbytes/autograd/_functions.py, unchanged from 0.41 on), so under QLoRA each frozen 4-bit
-// Linear whose input needs a gradient keeps that input. The q/k/v calls share one input, so do
-// gate and up; under autocast each call casts its own half copy first (compute_dtype).
+// bitsandbytes' MatMul4Bit.forward kept (A, B) in ctx.tensors when A or B required grad
+// (bitsandbytes/autograd/_functions.py, 0.39 to 0.43.1; bitsandbytes_release.hpp), so under QLoRA each frozen
+// 4-bit Linear whose input needs a gradient keeps that input. The q/k/v calls share one input, so do gate and
+// up; under autocast each call casts its own half copy first (compute_dtype).
 void LayerModel::bnb_inputs(Entries& e, const Grads& g) const {
   const LoraTargets& t = *m_opts.lora;
   const Shape& d = m_shape;
@@ -207,24 +213,24 @@ void LayerModel::lora_mlp_core(Entries& e, const Grads& g) const {
   if (m_arch.gated_mlp) {
     if (g.gate)
       ff_entry(
-          e, [] { return std::string("gate projection output"); }, m_act);
+          e, [] { return std::string("gate projection output"); }, m_mlp);
     if (g.up)
       ff_entry(
-          e, [&] { return fn + "(gate)"; }, m_act);
+          e, [&] { return fn + "(gate)"; }, m_mlp);
     if (g.gate)
       ff_entry(
-          e, [] { return std::string("up projection output"); }, m_act);
-    if (down_input) lora_inputs(e, fn + "(gate) x up (down LoRA input)", {"down"}, d.ff, m_act);
+          e, [] { return std::string("up projection output"); }, m_mlp);
+    if (down_input) lora_inputs(e, fn + "(gate) x up (down LoRA input)", {"down"}, d.ff, m_mlp);
   } else if (fn == "relu") {
-    if (g.up) add_entry(e, "ReLU output", {d.s, d.ff}, m_act);
-    if (down_input && (lora_copies_input() || !g.up)) lora_inputs(e, "ReLU output", {"down"}, d.ff, m_act);
+    if (g.up) add_entry(e, "ReLU output", {d.s, d.ff}, m_mlp);
+    if (down_input && (lora_copies_input() || !g.up)) lora_inputs(e, "ReLU output", {"down"}, d.ff, m_mlp);
   } else {
     if (g.up && m_arch.python_gelu && !m_opts.litgpt)
       gelu_new(e);
     else if (g.up)
       add_entry(
-          e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_act);
-    if (down_input) lora_inputs(e, fn + " output (down LoRA input)", {"down"}, d.ff, m_act);
+          e, [&] { return "up projection output (" + fn + " input)"; }, {d.s, d.ff}, m_mlp);
+    if (down_input) lora_inputs(e, fn + " output (down LoRA input)", {"down"}, d.ff, m_mlp);
   }
   if (m_arch.experts > 0 && (g.gate || g.up) && m_opts.runtime != Runtime::cpu_torch113) moe_routing(e, true);
   if (ffn_drop) {

@@ -37,6 +37,7 @@ LayerModel::LayerModel(const TransformerArch& arch, const ActivationOptions& opt
     : m_arch(arch), m_opts(opts) {
   m_act = Fmt{opts.act_format, opts.act_cost};
   m_res = opts.autocast ? detail::fp32_fmt() : m_act;
+  m_mlp = opts.bnb_layers && opts.lora ? m_res : m_act;
   uint64_t hd = arch.resolved_head_dim();
   uint64_t ff = arch.intermediate ? arch.intermediate : checked_mul(4, arch.hidden, "intermediate");
   if (arch.experts > 0)  // each token runs k routed experts (and the shared ones): their widths add up

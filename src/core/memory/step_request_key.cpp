@@ -11,7 +11,7 @@ namespace {
 // The sizes the writers below were written for (64-bit libstdc++): a field added to one of these
 // structs changes its size, and the build stops here until the writer knows the field.
 #if defined(__GLIBCXX__) && UINTPTR_MAX == UINT64_MAX
-static_assert(sizeof(EstimateRequest) == 1856, "a request field: add it to step_request_key");
+static_assert(sizeof(EstimateRequest) == 1864, "a request field: add it to step_request_key");
 static_assert(sizeof(ModelSpec) == 1088, "a model field: add it to step_request_key");
 static_assert(sizeof(TransformerArch) == 496, "an arch field: add it to step_request_key");
 static_assert(sizeof(VisionTower) == 224, "a vision field: add it to step_request_key");
@@ -24,6 +24,7 @@ static_assert(sizeof(LoraTargets) == 24, "a LoRA field: add it to step_request_k
 static_assert(sizeof(CudaRuntime) == 12, "a CUDA field: add it to step_request_key");
 static_assert(sizeof(TorchRelease) == 8, "a torch field: add it to step_request_key");
 static_assert(sizeof(TransformersRelease) == 8, "a transformers field: add it to step_request_key");
+static_assert(sizeof(BitsandbytesRelease) == 12, "a bitsandbytes field: add it to step_request_key");
 #endif
 
 struct RequestKeyWriter {
@@ -201,6 +202,7 @@ struct RequestKeyWriter {
     u64(r.torch.minor);
     u64(r.transformers.major);
     u64(r.transformers.minor);
+    u64(r.bitsandbytes.value());
     flag(r.stored_weights);
     maybe(r.parallel, [&](const ParallelLayout& p) { layout(p); });
     code(r.grad_format);

@@ -197,6 +197,9 @@ class LayerModel {
   const TransformerArch& m_arch;
   const ActivationOptions& m_opts;
   Fmt m_act, m_res;
+  // What the frozen MLP's gate and up matmuls produce: m_act, but the input's format (m_res) where
+  // bitsandbytes' 4-bit layers run under autocast (Linear4bit.forward returns `.to(inp_dtype)`).
+  Fmt m_mlp;
   Shape m_shape{};
   bool m_eager = true, m_drop_hidden = false, m_drop_attn = false;
 };

@@ -313,6 +313,8 @@ VisionActivations vision_activations(const VisionTower& t, uint64_t images, bool
   o.fp32_logits = false;
   o.keep_logits = false;
   o.bnb_4bit = false;
+  o.bnb_layers = false;
+  o.autocast_over_half = false;
   o.litgpt = false;
   o.dropout = false;  // CLIP's and SigLIP's attention_dropout is 0.0
   const bool eager = opts.attention == Attention::eager || opts.runtime == Runtime::cpu_torch113;

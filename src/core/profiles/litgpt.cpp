@@ -15,6 +15,9 @@ FrameworkProfile litgpt() {
   p.lora_targets = {"q,v", "litgpt finetune/lora.py setup: lora_query=True, lora_value=True, the rest False"};
   p.keep_logits = {true,
                    "litgpt finetune/lora.py fit: `logits = model(...)` stays bound through fabric.backward"};
+  p.bitsandbytes = {BitsandbytesRelease{0, 41, 1},
+                    "Lit-GPT 8641822 (2023-10-16) requirements-all.txt leaves bitsandbytes unpinned: "
+                    "0.41.1 was the release then"};
   return p;
 }
 
