@@ -71,6 +71,10 @@ enum class TransientCode : uint8_t {
   // B), its reused tile of 4096 tokens x 32768 vocabulary and, under autocast, the weight slice cast
   // for it (n1 B), and where the head trains its fp32 weight gradient (the rest).
   logprob_backward,
+  // The last layer's backward with bitsandbytes 4-bit MLP weights (QLoRA): its gradients (n0 B, as
+  // mlp_gradients) while MatMul4Bit.backward dequantises the down projection's weight (n1
+  // elements, 2 B each: the half format it was quantised from) for its input's gradient.
+  mlp_gradients_dequant,
 };
 
 struct Transient {

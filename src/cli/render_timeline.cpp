@@ -28,6 +28,12 @@ std::string transient_text(const Transient& t) {
              "hidden state, " +
              group_thousands(t.n[0]) + " tokens x (" + group_thousands(t.n[1]) +
              " + hidden) = " + group_thousands(t.bytes) + " B";
+    case TransientCode::mlp_gradients_dequant:
+      return "the last layer's backward: gradients of the MLP's inner tensors and of the hidden state, " +
+             group_thousands(t.n[0]) +
+             " B, while the 4-bit down projection is dequantised for its input gradient (bitsandbytes' "
+             "MatMul4Bit, torchao's LinearNF4), " +
+             group_thousands(t.n[1]) + " x 2 B = " + group_thousands(t.bytes) + " B";
     case TransientCode::loss_and_dequant:
       return "cross-entropy's backward, 2 x " + group_thousands(t.n[0]) +
              " B, while bitsandbytes' 4-bit LM head dequantises its weight for the input gradient (an fp16 "

@@ -82,3 +82,19 @@ TEST_CASE("bitsandbytes: before 0.43.2 every frozen 4-bit matmul keeps its input
       qlora_activations({"--precision", "bf16", "--quantize", "nf4", "--bitsandbytes", "0.43.1"});
   CHECK(old - now == 32ull * (1024 * 4096 * 2 + 1024 * 11008 * 2) + 31ull * 1024 * 4096 * 2);
 }
+
+TEST_CASE("4-bit weights: the last layer's backward dequantises the down projection", "[bitsandbytes]") {
+  // MatMul4Bit.backward (and torchao's LinearNF4) rebuilds the frozen weight whole, in bf16, for
+  // the input gradient. torchtune QLoRA on Llama-2-7B, batch 4 x seq 2048 (8,192 tokens): the last
+  // layer's gradients, 8,192 x (3 x 11,008) x 2 B + 8,192 x 4,096 x 2 B = 608,174,080 B, beside
+  // the down projection's 4,096 x 11,008 weight x 2 B.
+  const auto r =
+      run_cli({"estimate", "--model", "llama-2-7b", "--quantize", "nf4", "--lora", "16", "--precision",
+               "bf16", "--seq", "2048", "--batch", "4", "--framework", "torchtune", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json tl = json::parse(r.out)["timeline"];
+  uint64_t backward = 0;
+  for (const json& p : tl)
+    if (p["phase"] == "backward") backward = p["transient"].get<uint64_t>();
+  CHECK(backward == 8192ull * 3 * 11008 * 2 + 8192ull * 4096 * 2 + 4096ull * 11008 * 2);
+}

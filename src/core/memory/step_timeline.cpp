@@ -230,7 +230,27 @@ Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
   return loss;
 }
 
-Transient last_layer_backward_transient(const EstimateRequest& r) { return mlp_gradients(r); }
+// bitsandbytes' MatMul4Bit.backward: `grad_A = torch.matmul(grad_output, F.dequantize_4bit(B,
+// ctx.state).to(grad_output.dtype))` (bitsandbytes 0.50.2 autograd/_functions.py; the same
+// dequantisation from 0.39): the frozen 4-bit weight is rebuilt whole, in the half format it was
+// quantised from, for each Linear's input gradient, beside the layer's gradients. A dense MLP's
+// down projection (hidden x ff) is the largest such matrix of the layer. torchtune's NF4 weights
+// are torchao's (its LinearNF4 backward dequantises too, `weight.to(grad_output.dtype)`); MoE
+// experts are not nn.Linear layers, so bitsandbytes leaves them.
+Transient last_layer_backward_transient(const EstimateRequest& r) {
+  Transient t = mlp_gradients(r);
+  const bool nf4 =
+      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
+  if (!t.bytes || !nf4 || r.model.arch->experts > 0) return t;
+  const TransformerArch& a = *r.model.arch;
+  const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "tensor");
+  const uint64_t grads = t.bytes;
+  t.code = TransientCode::mlp_gradients_dequant;
+  t.n[0] = grads;
+  t.n[1] = checked_mul(a.hidden, ff, "tensor");
+  t.bytes = add_bytes(grads, checked_mul(2, t.n[1], "timeline bytes"));
+  return t;
+}
 
 Transient optimizer_step_transient(const EstimateRequest& r, const Estimate& e) {
   return optimizer_transient(r, e);
@@ -274,7 +294,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
   const uint64_t lsm = (held || lsm_input) && r.loss == Loss::plain
                            ? std::min(add_bytes(e.ledger.loss_input_bytes, lsm_input), a - held)
                            : 0;
-  const Transient mlp = mlp_gradients(r);
+  const Transient mlp = last_layer_backward_transient(r);
   const PhasePoint last_layer = point(Phase::backward, w, s, g0, a - held - lsm, mlp.bytes, buf);
   if (last_layer.bytes > back.bytes) {
     back = last_layer;
