@@ -44,6 +44,8 @@ struct FrameworkProfile {
   ProfileRule<bool> offloaded_checkpoints;
   // The bitsandbytes release its QLoRA runs used (none: today's, the default).
   ProfileRule<BitsandbytesRelease> bitsandbytes;
+  // Its loop runs a half model under torch.autocast all the same (no flag: the framework does it).
+  ProfileRule<bool> autocast_over_half;
 };
 
 // The profile of `f` (a static table: one file per framework).

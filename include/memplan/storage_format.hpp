@@ -3,6 +3,7 @@
 // (int4 is 1/2 byte; nf4 with its block constants is a little more).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,12 @@ enum class StorageFormatId {
   awq_4bit,
   mxfp4
 };
+
+// NormalFloat4 with or without double quantisation: the 4-bit formats QLoRA trains on
+// (bitsandbytes' Linear4bit, torchao's NF4Tensor).
+inline bool is_nf4(std::optional<StorageFormatId> f) {
+  return f && (*f == StorageFormatId::nf4 || *f == StorageFormatId::nf4_dq);
+}
 
 struct StorageFormat {
   std::string name;         // "fp32", "bf16", "nf4", ...

@@ -20,7 +20,7 @@ void axolotl_precision(const EstimateRequest& r, EmitSettings& s) {
 }
 
 void axolotl_adapters(const EstimateRequest& r, EmitSettings& s) {
-  const bool four = r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq;
+  const bool four = is_nf4(r.quantize);
   if (r.lora) {
     s.set("adapter", four ? "qlora" : "lora");
     s.set("lora_r", r.lora->rank);

@@ -34,7 +34,7 @@ void llamafactory_adapters(const EstimateRequest& r, EmitSettings& s) {
     if (r.lora->dropout > 0) s.set("lora_dropout", r.lora->dropout);
   }
   if (!r.quantize) return;
-  if (r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq) {
+  if (is_nf4(r.quantize)) {
     s.set("quantization_bit", 4);
     if (r.quantize == StorageFormatId::nf4) s.set("double_quantization", false);  // default true
   } else if (r.quantize == StorageFormatId::int8) {

@@ -57,7 +57,7 @@ const char* tune_optimizer(const std::string& o) {
 }
 
 void tune_adapters(const EstimateRequest& r, const FromReport* from, EmitSettings& s) {
-  const bool four = r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq;
+  const bool four = is_nf4(r.quantize);
   const std::string base = tune_base_builder(r, from);
   if (base.empty()) {
     s.cannot.push_back("model " + r.model.id + ": no torchtune builder memplan knows; set model._component_");

@@ -55,7 +55,7 @@ EmitSettings trainer_settings(const EstimateRequest& r, const FromReport*) {
            " --lora_target_modules";
     for (const std::string& m : hf_lora_modules(*r.lora)) trl += " " + m;
   }
-  if (r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq)
+  if (is_nf4(r.quantize))
     trl += std::string(trl.empty() ? "" : " ") + "--load_in_4bit --bnb_4bit_quant_type nf4" +
            (r.quantize == StorageFormatId::nf4_dq ? " --use_bnb_nested_quant" : "");
   else if (r.quantize == StorageFormatId::int8)

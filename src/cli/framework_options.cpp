@@ -84,9 +84,7 @@ PlanValues with_profile(const PlanValues& v, const std::map<std::string, std::st
     notes.push_back(note(p, "each checkpointed layer's input but the last offloaded to pinned host memory",
                          p.offloaded_checkpoints.source, Field::checkpointing));
   }
-  const bool bnb_4bit =
-      v.quantize && (*v.quantize == StorageFormatId::nf4 || *v.quantize == StorageFormatId::nf4_dq);
-  if (p.bitsandbytes.value && !v.bitsandbytes && train && v.lora && bnb_4bit) {
+  if (p.bitsandbytes.value && !v.bitsandbytes && train && v.lora && is_nf4(v.quantize)) {
     out.bitsandbytes = p.bitsandbytes.value;
     notes.push_back(note(p, "bitsandbytes " + to_string(*p.bitsandbytes.value), p.bitsandbytes.source,
                          Field::bitsandbytes));

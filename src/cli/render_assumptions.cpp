@@ -1,5 +1,7 @@
 // The assumption sentences of an estimate (render_terms.hpp): what the numbers take for granted,
 // built from the request, the estimate's codes and the activation ledger's notes.
+#include <fmt/format.h>
+
 #include <memplan/quantity.hpp>
 #include <memplan/storage_format.hpp>
 #include "core/memory/factored_state.hpp"
@@ -40,7 +42,7 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
                                 : std::string()) +
          "), gradients and optimizer state for them only; base weights frozen" +
          (r.quantize ? " in " + storage_format(*r.quantize).name : "") +
-         (r.quantize == StorageFormatId::nf4 || r.quantize == StorageFormatId::nf4_dq ? " (QLoRA)" : "");
+         (is_nf4(r.quantize) ? " (QLoRA)" : "");
 }
 
 }  // namespace

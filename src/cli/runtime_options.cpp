@@ -82,9 +82,7 @@ void resolve_transformers_release(const PlanValues& v, EstimateRequest& r) {
 void resolve_bitsandbytes_release(const PlanValues& v, EstimateRequest& r) {
   if (!v.bitsandbytes) return;
   const std::string given = to_string(*v.bitsandbytes);
-  const bool nf4 =
-      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
-  if (r.mode != Mode::train || !nf4)
+  if (r.mode != Mode::train || !is_nf4(r.quantize))
     throw Error(Field::bitsandbytes, given +
                                          ": it changes what a bitsandbytes 4-bit layer keeps for "
                                          "backward, so it needs a training step with " +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include <memplan/framework_profile.hpp>
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activations.hpp"
@@ -41,14 +42,10 @@ ActivationOptions options_for(const EstimateRequest& r, const TransformerArch* a
   o.keep_logits = r.keep_logits;
   // bitsandbytes' MatMul4Bit keeps its input before 0.43.2 (bitsandbytes_release.hpp); torchtune's
   // NF4 weights are torchao's, whose LinearNF4 saves only the weight (torchao dtypes/nf4tensor.py).
-  o.bnb_layers = r.quantize &&
-                 (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq) &&
-                 r.framework != Framework::torchtune;
+  o.bnb_layers = is_nf4(r.quantize) && r.framework != Framework::torchtune;
   o.bnb_4bit = o.bnb_layers && r.bitsandbytes.matmul_4bit_keeps_input();
-  const bool trainer_loop = r.framework == Framework::trainer || r.framework == Framework::trl ||
-                            r.framework == Framework::axolotl || r.framework == Framework::llamafactory;
-  o.autocast_over_half =
-      trainer_loop && !r.recipe.autocast && !(r.recipe.activations.cost == ElementCost{4, 1});
+  o.autocast_over_half = framework_profile(r.framework).autocast_over_half.value.value_or(false) &&
+                         !r.recipe.autocast && !(r.recipe.activations.cost == ElementCost{4, 1});
   o.litgpt = r.framework == Framework::litgpt;
   o.torchtune = r.framework == Framework::torchtune;
   o.offloaded_checkpoints = r.offloaded_checkpoints;
@@ -296,9 +293,7 @@ void inference_activations(const EstimateRequest& r, Estimate& e) {
   a.add(wl);
   // Lit-GPT on Fabric's bitsandbytes layers: a matmul of more than one token (the prompt) dequantises
   // the 4-bit weight to fp16 (Fabric quantised it from an fp16 copy) and casts it to bf16.
-  const bool bnb =
-      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
-  if (litgpt && bnb) {
+  if (litgpt && is_nf4(r.quantize)) {
     const uint64_t hd = arch.resolved_head_dim();
     const uint64_t qkv =
         checked_mul(arch.hidden, checked_mul(arch.heads + 2 * m.arch->resolved_kv_heads(), hd, "w"), "w");

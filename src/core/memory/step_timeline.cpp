@@ -153,9 +153,8 @@ Transient mlp_gradients(const EstimateRequest& r) {
 // The LM head's weight elements when Lit-GPT's bitsandbytes 4-bit layers run it (its matmuls
 // dequantise it, 4 B per element at once), else 0.
 uint64_t litgpt_dequantised_head(const EstimateRequest& r) {
-  const bool bnb =
-      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
-  if (r.framework != Framework::litgpt || !bnb || !r.model.arch || !r.model.arch->causal) return 0;
+  if (r.framework != Framework::litgpt || !is_nf4(r.quantize) || !r.model.arch || !r.model.arch->causal)
+    return 0;
   return checked_mul(r.model.arch->vocab, r.model.arch->hidden, "tensor");
 }
 
@@ -239,9 +238,7 @@ Transient loss_backward_transient(const EstimateRequest& r, const Estimate& e) {
 // experts are not nn.Linear layers, so bitsandbytes leaves them.
 Transient last_layer_backward_transient(const EstimateRequest& r) {
   Transient t = mlp_gradients(r);
-  const bool nf4 =
-      r.quantize && (*r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq);
-  if (!t.bytes || !nf4 || r.model.arch->experts > 0) return t;
+  if (!t.bytes || !is_nf4(r.quantize) || r.model.arch->experts > 0) return t;
   const TransformerArch& a = *r.model.arch;
   const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, a.hidden, "tensor");
   const uint64_t grads = t.bytes;

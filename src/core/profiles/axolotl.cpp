@@ -13,6 +13,9 @@ FrameworkProfile axolotl() {
   p.keep_logits = {false,
                    "a Trainer: compute_loss returns the loss only (transformers trainer.py training_step)"};
   p.lora_dropout = {0.0, "axolotl 0.19.0 utils/schemas/peft.py: lora_dropout defaults to 0.0"};
+  p.autocast_over_half = {true,
+                          "axolotl 0.19 loads the weights in the training dtype and trains with the "
+                          "transformers Trainer, bf16: true enabling its autocast"};
   return p;
 }
 

@@ -25,6 +25,9 @@ FrameworkProfile llamafactory() {
       "q,k,v,o,gate,up,down",
       "LLaMA-Factory 0.9.5 hparams/finetuning_args.py: lora_target \"all\", every Linear but the LM "
       "head (model_utils/misc.py find_all_linear_modules)"};
+  p.autocast_over_half = {true,
+                          "LLaMA-Factory 0.9.5 loads the weights in the compute dtype and trains with the "
+                          "transformers Trainer, bf16: true enabling its autocast"};
   return p;
 }
 

@@ -19,6 +19,9 @@ FrameworkProfile trainer() {
   p.keep_logits = {false,
                    "transformers 5.24.0 trainer.py training_step: compute_loss returns the loss only, the "
                    "outputs go before backward"};
+  p.autocast_over_half = {true,
+                          "transformers 5.24 Trainer: bf16=True / fp16=True enables accelerate's autocast "
+                          "(Accelerator(mixed_precision)) whatever dtype the model loaded in"};
   return p;
 }
 

@@ -24,6 +24,9 @@ FrameworkProfile trl() {
   p.loss = {Loss::logprob,
             "trl 1.16.0 trainer/utils.py add_fused_lm_head, kernels/chunked_logprob.py: per-token log-probs "
             "through the LM head in 4096-token x 32768-vocab tiles, no logits"};
+  p.autocast_over_half = {true,
+                          "trl 1.16 SFTTrainer is a transformers Trainer: bf16=True enables accelerate's "
+                          "autocast over the loaded model"};
   return p;
 }
 
