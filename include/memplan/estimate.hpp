@@ -96,7 +96,8 @@ enum class Counted : uint8_t {
   master_weights,
   optimizer_state,
   unquantised_embedding,  // the token embedding a Linear-only quantiser leaves in the weight format
-  unquantised_lm_head     // the LM head transformers' quantisers leave in the weight format
+  unquantised_lm_head,    // the LM head transformers' quantisers leave in the weight format
+  unquantised_experts     // transformers v5's fused MoE experts and router, which bitsandbytes leaves
 };
 
 // The inference working buffer kinds (kv_cache.cpp).
@@ -137,7 +138,7 @@ struct Term {
                                      // parameters: fp32 for FSDP's flat parameter under mixed-*
   bool plus_fp32 = false;            // gradients: and an fp32 copy the optimizer steps on
   uint8_t line_count = 0;
-  std::array<Line, 4> lines;  // the first line_count are set
+  std::array<Line, 6> lines;  // the first line_count are set
 
   void add(const Line& line) {
     if (line_count < lines.size()) lines[line_count++] = line;

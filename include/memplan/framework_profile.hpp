@@ -17,6 +17,15 @@
 
 namespace memplan {
 
+// How the framework puts 4-bit (bitsandbytes) weights on the GPU before the first step, with the
+// loader's own temporaries (core/memory/weight_load.hpp):
+//   direct:           each weight allocated once, in its final format (memplan's default)
+//   transformers_bnb: from_pretrained with a BitsAndBytesConfig: the allocator warm-up, then one
+//                     weight at a time staged in 16 bits on the GPU and quantised there
+//   litgpt_bnb:       Fabric's BitsandbytesPrecision: every Linear built on the GPU and quantised
+//                     from an fp16 copy, then quantised again from the checkpoint's fp16 copy
+enum class WeightLoad : uint8_t { direct, transformers_bnb, litgpt_bnb };
+
 // One default of a profile: its value (none: the profile leaves memplan's own default) and the
 // code that sets it ("torchtune 0.6.1 recipes/configs/llama3_1/8B_lora_single_device.yaml: ...").
 template <class T>
@@ -46,6 +55,8 @@ struct FrameworkProfile {
   ProfileRule<BitsandbytesRelease> bitsandbytes;
   // Its loop runs a half model under torch.autocast all the same (no flag: the framework does it).
   ProfileRule<bool> autocast_over_half;
+  // How its QLoRA runs load and quantise the weights (none: direct).
+  ProfileRule<WeightLoad> weight_load;
 };
 
 // The profile of `f` (a static table: one file per framework).

@@ -75,6 +75,10 @@ enum class TransientCode : uint8_t {
   // mlp_gradients) while MatMul4Bit.backward dequantises the down projection's weight (n1
   // elements, 2 B each: the half format it was quantised from) for its input's gradient.
   mlp_gradients_dequant,
+  // Loading 4-bit weights (core/memory/weight_load.hpp): the weights loaded so far beside one
+  // weight's 16-bit copy on the GPU (n0 elements x n1 B, the largest quantised weight's), the
+  // copy the loader quantises from.
+  load_staging,
 };
 
 struct Transient {
@@ -117,7 +121,14 @@ struct StepTimeline {
   uint64_t peak_bytes = 0;
   Phase peak_phase = Phase::weights;
   uint64_t first_step_peak_bytes = 0;  // step 1: no optimizer state before optimizer.step()
-  ReservedPeak reserved;               // cuda only
+  // Loading the weights before step 1, where the loader makes temporaries (a QLoRA load's 16-bit
+  // copies): its high point (0 when the weights are loaded as they stay), the largest copy, and
+  // transformers' warm-up block (freed at once, its segment kept by the allocator).
+  uint64_t load_peak_bytes = 0;
+  Transient load_transient;
+  uint64_t load_warmup_bytes = 0;
+  bool peak_at_load = false;  // the load's high point is the peak
+  ReservedPeak reserved;      // cuda only
 
   const PhasePoint& at(Phase p) const { return phases[static_cast<size_t>(p)]; }
 };

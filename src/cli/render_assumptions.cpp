@@ -2,6 +2,7 @@
 // built from the request, the estimate's codes and the activation ledger's notes.
 #include <fmt/format.h>
 
+#include <memplan/framework_profile.hpp>
 #include <memplan/quantity.hpp>
 #include <memplan/storage_format.hpp>
 #include "core/memory/factored_state.hpp"
@@ -42,7 +43,11 @@ std::string lora_note(const Estimate& e, const EstimateRequest& r) {
                                 : std::string()) +
          "), gradients and optimizer state for them only; base weights frozen" +
          (r.quantize ? " in " + storage_format(*r.quantize).name : "") +
-         (is_nf4(r.quantize) ? " (QLoRA)" : "");
+         (is_nf4(r.quantize) ? " (QLoRA)" : "") +
+         (e.timeline.load_peak_bytes
+              ? "; each weight quantised on the GPU as it loads, replayed before step 1 (" +
+                    std::string(framework_profile(r.framework).weight_load.source) + ")"
+              : std::string());
 }
 
 }  // namespace

@@ -246,7 +246,9 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"formats", formats},
               {"total_bytes", e.total_bytes()},
               {"peak_bytes", e.peak_bytes()},
-              {"peak_phase", e.timeline.present ? json(to_string(e.timeline.peak_phase)) : json(nullptr)},
+              {"peak_phase", !e.timeline.present       ? json(nullptr)
+                             : e.timeline.peak_at_load ? json("load")
+                                                       : json(to_string(e.timeline.peak_phase))},
               {"reserved_bytes", e.reserved_bytes()},
               {"timeline", e.timeline.present ? timeline_json(e.timeline) : json(nullptr)},
               {"required_bytes", e.required_bytes()},
@@ -257,6 +259,11 @@ json estimate_json(const Plan& plan, const Estimate& e, const std::vector<FitRow
               {"fit", fits},
               {"explain", arithmetic_on(e, r, fit)},
               {"assumptions", assumptions(e, r, ledger)}};
+  if (e.timeline.load_peak_bytes)
+    doc["load"] = {{"peak_bytes", e.timeline.load_peak_bytes},
+                   {"staging_elements", e.timeline.load_transient.n[0]},
+                   {"staging_bytes_per_element", e.timeline.load_transient.n[1]},
+                   {"warmup_bytes", e.timeline.load_warmup_bytes}};
   if (const auto warnings = input_warnings(e); !warnings.empty()) doc["warnings"] = warnings;
   if (!plan.targets.device_notes.empty()) doc["device_notes"] = plan.targets.device_notes;
   if (e.sharded) {

@@ -101,6 +101,9 @@ const char* counted_name(Counted c) {
       return "embedding tables (not nn.Linear layers: the quantiser leaves them in the weight format)";
     case Counted::unquantised_lm_head:
       return "LM head (transformers skips the output embeddings when it quantises)";
+    case Counted::unquantised_experts:
+      return "MoE experts and router (transformers v5 fuses the experts into 3-D parameters, not nn.Linear "
+             "layers: bitsandbytes leaves them in the weight format, bitsandbytes#1849)";
   }
   return "";
 }

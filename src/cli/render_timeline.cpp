@@ -34,6 +34,11 @@ std::string transient_text(const Transient& t) {
              " B, while the 4-bit down projection is dequantised for its input gradient (bitsandbytes' "
              "MatMul4Bit, torchao's LinearNF4), " +
              group_thousands(t.n[1]) + " x 2 B = " + group_thousands(t.bytes) + " B";
+    case TransientCode::load_staging:
+      return "one weight at a time put on the GPU in 16 bits and quantised there: the largest quantised "
+             "weight's copy, " +
+             group_thousands(t.n[0]) + " x " + std::to_string(t.n[1]) + " B = " + group_thousands(t.bytes) +
+             " B, beside the weights loaded before it";
     case TransientCode::loss_and_dequant:
       return "cross-entropy's backward, 2 x " + group_thousands(t.n[0]) +
              " B, while bitsandbytes' 4-bit LM head dequantises its weight for the input gradient (an fp16 "
@@ -101,6 +106,7 @@ const char* phase_words(Phase p) {
 }  // namespace
 
 std::string peak_detail(const StepTimeline& t) {
+  if (t.peak_at_load) return std::string("peak of loading the weights (") + to_string(t.device) + ")";
   return std::string("peak of the step: ") + to_string(t.peak_phase) + " (" + to_string(t.device) + ")";
 }
 
@@ -133,9 +139,19 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
     table.add_row(row);
   }
   out += o.format == Format::markdown ? table.render_markdown() : table.render();
-  out += "  peak = " + group_thousands(t.peak_bytes) + " B at " + to_string(t.peak_phase) +
-         " (*); step 1 (optimizer state allocated inside optimizer.step()): " +
-         group_thousands(t.first_step_peak_bytes) + " B\n";
+  out +=
+      "  peak = " + group_thousands(t.peak_bytes) + " B at " +
+      (t.peak_at_load ? std::string("loading the weights") : std::string(to_string(t.peak_phase)) + " (*)") +
+      "; step 1 (optimizer state allocated inside optimizer.step()): " +
+      group_thousands(t.first_step_peak_bytes) + " B\n";
+  if (t.load_peak_bytes) {
+    out += "  loading (before step 1): " + group_thousands(t.load_peak_bytes) + " B at its high point; " +
+           transient_text(t.load_transient) + "\n";
+    if (t.load_warmup_bytes)
+      out += "  load warm-up: transformers' caching_allocator_warmup allocates " +
+             group_thousands(t.load_warmup_bytes) +
+             " B and frees it at once, so the allocator keeps that segment and splits the weights from it\n";
+  }
   const std::string f = transient_text(t.forward_transient);
   if (!f.empty()) out += "  forward and loss transient: " + f + "\n";
   const std::string b = transient_text(t.backward_transient);
@@ -184,8 +200,11 @@ std::string reserved_text(const StepTimeline& t, const OutputOptions& o) {
          " B of 512-byte block rounding + " + group_thousands(cached) + " B cached in " +
          group_thousands(r.segments) + " segments but free at the peak (2 MiB / 20 MiB segments for small " +
          "requests, blocks not split when <= 1 MiB would remain, freed blocks that later requests do not " +
-         "fit); reserved last grew in step " + std::to_string(r.reserved_step) + "'s " +
-         to_string(r.reserved_phase) + "\n";
+         "fit); reserved last grew " +
+         (r.reserved_step == 0
+              ? std::string("while loading the weights")
+              : "in step " + std::to_string(r.reserved_step) + "'s " + to_string(r.reserved_phase)) +
+         "\n";
   return out;
 }
 

@@ -187,27 +187,32 @@ ParameterShapes parameter_shapes(const ModelSpec& m) {
   const uint64_t qd = checked_mul(a.heads, hd, "tensor");
   const uint64_t kvd = checked_mul(a.resolved_kv_heads(), hd, "tensor");
   const uint64_t ff = a.intermediate ? a.intermediate : checked_mul(4, h, "tensor");
-  const uint64_t norm_tensors = a.norm == "rmsnorm" ? 1 : 2;  // weight (and bias)
-  auto linear = [&](uint64_t in, uint64_t out) {
+  // The biases, norms and q/k norms as the parameter counter lays them out (Qwen2: q, k and v
+  // biases only, hard-coded; Cohere: one LayerNorm without bias per layer; Qwen3, OLMo 2: q_norm and
+  // k_norm, one tensor here).
+  const ParameterLayout l = layout_of(a);
+  const uint64_t norm_tensors = l.norm_tensors;
+  auto linear = [&](uint64_t in, uint64_t out, bool bias) {
     p.layer.push_back({out, in});
-    if (a.bias) p.layer.push_back({out, 0});
+    if (bias) p.layer.push_back({out, 0});
   };
   if (a.vocab) p.before.push_back({a.vocab, h});
   if (a.position_embedding == "learned" && a.max_positions) p.before.push_back({a.max_positions, h});
   if (!a.norm_first)
     for (uint64_t i = 0; i < norm_tensors; ++i) p.before.push_back({h, 0});
   if (a.fused_qkv) {
-    linear(h, qd + 2 * kvd);
+    linear(h, qd + 2 * kvd, l.qkv_bias);
   } else {
-    linear(h, qd);
-    linear(h, kvd);
-    linear(h, kvd);
+    linear(h, qd, l.qkv_bias);
+    linear(h, kvd, l.qkv_bias);
+    linear(h, kvd, l.qkv_bias);
   }
-  linear(qd, h);
-  for (uint64_t i = 0; i < 2 * norm_tensors; ++i) p.layer.push_back({h, 0});
-  if (a.gated_mlp) linear(h, ff);
-  linear(h, ff);
-  linear(ff, h);
+  linear(qd, h, l.out_bias);
+  if (l.qk_norm_width) p.layer.push_back({l.qk_norm_width, 0});
+  for (uint64_t i = 0; i < l.norms_per_layer * norm_tensors; ++i) p.layer.push_back({h, 0});
+  if (a.gated_mlp) linear(h, ff, l.mlp_bias);
+  linear(h, ff, l.mlp_bias);
+  linear(ff, h, l.mlp_bias);
   p.layers = a.layers;
   if (a.final_norm)
     for (uint64_t i = 0; i < norm_tensors; ++i) p.after.push_back({h, 0});

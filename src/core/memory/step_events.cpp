@@ -1,5 +1,6 @@
 // The training step tensor by tensor (step_events.hpp), in the order PyTorch allocates and frees:
-//   loading     every parameter tensor in load order (embeddings, the layers, the head); a layout's
+//   loading     every parameter tensor in load order (embeddings, the layers, the head), with the
+//               loader's temporaries (weight_load.hpp: a QLoRA load's 16-bit copies); a layout's
 //               buffers (DDP's gradient buckets, bucket by bucket in the order the Reducer makes
 //               them: ddp_buckets.hpp; ZeRO-3/FSDP's gathered layers as one tensor); then the two
 //               cuBLAS workspaces (timeline.hpp), kept from then on
@@ -41,43 +42,13 @@
 #include "core/memory/step_event_builder.hpp"
 #include "core/memory/step_timeline.hpp"
 #include "core/memory/tensor_sizes.hpp"
+#include "core/memory/weight_load.hpp"
 
 namespace memplan {
 namespace {
 
 using replay::Builder;
 using replay::Tensor;
-
-// Tensors of `total` bytes for `count` parameters over the parameter tensors (load order), each
-// tagged with its group; the parameters the shapes do not name, one more tensor before the layers.
-std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p, uint64_t count) {
-  std::vector<uint64_t> weights;
-  std::vector<int64_t> groups;
-  for (const TensorShape& t : p.before) {
-    weights.push_back(t.elements());
-    groups.push_back(-1);
-  }
-  for (uint64_t l = 0; l < p.dense_layers; ++l)
-    for (const TensorShape& t : p.dense_layer) {
-      weights.push_back(t.elements());
-      groups.push_back(static_cast<int64_t>(l));
-    }
-  for (uint64_t l = 0; l < p.layers; ++l)
-    for (const TensorShape& t : p.layer) {
-      weights.push_back(t.elements());
-      groups.push_back(static_cast<int64_t>(p.dense_layers + l));
-    }
-  for (const TensorShape& t : p.after) {
-    weights.push_back(t.elements());
-    groups.push_back(-2);
-  }
-  const Sized s = sized(total, weights, count, 0);
-  std::vector<Tensor> out(s.bytes.size());
-  for (size_t i = 0; i < s.bytes.size(); ++i)
-    out[i] = {i < groups.size() ? groups[i] : -1, s.bytes[i], 0,
-              s.per_element ? s.bytes[i] / s.per_element : 0};
-  return out;
-}
 
 // LoRA: the adapters' A and B of every adapted matrix, spread evenly over the layers.
 std::vector<Tensor> over_adapters(uint64_t total, const LoraAdapters& lora, uint64_t layers) {
@@ -352,7 +323,7 @@ void build_step_events(const EstimateRequest& r, const Estimate& e, uint8_t step
   const Transient last = last_layer_backward_transient(r);
   const uint64_t layers = act.layers.size();
 
-  for (Tensor& w : weights) b.alloc(w);
+  load_weights(r, shapes, weights, b);
   std::vector<Tensor> layout_buffers = buffers(e, grads);
   for (Tensor& t : layout_buffers) b.alloc(t);
   if (r.device == Device::cuda)

@@ -38,6 +38,7 @@
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
 #include "core/memory/optimizer_loop.hpp"
+#include "core/memory/weight_load.hpp"
 
 namespace memplan {
 namespace {
@@ -325,6 +326,21 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
       tl.peak_bytes = p.bytes;
       tl.peak_phase = p.phase;
     }
+  const LoadPeak load = load_peak(r, e);
+  if (load.bytes) {
+    tl.load_peak_bytes = load.bytes;
+    tl.load_warmup_bytes = load.warmup;
+    tl.load_transient.code = TransientCode::load_staging;
+    tl.load_transient.n[0] = load.staging_elements;
+    tl.load_transient.n[1] = load.staging_bytes_per_element;
+    tl.load_transient.bytes =
+        checked_mul(load.staging_elements, load.staging_bytes_per_element, "timeline bytes");
+    if (load.bytes > tl.peak_bytes) {
+      tl.peak_bytes = load.bytes;
+      tl.peak_phase = Phase::weights;
+      tl.peak_at_load = true;
+    }
+  }
   // Step 1: the state appears inside optimizer.step(); before it only W, A and the gradients of
   // this step's earlier micro-batches.
   for (const PhasePoint& p : tl.phases) {
@@ -332,6 +348,7 @@ StepTimeline step_timeline(const EstimateRequest& r, const Estimate& e) {
     if (p.phase < Phase::backward && r.grads_kept && r.grad_accum <= 1) first -= p.gradients;
     tl.first_step_peak_bytes = std::max(tl.first_step_peak_bytes, first);
   }
+  tl.first_step_peak_bytes = std::max(tl.first_step_peak_bytes, tl.load_peak_bytes);
   return tl;
 }
 

@@ -16,6 +16,7 @@ FrameworkProfile axolotl() {
   p.autocast_over_half = {true,
                           "axolotl 0.19 loads the weights in the training dtype and trains with the "
                           "transformers Trainer, bf16: true enabling its autocast"};
+  p.weight_load = {WeightLoad::transformers_bnb, k_transformers_bnb_load};
   return p;
 }
 

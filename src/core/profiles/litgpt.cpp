@@ -18,6 +18,12 @@ FrameworkProfile litgpt() {
   p.bitsandbytes = {BitsandbytesRelease{0, 41, 1},
                     "Lit-GPT 8641822 (2023-10-16) requirements-all.txt leaves bitsandbytes unpinned: "
                     "0.41.1 was the release then"};
+  p.weight_load = {
+      WeightLoad::litgpt_bnb,
+      "Lit-GPT 8641822 finetune/lora.py: fabric.init_module(empty_init=(devices > 1)) builds the model "
+      "on the GPU, each Linear quantised at construction from .to(\"cuda\", torch.half) (Lightning "
+      "71aed751 fabric/plugins/precision/bitsandbytes.py _Linear4bit), then load_checkpoint's "
+      "_quantize_on_load_hook quantises it again from an fp16 copy (litgpt 0.5.9 the same)"};
   return p;
 }
 

@@ -28,6 +28,7 @@ FrameworkProfile llamafactory() {
   p.autocast_over_half = {true,
                           "LLaMA-Factory 0.9.5 loads the weights in the compute dtype and trains with the "
                           "transformers Trainer, bf16: true enabling its autocast"};
+  p.weight_load = {WeightLoad::transformers_bnb, k_transformers_bnb_load};
   return p;
 }
 

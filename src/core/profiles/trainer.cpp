@@ -22,6 +22,7 @@ FrameworkProfile trainer() {
   p.autocast_over_half = {true,
                           "transformers 5.24 Trainer: bf16=True / fp16=True enables accelerate's autocast "
                           "(Accelerator(mixed_precision)) whatever dtype the model loaded in"};
+  p.weight_load = {WeightLoad::transformers_bnb, k_transformers_bnb_load};
   return p;
 }
 

@@ -27,6 +27,7 @@ FrameworkProfile trl() {
   p.autocast_over_half = {true,
                           "trl 1.16 SFTTrainer is a transformers Trainer: bf16=True enables accelerate's "
                           "autocast over the loaded model"};
+  p.weight_load = {WeightLoad::transformers_bnb, k_transformers_bnb_load};
   return p;
 }
 

@@ -28,6 +28,7 @@ FrameworkProfile unsloth() {
       true,
       "unsloth_zoo 2026.10.9 gradient_checkpointing.py UnslothCheckpointFunction: each "
       "layer's input to pinned CPU buffers, the last one's kept, two GPU reload buffers"};
+  p.weight_load = {WeightLoad::transformers_bnb, k_transformers_bnb_load};
   return p;
 }
 
