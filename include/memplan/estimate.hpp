@@ -97,7 +97,8 @@ enum class Counted : uint8_t {
   optimizer_state,
   unquantised_embedding,  // the token embedding a Linear-only quantiser leaves in the weight format
   unquantised_lm_head,    // the LM head transformers' quantisers leave in the weight format
-  unquantised_experts     // transformers v5's fused MoE experts and router, which bitsandbytes leaves
+  unquantised_experts,    // transformers v5's fused MoE experts and router, which bitsandbytes leaves
+  unquantised_layers      // decoder layers transformers >= 5.5 does not convert (nn.Linear subclasses)
 };
 
 // The inference working buffer kinds (kv_cache.cpp).

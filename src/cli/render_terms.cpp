@@ -104,6 +104,9 @@ const char* counted_name(Counted c) {
     case Counted::unquantised_experts:
       return "MoE experts and router (transformers v5 fuses the experts into 3-D parameters, not nn.Linear "
              "layers: bitsandbytes leaves them in the weight format, bitsandbytes#1849)";
+    case Counted::unquantised_layers:
+      return "decoder layers (transformers >= 5.5 converts a module only when its type is nn.Linear itself: "
+             "Falcon's FalconLinear layers stay in the weight format)";
   }
   return "";
 }

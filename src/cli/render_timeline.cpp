@@ -146,7 +146,9 @@ std::string timeline_text(const Estimate& e, const OutputOptions& o) {
       group_thousands(t.first_step_peak_bytes) + " B\n";
   if (t.load_peak_bytes) {
     out += "  loading (before step 1): " + group_thousands(t.load_peak_bytes) + " B at its high point; " +
-           transient_text(t.load_transient) + "\n";
+           (t.load_transient.bytes ? transient_text(t.load_transient)
+                                   : std::string("no weight is quantised: each is loaded as it stays")) +
+           "\n";
     if (t.load_warmup_bytes)
       out += "  load warm-up: transformers' caching_allocator_warmup allocates " +
              group_thousands(t.load_warmup_bytes) +

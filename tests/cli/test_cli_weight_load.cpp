@@ -151,3 +151,25 @@ TEST_CASE("weight load: transformers 5 leaves the fused MoE experts and the rout
   CHECK(extra == Approx(static_cast<double>(experts) * 1.4375).epsilon(1e-6));
   CHECK(parameters({"--framework", "unsloth"}) < v4 + experts / 16);
 }
+
+TEST_CASE("weight load: transformers 5.5 on leaves Falcon's FalconLinear layers unquantised",
+          "[weight_load]") {
+  // replace_with_bnb_linear converts `type(module) is nn.Linear` from 5.5 (isinstance before):
+  // Falcon-7B's 6,921,720,704 parameters (transformers 5.24's meta model counts 13,843,441,408 B of
+  // warm-up for them, 2 B each; the Hub shows 6.92B) all stay bf16, the fp32 adapters beside them;
+  // 5.4 quantises the layers.
+  auto run = [](const char* release) {
+    const auto r = run_cli({"estimate", "--config",
+                            std::string(MEMPLAN_TEST_DATA_DIR) + "/hf_configs/falcon-7b-instruct.json",
+                            "--seq", "512", "--lora", "16", "--quantize", "nf4", "--precision", "bf16",
+                            "--transformers", release, "--format", "json"});
+    REQUIRE(r.code == 0);
+    return json::parse(r.out);
+  };
+  const json d = run("5.5");
+  const uint64_t adapters = d["model"]["lora"]["parameters"].get<uint64_t>();
+  CHECK(d["model"]["parameters"].get<uint64_t>() - adapters == 6'921'720'704);
+  CHECK(d["breakdown"]["parameters"].get<uint64_t>() == 6'921'720'704ull * 2 + adapters * 4);
+  CHECK(d["load"]["staging_elements"].get<uint64_t>() == 0);
+  CHECK(run("5.4")["breakdown"]["parameters"].get<uint64_t>() < 6'921'720'704ull);
+}

@@ -7,6 +7,7 @@
 #include <memplan/quantity.hpp>
 #include "core/base/checked.hpp"
 #include "core/memory/activation_term.hpp"
+#include "core/memory/bnb_conversion.hpp"
 #include "core/memory/factored_state.hpp"
 #include "core/memory/paged_state.hpp"
 #include "core/memory/parameter_tensors.hpp"
@@ -55,33 +56,13 @@ Line line(LineCode code, uint64_t bytes, uint64_t n0 = 0, uint64_t n1 = 0, uint6
 // ones; integrations/bitsandbytes.py), Lit-GPT's Fabric quantises it as any other Linear.
 // llama.cpp's types (q8_0, q4_0) quantise every tensor by their own rules, and a float format is
 // the whole model cast: nothing kept there.
-// transformers v5 stores a MoE layer's routed experts as fused 3-D parameters (gate_up_proj
-// [experts, 2 x width, hidden], down_proj) and its router as a plain parameter (MixtralTopKRouter):
-// bitsandbytes' 4-bit and 8-bit conversion replaces nn.Linear modules only, so both stay in the
-// weight format (bitsandbytes#1849; transformers 5.24.0 quantizer_bnb_4bit.py param_needs_quantization,
-// checked with bench/frameworks/measure_load_warmup.py's meta model). Shared experts are nn.Linear and
-// are quantised. unsloth quantises the fused experts itself (unsloth-zoo#527); torchtune's own modules
-// are not transformers'.
+// Beyond them, what transformers' bitsandbytes conversion leaves by release (bnb_conversion.hpp).
 struct UnquantisedTables {
   uint64_t embeddings = 0;
   uint64_t lm_head = 0;
-  uint64_t experts = 0;
+  uint64_t experts = 0;  // or, with `layers`, every decoder layer
+  bool layers = false;
 };
-
-uint64_t fused_experts(const EstimateRequest& r) {
-  const bool bnb = *r.quantize == StorageFormatId::nf4 || *r.quantize == StorageFormatId::nf4_dq ||
-                   *r.quantize == StorageFormatId::int8;
-  if (!bnb || r.mode != Mode::train || !r.model.arch || !r.model.arch->experts) return 0;
-  if (!runs_transformers_code(r.framework) || r.framework == Framework::unsloth ||
-      r.framework == Framework::torchtune || r.transformers.before(5, 0))
-    return 0;
-  const ParameterShapes shapes = parameter_shapes(r.model);
-  uint64_t per_layer = 0;
-  for (const TensorShape& t : shapes.layer)
-    if (t.batch > 1 || (t.rows == r.model.arch->experts && t.cols == r.model.arch->hidden))
-      per_layer = checked_add(per_layer, t.elements(), "parameter count");
-  return checked_mul(per_layer, shapes.layers, "parameter count");
-}
 
 UnquantisedTables unquantised_tables(const EstimateRequest& r, uint64_t frozen) {
   UnquantisedTables k;
@@ -107,9 +88,12 @@ UnquantisedTables unquantised_tables(const EstimateRequest& r, uint64_t frozen) 
   const uint64_t head = a.causal && !a.tied_embeddings && runs_transformers_code(r.framework)
                             ? checked_mul(a.vocab, a.hidden, "parameter count")
                             : 0;
-  const uint64_t experts = fused_experts(r);
   // Only what the frozen count holds (a model whose count is smaller is left as it is).
-  if (checked_add(checked_add(emb, head, "parameter count"), experts, "parameter count") >= frozen) return k;
+  const uint64_t tables = checked_add(emb, head, "parameter count");
+  if (tables >= frozen) return k;
+  k.layers = bnb_unconverted_layers(r);
+  const uint64_t experts = k.layers ? frozen - tables : bnb_unconverted_experts(r);
+  if (!k.layers && checked_add(tables, experts, "parameter count") >= frozen) return k;
   k.embeddings = emb;
   k.lm_head = head;
   k.experts = experts;
@@ -144,7 +128,8 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     }
     if (kept.experts) {
       const uint64_t xb = bytes_for(kept.experts, r.recipe.weights.cost, "parameter bytes");
-      t.add(product(Counted::unquantised_experts, FormatId::weights, kept.experts, xb));
+      t.add(product(kept.layers ? Counted::unquantised_layers : Counted::unquantised_experts,
+                    FormatId::weights, kept.experts, xb));
       t.bytes = checked_add(t.bytes, xb, "parameter bytes");
     }
     if (r.mode == Mode::train && trainable) {

@@ -36,6 +36,7 @@
 #include <algorithm>
 
 #include "core/base/checked.hpp"
+#include "core/memory/bnb_conversion.hpp"
 #include "core/memory/step_events.hpp"
 #include "core/memory/tensor_sizes.hpp"
 
@@ -62,14 +63,22 @@ std::vector<const TensorShape*> shapes_of(const ParameterShapes& p, size_t count
 // Whether the loader quantises the tensor: a layer's nn.Linear weight (a matrix, not a fused
 // experts' stack nor transformers v5's router, a plain parameter: bitsandbytes replaces nn.Linear
 // modules only), and for Lit-GPT the LM head too.
-bool quantised(WeightLoad how, const Tensor& t, const TensorShape* s, uint64_t experts) {
+// What the conversion leaves: the router's rows (the experts), or every layer (bnb_conversion.hpp).
+struct Converts {
+  uint64_t experts = 0;
+  bool none = false;
+};
+
+bool quantised(WeightLoad how, const Tensor& t, const TensorShape* s, Converts c) {
   if (!s || s->cols == 0 || s->batch != 1) return false;
-  if (experts && s->rows == experts && how == WeightLoad::transformers_bnb) return false;  // the router
+  if (how == WeightLoad::transformers_bnb && (c.none || (c.experts && s->rows == c.experts))) return false;
   if (t.group >= 0) return true;
   return how == WeightLoad::litgpt_bnb && t.group == -2;
 }
 
-uint64_t experts_of(const EstimateRequest& r) { return r.model.arch ? r.model.arch->experts : 0; }
+Converts experts_of(const EstimateRequest& r) {
+  return {r.model.arch ? r.model.arch->experts : 0, bnb_unconverted_layers(r)};
+}
 
 uint64_t staging_bytes_per_element(const EstimateRequest& r) {
   return r.recipe.weights.cost.bytes() >= 4 && !r.recipe.autocast ? 4 : 2;
@@ -79,7 +88,7 @@ uint64_t staging_bytes_per_element(const EstimateRequest& r) {
 uint64_t warmup_bytes(const EstimateRequest& r, const std::vector<Tensor>& w,
                       const std::vector<const TensorShape*>& s, uint64_t per) {
   if (r.transformers.before(4, 51)) return 0;
-  const uint64_t experts = experts_of(r);
+  const Converts experts = experts_of(r);
   uint64_t bytes = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     const uint64_t n = s[i] ? s[i]->elements() : 0;
@@ -102,7 +111,7 @@ void load_transformers(const EstimateRequest& r, std::vector<Tensor>& w,
                        const std::vector<const TensorShape*>& s, Builder& b) {
   const uint64_t per = staging_bytes_per_element(r);
   const uint64_t warm = warmup_bytes(r, w, s, per);
-  const uint64_t experts = experts_of(r);
+  const Converts experts = experts_of(r);
   if (warm) b.free(b.alloc(warm), warm);
   for (size_t i = 0; i < w.size(); ++i) {
     if (!quantised(WeightLoad::transformers_bnb, w[i], s[i], experts)) {
@@ -118,7 +127,7 @@ void load_transformers(const EstimateRequest& r, std::vector<Tensor>& w,
 
 // Lit-GPT's order: the LM head first, then the rest as registered.
 std::vector<size_t> litgpt_order(const std::vector<Tensor>& w, const std::vector<const TensorShape*>& s,
-                                 uint64_t experts) {
+                                 Converts experts) {
   std::vector<size_t> order;
   for (size_t i = 0; i < w.size(); ++i)
     if (w[i].group == -2 && quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts)) order.push_back(i);
@@ -130,7 +139,7 @@ std::vector<size_t> litgpt_order(const std::vector<Tensor>& w, const std::vector
 void load_litgpt(const EstimateRequest& r, std::vector<Tensor>& w, const std::vector<const TensorShape*>& s,
                  Builder& b) {
   const uint64_t per = staging_bytes_per_element(r);
-  const uint64_t experts = experts_of(r);
+  const Converts experts = experts_of(r);
   const std::vector<size_t> order = litgpt_order(w, s, experts);
   for (const size_t i : order) {  // init: built on the GPU, quantised from an fp16 copy
     if (!quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts)) {
@@ -214,7 +223,7 @@ LoadPeak load_peak(const EstimateRequest& r, const Estimate& e) {
   std::vector<Tensor> w = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const std::vector<const TensorShape*> s = shapes_of(shapes, w.size());
   p.staging_bytes_per_element = staging_bytes_per_element(r);
-  const uint64_t experts = experts_of(r);
+  const Converts experts = experts_of(r);
   for (size_t i = 0; i < w.size(); ++i)
     if (quantised(how, w[i], s[i], experts))
       p.staging_elements = std::max(p.staging_elements, s[i]->elements());
