@@ -10,7 +10,6 @@
 #include "core/memory/bnb_conversion.hpp"
 #include "core/memory/factored_state.hpp"
 #include "core/memory/paged_state.hpp"
-#include "core/memory/parameter_tensors.hpp"
 #include "core/memory/step_events.hpp"
 #include "core/memory/step_replay.hpp"
 #include "core/memory/step_timeline.hpp"
