@@ -4,7 +4,6 @@
 #include "core/memory/bnb_conversion.hpp"
 
 #include "core/base/checked.hpp"
-#include "core/memory/parameter_tensors.hpp"
 
 namespace memplan {
 namespace {
@@ -19,20 +18,27 @@ bool transformers_bnb(const EstimateRequest& r) {
 
 }  // namespace
 
+bool bnb_unconverted_layers(const EstimateRequest& r) {
+  return transformers_bnb(r) && !r.transformers.before(5, 5) && r.model.arch &&
+         r.model.arch->model_type == "falcon";
+}
+
+bool bnb_leaves(const EstimateRequest& r, const TensorShape& t) {
+  if (!transformers_bnb(r) || !r.model.arch) return false;
+  if (bnb_unconverted_layers(r)) return true;
+  if (r.framework == Framework::unsloth || r.transformers.before(5, 0)) return false;
+  const TransformerArch& a = *r.model.arch;
+  // The fused stacks, and what has one row per expert: the router, gpt-oss's expert biases.
+  return a.experts && (t.batch > 1 || t.rows == a.experts);
+}
+
 uint64_t bnb_unconverted_experts(const EstimateRequest& r) {
-  if (!transformers_bnb(r) || r.framework == Framework::unsloth || r.transformers.before(5, 0)) return 0;
   if (!r.model.arch || !r.model.arch->experts) return 0;
   const ParameterShapes shapes = parameter_shapes(r.model);
   uint64_t per_layer = 0;
   for (const TensorShape& t : shapes.layer)
-    if (t.batch > 1 || (t.rows == r.model.arch->experts && t.cols == r.model.arch->hidden))
-      per_layer = checked_add(per_layer, t.elements(), "parameter count");
+    if (bnb_leaves(r, t)) per_layer = checked_add(per_layer, t.elements(), "parameter count");
   return checked_mul(per_layer, shapes.layers, "parameter count");
-}
-
-bool bnb_unconverted_layers(const EstimateRequest& r) {
-  return transformers_bnb(r) && !r.transformers.before(5, 5) && r.model.arch &&
-         r.model.arch->model_type == "falcon";
 }
 
 }  // namespace memplan

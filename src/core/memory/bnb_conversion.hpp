@@ -4,7 +4,8 @@
 // loading with a BitsAndBytesConfig (nf4, nf4-dq, int8):
 //   fused experts  from 5.0 a MoE layer's routed experts are fused 3-D parameters (gate_up_proj
 //                  [experts, 2 x width, hidden], down_proj) and the router a plain parameter or an
-//                  nn.Linear subclass (MixtralTopKRouter, PhimoeTopKRouter): only nn.Linear modules
+//                  nn.Linear subclass (MixtralTopKRouter, PhimoeTopKRouter), gpt-oss's expert biases
+//                  plain parameters too: only nn.Linear modules
 //                  are converted, so both stay 16-bit (bitsandbytes#1849). Shared experts are
 //                  nn.Linear and are quantised. unsloth quantises the fused experts itself
 //                  (unsloth-zoo#527).
@@ -16,7 +17,12 @@
 
 #include <memplan/request.hpp>
 
+#include "core/memory/parameter_tensors.hpp"
+
 namespace memplan {
+
+// Whether the conversion leaves this tensor of a decoder layer in the weight format.
+bool bnb_leaves(const EstimateRequest& r, const TensorShape& t);
 
 // The routed experts' and routers' elements left in the weight format (0: none).
 uint64_t bnb_unconverted_experts(const EstimateRequest& r);

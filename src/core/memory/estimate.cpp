@@ -59,7 +59,7 @@ Line line(LineCode code, uint64_t bytes, uint64_t n0 = 0, uint64_t n1 = 0, uint6
 struct UnquantisedTables {
   uint64_t embeddings = 0;
   uint64_t lm_head = 0;
-  uint64_t experts = 0;  // or, with `layers`, every decoder layer
+  uint64_t unconverted = 0;  // what the bnb conversion leaves: the experts, or (`layers`) every layer
   bool layers = false;
 };
 
@@ -91,11 +91,11 @@ UnquantisedTables unquantised_tables(const EstimateRequest& r, uint64_t frozen) 
   const uint64_t tables = checked_add(emb, head, "parameter count");
   if (tables >= frozen) return k;
   k.layers = bnb_unconverted_layers(r);
-  const uint64_t experts = k.layers ? frozen - tables : bnb_unconverted_experts(r);
-  if (!k.layers && checked_add(tables, experts, "parameter count") >= frozen) return k;
+  const uint64_t unconverted = k.layers ? frozen - tables : bnb_unconverted_experts(r);
+  if (!k.layers && checked_add(tables, unconverted, "parameter count") >= frozen) return k;
   k.embeddings = emb;
   k.lm_head = head;
-  k.experts = experts;
+  k.unconverted = unconverted;
   return k;
 }
 
@@ -112,7 +112,7 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
     t.basis = Basis::quantized;
     uint64_t frozen = r.mode == Mode::infer ? p : p - trainable;
     const UnquantisedTables kept = unquantised_tables(r, frozen);
-    frozen -= kept.embeddings + kept.lm_head + kept.experts;
+    frozen -= kept.embeddings + kept.lm_head + kept.unconverted;
     const uint64_t eb = bytes_for(kept.embeddings, r.recipe.weights.cost, "parameter bytes");
     const uint64_t hb = bytes_for(kept.lm_head, r.recipe.weights.cost, "parameter bytes");
     t.bytes = bytes_for(frozen, q.cost, "parameter bytes");
@@ -125,10 +125,10 @@ void parameters_term(const EstimateRequest& r, uint64_t trainable, Term& t) {
       t.add(product(Counted::unquantised_lm_head, FormatId::weights, kept.lm_head, hb));
       t.bytes = checked_add(t.bytes, hb, "parameter bytes");
     }
-    if (kept.experts) {
-      const uint64_t xb = bytes_for(kept.experts, r.recipe.weights.cost, "parameter bytes");
+    if (kept.unconverted) {
+      const uint64_t xb = bytes_for(kept.unconverted, r.recipe.weights.cost, "parameter bytes");
       t.add(product(kept.layers ? Counted::unquantised_layers : Counted::unquantised_experts,
-                    FormatId::weights, kept.experts, xb));
+                    FormatId::weights, kept.unconverted, xb));
       t.bytes = checked_add(t.bytes, xb, "parameter bytes");
     }
     if (r.mode == Mode::train && trainable) {

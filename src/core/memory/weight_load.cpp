@@ -46,38 +46,41 @@ namespace {
 using replay::Builder;
 using replay::Tensor;
 
-// The shape of each tensor of over_parameters' list (none for the unnamed one, last).
+// Each parameter tensor's shape and group (-1 before the layers, 0.. a layer, -2 after), in load
+// order: the one walk over_parameters and the loaders share.
+struct Placed {
+  const TensorShape* shape = nullptr;  // none for the unnamed tensor over_parameters adds last
+  int64_t group = -1;
+};
+
+std::vector<Placed> placed(const ParameterShapes& p) {
+  std::vector<Placed> out;
+  for (const TensorShape& t : p.before) out.push_back({&t, -1});
+  for (uint64_t l = 0; l < p.dense_layers; ++l)
+    for (const TensorShape& t : p.dense_layer) out.push_back({&t, static_cast<int64_t>(l)});
+  for (uint64_t l = 0; l < p.layers; ++l)
+    for (const TensorShape& t : p.layer) out.push_back({&t, static_cast<int64_t>(p.dense_layers + l)});
+  for (const TensorShape& t : p.after) out.push_back({&t, -2});
+  return out;
+}
+
+// The shape of each of over_parameters' `count` tensors.
 std::vector<const TensorShape*> shapes_of(const ParameterShapes& p, size_t count) {
   std::vector<const TensorShape*> out;
   out.reserve(count);
-  for (const TensorShape& t : p.before) out.push_back(&t);
-  for (uint64_t l = 0; l < p.dense_layers; ++l)
-    for (const TensorShape& t : p.dense_layer) out.push_back(&t);
-  for (uint64_t l = 0; l < p.layers; ++l)
-    for (const TensorShape& t : p.layer) out.push_back(&t);
-  for (const TensorShape& t : p.after) out.push_back(&t);
+  for (const Placed& t : placed(p)) out.push_back(t.shape);
   out.resize(count, nullptr);
   return out;
 }
 
 // Whether the loader quantises the tensor: a layer's nn.Linear weight (a matrix, not a fused
-// experts' stack nor transformers v5's router, a plain parameter: bitsandbytes replaces nn.Linear
-// modules only), and for Lit-GPT the LM head too.
-// What the conversion leaves: the router's rows (the experts), or every layer (bnb_conversion.hpp).
-struct Converts {
-  uint64_t experts = 0;
-  bool none = false;
-};
-
-bool quantised(WeightLoad how, const Tensor& t, const TensorShape* s, Converts c) {
+// experts' stack; under transformers not what its conversion leaves, bnb_conversion.hpp), and for
+// Lit-GPT the LM head too.
+bool quantised(WeightLoad how, const EstimateRequest& r, const Tensor& t, const TensorShape* s) {
   if (!s || s->cols == 0 || s->batch != 1) return false;
-  if (how == WeightLoad::transformers_bnb && (c.none || (c.experts && s->rows == c.experts))) return false;
+  if (how == WeightLoad::transformers_bnb && bnb_leaves(r, *s)) return false;
   if (t.group >= 0) return true;
   return how == WeightLoad::litgpt_bnb && t.group == -2;
-}
-
-Converts experts_of(const EstimateRequest& r) {
-  return {r.model.arch ? r.model.arch->experts : 0, bnb_unconverted_layers(r)};
 }
 
 uint64_t staging_bytes_per_element(const EstimateRequest& r) {
@@ -88,14 +91,13 @@ uint64_t staging_bytes_per_element(const EstimateRequest& r) {
 uint64_t warmup_bytes(const EstimateRequest& r, const std::vector<Tensor>& w,
                       const std::vector<const TensorShape*>& s, uint64_t per) {
   if (r.transformers.before(4, 51)) return 0;
-  const Converts experts = experts_of(r);
   uint64_t bytes = 0;
   for (size_t i = 0; i < w.size(); ++i) {
     const uint64_t n = s[i] ? s[i]->elements() : 0;
     uint64_t b = 0;
     if (r.transformers.before(5, 0))
       b = s[i] ? checked_mul(n, per, "load bytes") / 2 : w[i].bytes / 2;
-    else if (quantised(WeightLoad::transformers_bnb, w[i], s[i], experts))
+    else if (quantised(WeightLoad::transformers_bnb, r, w[i], s[i]))
       b = (n + 1) / 2;
     else
       b = s[i] ? checked_mul(n, per, "load bytes") : w[i].bytes;
@@ -104,17 +106,16 @@ uint64_t warmup_bytes(const EstimateRequest& r, const std::vector<Tensor>& w,
   return bytes;
 }
 
-// One 16-bit copy of a weight of `n` elements: made, then freed by `done` once what needs it exists.
+// One 16-bit copy of a weight of `n` elements (the caller frees it once what needs it exists).
 uint64_t staging(Builder& b, uint64_t n, uint64_t per) { return b.alloc(checked_mul(n, per, "load bytes")); }
 
 void load_transformers(const EstimateRequest& r, std::vector<Tensor>& w,
                        const std::vector<const TensorShape*>& s, Builder& b) {
   const uint64_t per = staging_bytes_per_element(r);
   const uint64_t warm = warmup_bytes(r, w, s, per);
-  const Converts experts = experts_of(r);
   if (warm) b.free(b.alloc(warm), warm);
   for (size_t i = 0; i < w.size(); ++i) {
-    if (!quantised(WeightLoad::transformers_bnb, w[i], s[i], experts)) {
+    if (!quantised(WeightLoad::transformers_bnb, r, w[i], s[i])) {
       b.alloc(w[i]);
       continue;
     }
@@ -126,23 +127,22 @@ void load_transformers(const EstimateRequest& r, std::vector<Tensor>& w,
 }
 
 // Lit-GPT's order: the LM head first, then the rest as registered.
-std::vector<size_t> litgpt_order(const std::vector<Tensor>& w, const std::vector<const TensorShape*>& s,
-                                 Converts experts) {
+std::vector<size_t> litgpt_order(const EstimateRequest& r, const std::vector<Tensor>& w,
+                                 const std::vector<const TensorShape*>& s) {
   std::vector<size_t> order;
   for (size_t i = 0; i < w.size(); ++i)
-    if (w[i].group == -2 && quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts)) order.push_back(i);
+    if (w[i].group == -2 && quantised(WeightLoad::litgpt_bnb, r, w[i], s[i])) order.push_back(i);
   for (size_t i = 0; i < w.size(); ++i)
-    if (!(w[i].group == -2 && quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts))) order.push_back(i);
+    if (!(w[i].group == -2 && quantised(WeightLoad::litgpt_bnb, r, w[i], s[i]))) order.push_back(i);
   return order;
 }
 
 void load_litgpt(const EstimateRequest& r, std::vector<Tensor>& w, const std::vector<const TensorShape*>& s,
                  Builder& b) {
   const uint64_t per = staging_bytes_per_element(r);
-  const Converts experts = experts_of(r);
-  const std::vector<size_t> order = litgpt_order(w, s, experts);
+  const std::vector<size_t> order = litgpt_order(r, w, s);
   for (const size_t i : order) {  // init: built on the GPU, quantised from an fp16 copy
-    if (!quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts)) {
+    if (!quantised(WeightLoad::litgpt_bnb, r, w[i], s[i])) {
       b.alloc(w[i]);
       continue;
     }
@@ -154,7 +154,7 @@ void load_litgpt(const EstimateRequest& r, std::vector<Tensor>& w, const std::ve
     b.free(built, n * per);
   }
   for (const size_t i : order) {  // load: quantised again from the checkpoint's fp16 copy
-    if (!quantised(WeightLoad::litgpt_bnb, w[i], s[i], experts)) continue;
+    if (!quantised(WeightLoad::litgpt_bnb, r, w[i], s[i])) continue;
     const uint64_t n = s[i]->elements();
     const uint64_t half = staging(b, n, 2);
     Tensor fresh = w[i];
@@ -168,30 +168,14 @@ void load_litgpt(const EstimateRequest& r, std::vector<Tensor>& w, const std::ve
 }  // namespace
 
 std::vector<Tensor> over_parameters(uint64_t total, const ParameterShapes& p, uint64_t count) {
+  const std::vector<Placed> order = placed(p);
   std::vector<uint64_t> weights;
-  std::vector<int64_t> groups;
-  for (const TensorShape& t : p.before) {
-    weights.push_back(t.elements());
-    groups.push_back(-1);
-  }
-  for (uint64_t l = 0; l < p.dense_layers; ++l)
-    for (const TensorShape& t : p.dense_layer) {
-      weights.push_back(t.elements());
-      groups.push_back(static_cast<int64_t>(l));
-    }
-  for (uint64_t l = 0; l < p.layers; ++l)
-    for (const TensorShape& t : p.layer) {
-      weights.push_back(t.elements());
-      groups.push_back(static_cast<int64_t>(p.dense_layers + l));
-    }
-  for (const TensorShape& t : p.after) {
-    weights.push_back(t.elements());
-    groups.push_back(-2);
-  }
+  weights.reserve(order.size());
+  for (const Placed& t : order) weights.push_back(t.shape->elements());
   const Sized s = sized(total, weights, count, 0);
   std::vector<Tensor> out(s.bytes.size());
   for (size_t i = 0; i < s.bytes.size(); ++i)
-    out[i] = {i < groups.size() ? groups[i] : -1, s.bytes[i], 0,
+    out[i] = {i < order.size() ? order[i].group : -1, s.bytes[i], 0,
               s.per_element ? s.bytes[i] / s.per_element : 0};
   return out;
 }
@@ -223,10 +207,8 @@ LoadPeak load_peak(const EstimateRequest& r, const Estimate& e) {
   std::vector<Tensor> w = over_parameters(e.bytes(TermKind::parameters), shapes, r.model.parameters);
   const std::vector<const TensorShape*> s = shapes_of(shapes, w.size());
   p.staging_bytes_per_element = staging_bytes_per_element(r);
-  const Converts experts = experts_of(r);
   for (size_t i = 0; i < w.size(); ++i)
-    if (quantised(how, w[i], s[i], experts))
-      p.staging_elements = std::max(p.staging_elements, s[i]->elements());
+    if (quantised(how, r, w[i], s[i])) p.staging_elements = std::max(p.staging_elements, s[i]->elements());
   if (how == WeightLoad::transformers_bnb) p.warmup = warmup_bytes(r, w, s, p.staging_bytes_per_element);
   Builder b;
   load_weights(r, shapes, w, b);
